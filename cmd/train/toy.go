@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/cheggaaa/pb/v3"
+	"github.com/mattn/go-isatty"
+	log "github.com/sirupsen/logrus"
+
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/optim"
+	"github.com/mtsgd/mtsgd/particles"
+	"github.com/mtsgd/mtsgd/particles/toy"
+)
+
+// runToy moves particles on a toy problem and writes the CSV and the plot.
+func runToy(ctx context.Context, o Options, rule particles.Rule) error {
+	problem, err := toy.Lookup(o.Dataset)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return fmt.Errorf("creating output directory: %w", err)
+	}
+	newOpt := func() optim.Optimizer { return optim.NewAdam(o.LR) }
+	if o.Optimizer == "sgd" {
+		newOpt = func() optim.Optimizer { return &optim.SGD{LR: o.LR, Momentum: o.Momentum} }
+	}
+	log.WithFields(log.Fields{
+		"dataset": o.Dataset, "method": o.Method, "particles": o.Particles,
+		"steps": o.Steps, "lr": o.LR, "optimizer": o.Optimizer, "seed": o.Seed,
+	}).Info("training")
+
+	progress := newProgress(o.Progress, o.Steps)
+	start := time.Now()
+	theta, err := toy.Run(ctx, toy.Config{
+		Problem:   problem,
+		Rule:      rule,
+		Optimizer: newOpt,
+		Particles: o.Particles,
+		Steps:     o.Steps,
+		Seed:      o.Seed,
+		OnStep:    progress.step,
+	})
+	progress.finish()
+	if err != nil {
+		return err
+	}
+	log.WithField("seconds", time.Since(start).Seconds()).Info("done")
+	logSummary(o.Dataset, theta)
+
+	csvPath := filepath.Join(o.Out, "particles.csv")
+	if err := atomicfile.Write(csvPath, func(w io.Writer) error { return writeCSV(w, theta) }); err != nil {
+		return err
+	}
+	pngPath := filepath.Join(o.Out, "particles.png")
+	title := fmt.Sprintf("%s, %s, %d particles, %d steps, seed %d", o.Dataset, o.Method, o.Particles, o.Steps, o.Seed)
+	if err := atomicfile.Write(pngPath, func(w io.Writer) error { return plotParticles(w, problem, theta, title) }); err != nil {
+		return err
+	}
+	log.WithFields(log.Fields{"csv": csvPath, "plot": pngPath}).Info("wrote")
+	return nil
+}
+
+// progress shows a progress bar on a terminal; elsewhere (CI logs, batch
+// jobs) it logs a line every tenth of the run instead.
+type progress struct {
+	bar   *pb.ProgressBar
+	total int
+}
+
+func newProgress(enabled bool, total int) *progress {
+	p := &progress{total: total}
+	if enabled && isatty.IsTerminal(os.Stderr.Fd()) {
+		p.bar = pb.Full.Start(total)
+	} else if !enabled {
+		p.total = 0
+	}
+	return p
+}
+
+func (p *progress) step(n int) {
+	switch {
+	case p.bar != nil:
+		p.bar.Increment()
+	case p.total >= 10 && n%(p.total/10) == 0:
+		log.Infof("step %d/%d", n, p.total)
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		p.bar.Finish()
+	}
+}
+
+// logSummary logs the figures by which the paper compares methods.
+func logSummary(dataset string, theta [][]float64) {
+	switch dataset {
+	case "mog3":
+		log.WithField("within_1.5_of_origin", toy.FractionWithin(theta, 1.5)).Info("mog3 summary")
+	case "zdt3":
+		s := toy.SummariseZDT3(theta)
+		log.WithFields(log.Fields{
+			"mean_g": s.MeanG, "f1_min": s.MinF1, "f1_max": s.MaxF1,
+			"per_pareto_segment": s.OnSegment, "off_segments": s.OffSegments,
+		}).Info("zdt3 summary")
+	}
+}
+
+// writeCSV writes the header particle,theta_0,…,theta_{d−1} and one row per
+// particle, with values in the shortest form that reads back exactly.
+func writeCSV(w io.Writer, theta [][]float64) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("particle")
+	for j := range theta[0] {
+		fmt.Fprintf(bw, ",theta_%d", j)
+	}
+	bw.WriteByte('\n')
+	for i, th := range theta {
+		bw.WriteString(strconv.Itoa(i))
+		for _, v := range th {
+			bw.WriteByte(',')
+			bw.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}

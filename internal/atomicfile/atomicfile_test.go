@@ -1,0 +1,58 @@
+package atomicfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteReplacesContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.txt")
+	for _, content := range []string{"first", "second, longer"} {
+		err := Write(path, func(w io.Writer) error {
+			_, err := io.WriteString(w, content)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || string(got) != content {
+			t.Fatalf("read %q, %v; want %q", got, err, content)
+		}
+	}
+}
+
+// A failing writer leaves the old file intact and no temporary file behind.
+func TestWriteFailureKeepsOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("disk full")
+	err := Write(path, func(w io.Writer) error {
+		io.WriteString(w, "half of the new")
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v, want it to wrap %v", err, boom)
+	}
+	got, _ := os.ReadFile(path)
+	if string(got) != "old" {
+		t.Errorf("file now holds %q, want the old content", got)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("directory holds %d entries, want only the file", len(entries))
+	}
+}
+
+func TestWriteMissingDirectory(t *testing.T) {
+	err := Write(filepath.Join(t.TempDir(), "no", "such", "f"), func(io.Writer) error { return nil })
+	if err == nil {
+		t.Fatal("no error for a missing directory")
+	}
+}

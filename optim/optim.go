@@ -1,0 +1,97 @@
+// Package optim holds first-order optimisers that work on plain parameter
+// vectors: SGD with momentum and Adam, with PyTorch's update formulas so that
+// hyperparameters carry over from PyTorch code unchanged.
+//
+// An optimiser minimises: Step moves x against grad. Particle rules produce
+// ascent directions φ, so the trainer passes −φ as the gradient. Each
+// optimiser keeps per-coordinate state for one vector of fixed length; use one
+// optimiser per parameter vector (per particle, per trunk or head).
+package optim
+
+import (
+	"fmt"
+	"math"
+)
+
+// Optimizer updates a parameter vector from its gradient.
+type Optimizer interface {
+	// Step updates x in place from grad, which has the same length.
+	Step(x, grad []float64) error
+}
+
+// SGD is stochastic gradient descent with momentum, as torch.optim.SGD with
+// dampening 0 and no Nesterov term:
+//
+//	b ← μ·b + g  (b = g on the first step),  x ← x − lr·b.
+type SGD struct {
+	LR       float64
+	Momentum float64
+
+	buf []float64
+}
+
+// Step implements Optimizer.
+func (o *SGD) Step(x, grad []float64) error {
+	if len(x) != len(grad) {
+		return fmt.Errorf("sgd: %d parameters, %d gradients", len(x), len(grad))
+	}
+	if o.Momentum == 0 {
+		for i, g := range grad {
+			x[i] -= o.LR * g
+		}
+		return nil
+	}
+	if o.buf == nil {
+		o.buf = append([]float64(nil), grad...)
+	} else {
+		if len(o.buf) != len(x) {
+			return fmt.Errorf("sgd: state for %d parameters, given %d", len(o.buf), len(x))
+		}
+		for i, g := range grad {
+			o.buf[i] = o.Momentum*o.buf[i] + g
+		}
+	}
+	for i, b := range o.buf {
+		x[i] -= o.LR * b
+	}
+	return nil
+}
+
+// Adam is Kingma & Ba's optimiser as torch.optim.Adam (no weight decay, no
+// AMSGrad):
+//
+//	m ← β1·m + (1−β1)·g,  v ← β2·v + (1−β2)·g²,
+//	x ← x − lr·(m/(1−β1ᵗ)) / (sqrt(v/(1−β2ᵗ)) + ε).
+type Adam struct {
+	LR, Beta1, Beta2, Eps float64
+
+	m, v []float64
+	t    int
+}
+
+// NewAdam returns Adam with PyTorch's defaults β1 = 0.9, β2 = 0.999, ε = 1e-8.
+func NewAdam(lr float64) *Adam {
+	return &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
+}
+
+// Step implements Optimizer.
+func (o *Adam) Step(x, grad []float64) error {
+	if len(x) != len(grad) {
+		return fmt.Errorf("adam: %d parameters, %d gradients", len(x), len(grad))
+	}
+	if o.m == nil {
+		o.m, o.v = make([]float64, len(x)), make([]float64, len(x))
+	}
+	if len(o.m) != len(x) {
+		return fmt.Errorf("adam: state for %d parameters, given %d", len(o.m), len(x))
+	}
+	o.t++
+	c1 := 1 - math.Pow(o.Beta1, float64(o.t))
+	c2 := 1 - math.Pow(o.Beta2, float64(o.t))
+	for i, g := range grad {
+		o.m[i] = o.Beta1*o.m[i] + (1-o.Beta1)*g
+		o.v[i] = o.Beta2*o.v[i] + (1-o.Beta2)*g*g
+		x[i] -= o.LR * (o.m[i] / c1) / (math.Sqrt(o.v[i]/c2) + o.Eps)
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package optim
+
+import (
+	"math"
+	"testing"
+)
+
+// With a constant gradient g, SGD with momentum μ has b_t = g·(1−μᵗ)/(1−μ),
+// so after n steps x = x0 − lr·g·Σ_{t=1..n} (1−μᵗ)/(1−μ).
+func TestSGDMomentumClosedForm(t *testing.T) {
+	const lr, mu, g, n = 0.1, 0.9, 2.0, 25
+	o := &SGD{LR: lr, Momentum: mu}
+	x := []float64{1}
+	want := 1.0
+	for step := 1; step <= n; step++ {
+		if err := o.Step(x, []float64{g}); err != nil {
+			t.Fatal(err)
+		}
+		want -= lr * g * (1 - math.Pow(mu, float64(step))) / (1 - mu)
+		if math.Abs(x[0]-want) > 1e-12 {
+			t.Fatalf("step %d: x = %v, closed form %v", step, x[0], want)
+		}
+	}
+}
+
+func TestSGDWithoutMomentum(t *testing.T) {
+	o := &SGD{LR: 0.5}
+	x := []float64{1, -1}
+	if err := o.Step(x, []float64{2, -4}); err != nil {
+		t.Fatal(err)
+	}
+	if x[0] != 0 || x[1] != 1 {
+		t.Errorf("x = %v, want [0 1]", x)
+	}
+}
+
+// With a constant gradient the bias-corrected moments are exact,
+// m̂ = g and v̂ = g², so every Adam step moves x by lr·g/(|g| + ε).
+func TestAdamConstantGradientClosedForm(t *testing.T) {
+	o := NewAdam(0.01)
+	grads := []float64{3, -0.5, 1e-3}
+	x := []float64{0, 0, 0}
+	for step := 1; step <= 50; step++ {
+		if err := o.Step(x, grads); err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range grads {
+			want := -float64(step) * 0.01 * g / (math.Abs(g) + 1e-8)
+			if math.Abs(x[i]-want) > 1e-12 {
+				t.Fatalf("step %d coordinate %d: x = %v, closed form %v", step, i, x[i], want)
+			}
+		}
+	}
+}
+
+// Both optimisers minimise a convex quadratic f(x) = ½Σ a_i x_i².
+func TestOptimizersMinimiseQuadratic(t *testing.T) {
+	a := []float64{1, 10, 0.1}
+	for name, o := range map[string]Optimizer{
+		"sgd":  &SGD{LR: 0.05, Momentum: 0.9},
+		"adam": NewAdam(0.05),
+	} {
+		x := []float64{1, 1, 1}
+		g := make([]float64, 3)
+		for range 3000 {
+			for i := range x {
+				g[i] = a[i] * x[i]
+			}
+			if err := o.Step(x, g); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range x {
+			if math.Abs(x[i]) > 1e-3 {
+				t.Errorf("%s: x = %v, want ≈ 0", name, x)
+				break
+			}
+		}
+	}
+}
+
+func TestOptimizersRejectLengthMismatch(t *testing.T) {
+	for name, o := range map[string]Optimizer{"sgd": &SGD{LR: 1, Momentum: 0.9}, "adam": NewAdam(1)} {
+		if err := o.Step(make([]float64, 2), make([]float64, 3)); err == nil {
+			t.Errorf("%s: no error for mismatched lengths", name)
+		}
+		if err := o.Step(make([]float64, 2), make([]float64, 2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Step(make([]float64, 4), make([]float64, 4)); err == nil {
+			t.Errorf("%s: no error when the vector length changes", name)
+		}
+	}
+}

@@ -1,0 +1,58 @@
+package particles_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/particles"
+	"github.com/mtsgd/mtsgd/particles/toy"
+)
+
+// mog3Ensemble draws M particles from mog3's initial distribution and fills
+// in the three targets' scores.
+func mog3Ensemble(m int) particles.Ensemble {
+	p := toy.MOG3()
+	rng := rand.New(rand.NewPCG(1, 1))
+	e := particles.Ensemble{Theta: make([][]float64, m), Scores: make([][][]float64, p.Targets)}
+	for i := range e.Theta {
+		e.Theta[i] = make([]float64, p.Dim)
+		p.Init(rng, e.Theta[i])
+	}
+	for k := range e.Scores {
+		e.Scores[k] = make([][]float64, m)
+		for i := range e.Scores[k] {
+			e.Scores[k][i] = make([]float64, p.Dim)
+			p.Score(k, e.Scores[k][i], e.Theta[i])
+		}
+	}
+	return e
+}
+
+// BenchmarkStep times one update step (the rule's Direction: kernel, QPs and
+// directions) of MT-SGD and MOO-SVGD on mog3 (d = 2, K = 3). MT-SGD solves
+// one K×K QP per step, MOO-SVGD one per particle.
+func BenchmarkStep(b *testing.B) {
+	for _, method := range []string{"mtsgd", "moo-svgd"} {
+		for _, m := range []int{5, 50, 200} {
+			b.Run(fmt.Sprintf("%s/M=%d", method, m), func(b *testing.B) {
+				rule, err := particles.New(method, particles.Config{Repulsion: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				e := mog3Ensemble(m)
+				dst := make([][]float64, m)
+				for i := range dst {
+					dst[i] = make([]float64, 2)
+				}
+				b.ResetTimer()
+				for range b.N {
+					if err := rule.Direction(dst, e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+			})
+		}
+	}
+}
