@@ -18,9 +18,9 @@ type SVGD struct {
 	Repulsion float64
 	Weights   []float64 // nil: equal weights
 
-	km             kernelMatrix
-	comb, smoothed [][]float64
-	w              []float64
+	stein steinSmoother
+	comb  [][]float64
+	w     []float64
 }
 
 // Direction implements Rule.
@@ -36,10 +36,7 @@ func (r *SVGD) Direction(dst [][]float64, e Ensemble) error {
 	for a := range m {
 		combine(r.comb[a], r.w, e.Scores, a)
 	}
-	r.smoothed = grow(r.smoothed, m, d)
-	r.Kernel.compute(&r.km, e.Theta)
-	r.km.smooth(r.smoothed, r.comb)
-	r.km.stein(dst, r.smoothed, r.Repulsion)
+	r.stein.direction(dst, e.Theta, r.comb, r.Kernel, r.Repulsion)
 	return nil
 }
 
@@ -55,9 +52,9 @@ type MOOSVGD struct {
 	Repulsion float64
 	QP        minnorm.Solver
 
-	km             kernelMatrix
-	comb, smoothed [][]float64
-	mgda           perParticleMinNorm
+	stein steinSmoother
+	comb  [][]float64
+	mgda  perParticleMinNorm
 }
 
 // Direction implements Rule.
@@ -70,10 +67,7 @@ func (r *MOOSVGD) Direction(dst [][]float64, e Ensemble) error {
 	if err := r.mgda.combine(r.comb, e.Scores, &r.QP); err != nil {
 		return fmt.Errorf("moo-svgd: %w", err)
 	}
-	r.smoothed = grow(r.smoothed, m, d)
-	r.Kernel.compute(&r.km, e.Theta)
-	r.km.smooth(r.smoothed, r.comb)
-	r.km.stein(dst, r.smoothed, r.Repulsion)
+	r.stein.direction(dst, e.Theta, r.comb, r.Kernel, r.Repulsion)
 	return nil
 }
 

@@ -135,3 +135,17 @@ func (km *kernelMatrix) stein(dst, smoothed [][]float64, repulsion float64) {
 		}
 	}
 }
+
+// steinSmoother turns one driving vector g_a per particle into the SVGD
+// direction φ(θ_m) = (1/M) Σ_a [k(θ_a,θ_m)·g_a + ρ·∇_{θ_a}k(θ_a,θ_m)].
+type steinSmoother struct {
+	km       kernelMatrix
+	smoothed [][]float64
+}
+
+func (s *steinSmoother) direction(dst, theta, g [][]float64, kernel RBF, repulsion float64) {
+	s.smoothed = grow(s.smoothed, len(theta), len(theta[0]))
+	kernel.compute(&s.km, theta)
+	s.km.smooth(s.smoothed, g)
+	s.km.stein(dst, s.smoothed, repulsion)
+}

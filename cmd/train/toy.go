@@ -24,7 +24,7 @@ import (
 func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 	problem, err := toy.Lookup(o.Dataset)
 	if err != nil {
-		return err
+		return fmt.Errorf("-dataset: %w", err)
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return fmt.Errorf("creating output directory: %w", err)

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestRunWritesCSVAndPlot(t *testing.T) {
+	for _, dataset := range []string{"mog3", "zdt3"} {
+		for _, method := range []string{"mtsgd", "moo-svgd"} {
+			out := t.TempDir()
+			o, err := parseFlags([]string{"-dataset", dataset, "-method", method, "-particles", "7", "-steps", "20", "-lr", "0.01", "-seed", "3", "-out", out, "-progress=false"}, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run(context.Background(), o); err != nil {
+				t.Fatalf("%s/%s: %v", dataset, method, err)
+			}
+			f, err := os.Open(filepath.Join(out, "particles.csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(f).ReadAll()
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dim := map[string]int{"mog3": 2, "zdt3": 30}[dataset]
+			if len(rows) != 8 || len(rows[0]) != dim+1 || rows[0][0] != "particle" || rows[0][dim] != "theta_"+strconv.Itoa(dim-1) {
+				t.Fatalf("%s: CSV has %d rows, header %v", dataset, len(rows), rows[0])
+			}
+			for i, row := range rows[1:] {
+				if row[0] != strconv.Itoa(i) {
+					t.Errorf("row %d is labelled %q", i, row[0])
+				}
+				for _, v := range row[1:] {
+					if _, err := strconv.ParseFloat(v, 64); err != nil {
+						t.Errorf("row %d: %v", i, err)
+					}
+				}
+			}
+			img, err := os.Open(filepath.Join(out, "particles.png"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := png.Decode(img); err != nil {
+				t.Errorf("%s: particles.png: %v", dataset, err)
+			}
+			img.Close()
+		}
+	}
+}
+
+// The same seed gives byte-identical results; another seed does not.
+func TestRunIsReproducible(t *testing.T) {
+	read := func(seed string) string {
+		out := t.TempDir()
+		o, err := parseFlags([]string{"-dataset", "mog3", "-particles", "5", "-steps", "30", "-seed", seed, "-out", out, "-progress=false"}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "particles.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if a, b := read("7"), read("7"); a != b {
+		t.Error("seed 7 twice: different particles")
+	}
+	if read("7") == read("8") {
+		t.Error("seeds 7 and 8: same particles")
+	}
+}
+
+func TestParseFlagsRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "-dataset is required"},
+		{[]string{"-dataset", "mog3", "-particles", "0"}, "-particles"},
+		{[]string{"-dataset", "mog3", "-lr", "-1"}, "-lr"},
+		{[]string{"-dataset", "mog3", "-lr", "NaN"}, "-lr"},
+		{[]string{"-dataset", "mog3", "-optimizer", "rmsprop"}, "-optimizer"},
+		{[]string{"-dataset", "mog3", "-momentum", "1"}, "-momentum"},
+		{[]string{"-dataset", "mog3", "-kernel-scale", "0"}, "-kernel-scale"},
+		{[]string{"-dataset", "mog3", "-repulsion", "-0.5"}, "-repulsion"},
+		{[]string{"-dataset", "mog3", "extra"}, "unexpected arguments"},
+		{[]string{"-dataset", "mog3", "-steps", "ten"}, "invalid value"},
+	}
+	for _, tt := range tests {
+		_, err := parseFlags(tt.args, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want one mentioning %q", tt.args, err, tt.want)
+		}
+	}
+}
+
+func TestRunRejectsUnknownNames(t *testing.T) {
+	for _, args := range [][]string{
+		{"-dataset", "multi-mnist"},
+		{"-dataset", "mog3", "-method", "adamw"},
+	} {
+		o, err := parseFlags(append(args, "-out", t.TempDir(), "-progress=false"), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = run(context.Background(), o)
+		if err == nil || !strings.Contains(err.Error(), "available:") {
+			t.Errorf("%v: error %v, want one listing what is available", args, err)
+		}
+	}
+}
+
+func TestParseFlagsDefaultOut(t *testing.T) {
+	o, err := parseFlags([]string{"-dataset", "zdt3", "-method", "mgda", "-seed", "4"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Out != filepath.Join("runs", "zdt3-mgda-seed4") {
+		t.Errorf("default -out = %q", o.Out)
+	}
+}
