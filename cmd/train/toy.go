@@ -57,12 +57,12 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 	logSummary(o.Dataset, theta)
 
 	csvPath := filepath.Join(o.Out, "particles.csv")
-	if err := atomicfile.Write(csvPath, func(w io.Writer) error { return writeCSV(w, theta) }); err != nil {
+	if err := atomicfile.Write(csvPath, 0o644, func(w io.Writer) error { return writeCSV(w, theta) }); err != nil {
 		return err
 	}
 	pngPath := filepath.Join(o.Out, "particles.png")
 	title := fmt.Sprintf("%s, %s, %d particles, %d steps, seed %d", o.Dataset, o.Method, o.Particles, o.Steps, o.Seed)
-	if err := atomicfile.Write(pngPath, func(w io.Writer) error { return plotParticles(w, problem, theta, title) }); err != nil {
+	if err := atomicfile.Write(pngPath, 0o644, func(w io.Writer) error { return plotParticles(w, problem, theta, title) }); err != nil {
 		return err
 	}
 	log.WithFields(log.Fields{"csv": csvPath, "plot": pngPath}).Info("wrote")

@@ -11,10 +11,10 @@ import (
 	"path/filepath"
 )
 
-// Write replaces the file at path with what write produces. If write or any
-// step fails, the file at path is left as it was and the temporary file is
-// removed.
-func Write(path string, write func(io.Writer) error) (err error) {
+// Write replaces the file at path with what write produces, with permission
+// bits perm. If write or any step fails, the file at path is left as it was
+// and the temporary file is removed.
+func Write(path string, perm os.FileMode, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -27,6 +27,9 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		}
 	}()
 	if err := write(tmp); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := tmp.Sync(); err != nil {

@@ -11,7 +11,7 @@ import (
 func TestWriteReplacesContent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.txt")
 	for _, content := range []string{"first", "second, longer"} {
-		err := Write(path, func(w io.Writer) error {
+		err := Write(path, 0o640, func(w io.Writer) error {
 			_, err := io.WriteString(w, content)
 			return err
 		})
@@ -21,6 +21,9 @@ func TestWriteReplacesContent(t *testing.T) {
 		got, err := os.ReadFile(path)
 		if err != nil || string(got) != content {
 			t.Fatalf("read %q, %v; want %q", got, err, content)
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o640 {
+			t.Fatalf("mode %v, %v; want 0640", fi.Mode(), err)
 		}
 	}
 }
@@ -33,7 +36,7 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("disk full")
-	err := Write(path, func(w io.Writer) error {
+	err := Write(path, 0o644, func(w io.Writer) error {
 		io.WriteString(w, "half of the new")
 		return boom
 	})
@@ -51,7 +54,7 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 }
 
 func TestWriteMissingDirectory(t *testing.T) {
-	err := Write(filepath.Join(t.TempDir(), "no", "such", "f"), func(io.Writer) error { return nil })
+	err := Write(filepath.Join(t.TempDir(), "no", "such", "f"), 0o644, func(io.Writer) error { return nil })
 	if err == nil {
 		t.Fatal("no error for a missing directory")
 	}

@@ -22,8 +22,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // Default solver settings, used where a Solver field is zero.
@@ -48,6 +46,8 @@ type Solver struct {
 
 	k                              int
 	uw, y, prev, grad, sorted, kkt []float64
+	support                        []int
+	system                         []float64 // (K+1)×(K+2) augmented KKT system
 }
 
 // ErrNotFinite is returned (wrapped) when U holds NaN or ±Inf.
@@ -198,46 +198,86 @@ func (s *Solver) iterate(w, u []float64, tol float64) int {
 	return maxIter
 }
 
-// polish solves the KKT conditions on the support of w exactly:
+// polish solves the KKT conditions on the support S of w exactly:
 // U_SS w_S = λ·1, Σ w_S = 1. It replaces w only if the answer is feasible and
-// certified optimal (gap ≤ tol), and reports whether it did.
+// certified optimal (gap ≤ tol), and reports whether it did; a singular or
+// inaccurate solve simply fails the certificate.
 func (s *Solver) polish(w, u []float64, tol float64) bool {
 	k := len(w)
-	var sup []int
+	sup := s.support[:0]
 	for i, v := range w {
 		if v > 0 {
 			sup = append(sup, i)
 		}
 	}
-	n := len(sup)
-	a := mat.NewDense(n+1, n+1, nil)
+	// The bordered system [U_SS −1; 1ᵀ 0]·[w_S; λ] = [0; 1], row-major with
+	// the right-hand side as the last column.
+	n := len(sup) + 1
+	a := s.system[:n*(n+1)]
 	for r, i := range sup {
 		for c, j := range sup {
-			a.Set(r, c, u[i*k+j])
+			a[r*(n+1)+c] = u[i*k+j]
 		}
-		a.Set(r, n, -1)
-		a.Set(n, r, 1)
+		a[r*(n+1)+n-1] = -1
+		a[r*(n+1)+n] = 0
+		a[(n-1)*(n+1)+r] = 1
 	}
-	b := mat.NewVecDense(n+1, nil)
-	b.SetVec(n, 1)
-	var x mat.VecDense
-	if err := x.SolveVec(a, b); err != nil {
-		return false // singular on this support: keep iterating
+	a[(n-1)*(n+1)+n-1] = 0
+	a[(n-1)*(n+1)+n] = 1
+	if !solveInPlace(a, n) {
+		return false
 	}
 	cand := s.kkt
 	for i := range cand {
 		cand[i] = 0
 	}
 	for r, i := range sup {
-		if x.AtVec(r) < 0 || math.IsNaN(x.AtVec(r)) {
+		x := a[r*(n+1)+n]
+		if !(x >= 0) {
 			return false
 		}
-		cand[i] = x.AtVec(r)
+		cand[i] = x
 	}
 	if r := s.evaluate(cand, u); r.Gap > tol {
 		return false
 	}
 	copy(w, cand)
+	return true
+}
+
+// solveInPlace solves the n×n system whose augmented matrix [A | b] is a
+// (row-major, n+1 columns) by Gaussian elimination with partial pivoting,
+// leaving x in the last column. It reports false for a zero pivot.
+func solveInPlace(a []float64, n int) bool {
+	c := n + 1
+	for col := range n {
+		p := col
+		for r := col + 1; r < n; r++ {
+			if math.Abs(a[r*c+col]) > math.Abs(a[p*c+col]) {
+				p = r
+			}
+		}
+		if a[p*c+col] == 0 {
+			return false
+		}
+		if p != col {
+			for j := range c {
+				a[p*c+j], a[col*c+j] = a[col*c+j], a[p*c+j]
+			}
+		}
+		for r := range n {
+			if r == col {
+				continue
+			}
+			f := a[r*c+col] / a[col*c+col]
+			for j := col; j < c; j++ {
+				a[r*c+j] -= f * a[col*c+j]
+			}
+		}
+	}
+	for r := range n {
+		a[r*c+n] /= a[r*c+r]
+	}
 	return true
 }
 
@@ -272,6 +312,8 @@ func (s *Solver) resize(k int) {
 	s.grad = make([]float64, k)
 	s.sorted = make([]float64, k)
 	s.kkt = make([]float64, k)
+	s.support = make([]int, 0, k)
+	s.system = make([]float64, (k+1)*(k+2))
 }
 
 // supportMask encodes which of the first 63 weights are positive; it only
