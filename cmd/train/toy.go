@@ -72,16 +72,19 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 // progress shows a progress bar on a terminal; elsewhere (CI logs, batch
 // jobs) it logs a line every tenth of the run instead.
 type progress struct {
-	bar   *pb.ProgressBar
-	total int
+	bar      *pb.ProgressBar
+	total    int
+	logEvery int // steps between log lines when there is no bar; 0: none
 }
 
 func newProgress(enabled bool, total int) *progress {
 	p := &progress{total: total}
-	if enabled && isatty.IsTerminal(os.Stderr.Fd()) {
+	switch {
+	case !enabled:
+	case isatty.IsTerminal(os.Stderr.Fd()):
 		p.bar = pb.Full.Start(total)
-	} else if !enabled {
-		p.total = 0
+	default:
+		p.logEvery = max(1, total/10)
 	}
 	return p
 }
@@ -90,7 +93,7 @@ func (p *progress) step(n int) {
 	switch {
 	case p.bar != nil:
 		p.bar.Increment()
-	case p.total >= 10 && n%(p.total/10) == 0:
+	case p.logEvery > 0 && n%p.logEvery == 0:
 		log.Infof("step %d/%d", n, p.total)
 	}
 }
