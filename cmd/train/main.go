@@ -12,6 +12,10 @@
 //	zdt3   the two ZDT3 objectives on [0,1]^30 as targets exp(−f_k)
 //	       (Section 4.1.2); particles start uniform on the box and are
 //	       clipped to [1e-6, 1−1e-6] after every step
+//	multi-mnist, multi-fashion, multi-fashion-mnist
+//	       two-task 36×36 composites of MNIST and Fashion-MNIST images
+//	       (Section 4.2), built from the raw IDX files; see package
+//	       data/multimnist. Get the files with scripts/fetch-data.
 //
 // Methods (-method): mtsgd, svgd, moo-svgd, mgda, linear; see package
 // particles. svgd and linear weight the targets equally.
@@ -30,6 +34,11 @@
 //	-seed N             fixes the initial particles (default 1)
 //	-out DIR            output directory (default runs/DATASET-METHOD-seedN)
 //	-progress           show a progress bar on stderr (default true)
+//	-data-dir DIR       where data sets are looked for (default
+//	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
+//	-preview FILE       write a 4×4 grid of training examples with their
+//	                    labels to FILE (PNG) and exit
+//	-stats              print both splits' sizes and label histograms and exit
 //
 // It writes DIR/particles.csv (header particle,theta_0,…, one row per
 // particle, final positions) and DIR/particles.png (mog3: the particles over
@@ -49,12 +58,16 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/multimnist"
 	"github.com/mtsgd/mtsgd/particles"
+	"github.com/mtsgd/mtsgd/particles/toy"
 )
 
 // Options is everything a run depends on.
@@ -71,6 +84,10 @@ type Options struct {
 	Seed        uint64
 	Out         string
 	Progress    bool
+
+	DataDir string // where data sets are looked for; see data.Dir
+	Preview string // write a preview PNG of the training set here and exit
+	Stats   bool   // print data set sizes and label histograms and exit
 }
 
 func main() {
@@ -99,7 +116,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fmt.Fprintln(stderr, "Usage: train -dataset NAME [flags]   (see `go doc ./cmd/train`)")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.Dataset, "dataset", "", "data set: mog3 or zdt3 (required)")
+	fs.StringVar(&o.Dataset, "dataset", "", "data set: "+strings.Join(datasetNames(), ", ")+" (required)")
 	fs.StringVar(&o.Method, "method", "mtsgd", "update rule: "+strings.Join(particles.Methods, ", "))
 	fs.IntVar(&o.Particles, "particles", 50, "number of particles")
 	fs.IntVar(&o.Steps, "steps", 1000, "optimiser steps")
@@ -111,6 +128,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed: fixes the initial particles")
 	fs.StringVar(&o.Out, "out", "", "output directory (default runs/DATASET-METHOD-seedN)")
 	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
+	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
+	fs.StringVar(&o.Preview, "preview", "", "write a grid of 16 training examples with their labels to this PNG file and exit")
+	fs.BoolVar(&o.Stats, "stats", false, "print the data sets' sizes and label histograms and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -118,7 +138,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if o.Dataset == "" {
-		return o, errors.New("-dataset is required (mog3 or zdt3)")
+		return o, fmt.Errorf("-dataset is required (%s)", strings.Join(datasetNames(), ", "))
 	}
 	if o.Out == "" {
 		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", o.Dataset, o.Method, o.Seed)
@@ -128,6 +148,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 
 func (o Options) check() error {
 	switch {
+	case !slices.Contains(datasetNames(), o.Dataset):
+		return fmt.Errorf("-dataset %q is not one of %s", o.Dataset, strings.Join(datasetNames(), ", "))
 	case o.Particles < 1:
 		return fmt.Errorf("-particles must be at least 1, got %d", o.Particles)
 	case o.Steps < 1:
@@ -158,5 +180,13 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if _, ok := multimnist.Lookup(o.Dataset); ok {
+		return runNetwork(ctx, o, rule)
+	}
 	return runToy(ctx, o, rule)
+}
+
+// datasetNames lists every -dataset the command knows.
+func datasetNames() []string {
+	return append(slices.Clone(toy.Problems), multimnist.Names()...)
 }

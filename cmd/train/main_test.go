@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
 func TestRunWritesCSVAndPlot(t *testing.T) {
@@ -98,6 +102,7 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 		{[]string{"-dataset", "mog3", "-repulsion", "-0.5"}, "-repulsion"},
 		{[]string{"-dataset", "mog3", "extra"}, "unexpected arguments"},
 		{[]string{"-dataset", "mog3", "-steps", "ten"}, "invalid value"},
+		{[]string{"-dataset", "multi-mnsit"}, `-dataset "multi-mnsit" is not one of mog3, zdt3, multi-mnist, multi-fashion, multi-fashion-mnist`},
 	}
 	for _, tt := range tests {
 		_, err := parseFlags(tt.args, &bytes.Buffer{})
@@ -109,7 +114,6 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 
 func TestRunRejectsUnknownNames(t *testing.T) {
 	for _, args := range [][]string{
-		{"-dataset", "multi-mnist"},
 		{"-dataset", "mog3", "-method", "adamw"},
 	} {
 		o, err := parseFlags(append(args, "-out", t.TempDir(), "-progress=false"), &bytes.Buffer{})
@@ -131,4 +135,54 @@ func TestParseFlagsDefaultOut(t *testing.T) {
 	if o.Out != filepath.Join("runs", "zdt3-mgda-seed4") {
 		t.Errorf("default -out = %q", o.Out)
 	}
+}
+
+// On the real data: -stats prints both splits with their sizes, -preview
+// writes a 4×4 grid, and a missing data directory is a clear error.
+func TestStatsAndPreview(t *testing.T) {
+	for _, dataset := range []string{"multi-mnist", "multi-fashion", "multi-fashion-mnist"} {
+		t.Run(dataset, func(t *testing.T) {
+			o, err := parseFlags([]string{"-dataset", dataset, "-stats"}, &bytes.Buffer{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			train, test, err := loadData(o)
+			testenv.CheckData(t, err)
+			for _, d := range []data.Dataset{train, test} {
+				if err := writeStats(&out, d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, want := range []string{dataset + "/train: 120000 examples, input 1×36×36, 2 tasks", dataset + "/test: 20000 examples", "top-left       0:", "bottom-right   0:"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("stats output lacks %q:\n%s", want, out.String())
+				}
+			}
+
+			var pix bytes.Buffer
+			if err := writePreview(&pix, train, 16, 1); err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(&pix)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cellW := 36*previewZoom + 2*previewPad
+			if b := img.Bounds(); b.Dx() < 4*cellW || b.Dy() < 4*36*previewZoom {
+				t.Errorf("preview is %v, too small for a 4×4 grid", b)
+			}
+		})
+	}
+	t.Run("missing data", func(t *testing.T) {
+		dir := t.TempDir()
+		o, err := parseFlags([]string{"-dataset", "multi-mnist", "-stats", "-data-dir", dir}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = run(context.Background(), o)
+		if !errors.Is(err, data.ErrMissing) || !strings.Contains(err.Error(), filepath.Join(dir, "mnist")) {
+			t.Errorf("error %v, want ErrMissing naming %s", err, dir)
+		}
+	})
 }
