@@ -17,6 +17,8 @@ import (
 type Optimizer interface {
 	// Step updates x in place from grad, which has the same length.
 	Step(x, grad []float64) error
+	// SetLR sets the learning rate of the following steps, for schedules.
+	SetLR(lr float64)
 }
 
 // SGD is stochastic gradient descent with momentum, as torch.optim.SGD with
@@ -29,6 +31,9 @@ type SGD struct {
 
 	buf []float64
 }
+
+// SetLR sets the learning rate.
+func (o *SGD) SetLR(lr float64) { o.LR = lr }
 
 // Step implements Optimizer.
 func (o *SGD) Step(x, grad []float64) error {
@@ -73,6 +78,9 @@ type Adam struct {
 func NewAdam(lr float64) *Adam {
 	return &Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8}
 }
+
+// SetLR sets the learning rate.
+func (o *Adam) SetLR(lr float64) { o.LR = lr }
 
 // Step implements Optimizer.
 func (o *Adam) Step(x, grad []float64) error {

@@ -92,3 +92,36 @@ func TestOptimizersRejectLengthMismatch(t *testing.T) {
 		}
 	}
 }
+
+// The paper's Multi-MNIST schedule: lr 1e-3 halved at epochs 15, 30, …, 90.
+func TestMultiStep(t *testing.T) {
+	ms, err := ParseMilestones("15,30,45,60,75,90")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := MultiStep{Base: 1e-3, Milestones: ms, Gamma: 0.5}
+	for _, tc := range []struct {
+		epoch int
+		lr    float64
+	}{{0, 1e-3}, {14, 1e-3}, {15, 5e-4}, {29, 5e-4}, {30, 2.5e-4}, {89, 1e-3 / 32}, {90, 1e-3 / 64}, {99, 1e-3 / 64}} {
+		if got := s.LR(tc.epoch); math.Abs(got-tc.lr) > 1e-18 {
+			t.Errorf("epoch %d: lr %v, want %v", tc.epoch, got, tc.lr)
+		}
+	}
+	for _, bad := range []string{"15,x", "30,15", "0"} {
+		if _, err := ParseMilestones(bad); err == nil {
+			t.Errorf("milestones %q accepted", bad)
+		}
+	}
+}
+
+// CelebA's schedule in the paper: 5e-4, ×0.85 every 10 epochs.
+func TestExponential(t *testing.T) {
+	s := Exponential{Base: 5e-4, Gamma: 0.85, Every: 10}
+	if s.LR(9) != 5e-4 || math.Abs(s.LR(10)-4.25e-4) > 1e-18 || math.Abs(s.LR(25)-5e-4*0.85*0.85) > 1e-18 {
+		t.Errorf("lr at 9, 10, 25: %v %v %v", s.LR(9), s.LR(10), s.LR(25))
+	}
+	if (Exponential{Base: 1, Gamma: 0.5, Every: 1}).LR(3) != 0.125 || Constant(0.1).LR(50) != 0.1 {
+		t.Error("per-epoch decay or constant wrong")
+	}
+}

@@ -1,0 +1,147 @@
+// Package metrics scores predictions per task: for classification the
+// accuracy, Brier score, expected calibration error and negative
+// log-likelihood of predicted class probabilities; for regression the mean
+// squared error. An ensemble is scored by the mean of its members'
+// probabilities (Mean), as in the paper.
+package metrics
+
+import (
+	"fmt"
+	"math"
+)
+
+// Bins is the number of equal-width confidence bins of the ECE.
+const Bins = 10
+
+// Classification holds the scores of class probabilities against labels.
+type Classification struct {
+	N        int     `json:"n"`
+	Accuracy float64 `json:"accuracy"`
+	// Brier is the mean over examples of the squared Euclidean distance
+	// between the probability vector and the one-hot label.
+	Brier float64 `json:"brier"`
+	// ECE is Σ_b (|B_b|/N)·|accuracy(B_b) − confidence(B_b)| over Bins
+	// bins of the top-class confidence, bin m holding ((m−1)/10, m/10].
+	ECE float64 `json:"ece"`
+	// NLL is the mean of −log p(label).
+	NLL float64 `json:"nll"`
+}
+
+// Classify scores probs (N × classes, row-major, rows summing to 1)
+// against labels. A row's predicted class is its first largest entry.
+func Classify(probs []float64, labels []int, classes int) (Classification, error) {
+	n := len(labels)
+	if n == 0 || len(probs) != n*classes {
+		return Classification{}, fmt.Errorf("metrics: %d probabilities for %d examples of %d classes", len(probs), n, classes)
+	}
+	var c Classification
+	var binCount [Bins]int
+	var binCorrect, binConf [Bins]float64
+	for i, y := range labels {
+		if y < 0 || y >= classes {
+			return Classification{}, fmt.Errorf("metrics: label %d of example %d is not a class 0..%d", y, i, classes-1)
+		}
+		row := probs[i*classes : (i+1)*classes]
+		best := 0
+		for k, p := range row {
+			if p > row[best] {
+				best = k
+			}
+			d := p
+			if k == y {
+				d = p - 1
+			}
+			c.Brier += d * d
+		}
+		correct := 0.0
+		if best == y {
+			correct = 1
+		}
+		c.Accuracy += correct
+		c.NLL -= math.Log(row[y])
+		b := Bin(row[best])
+		binCount[b]++
+		binCorrect[b] += correct
+		binConf[b] += row[best]
+	}
+	for b := range Bins {
+		if binCount[b] > 0 {
+			c.ECE += math.Abs(binCorrect[b]-binConf[b]) / float64(n)
+		}
+	}
+	c.N = n
+	c.Accuracy /= float64(n)
+	c.Brier /= float64(n)
+	c.NLL /= float64(n)
+	return c, nil
+}
+
+// Bin returns the ECE bin of a confidence: m−1 for a confidence in
+// ((m−1)/10, m/10], and 0 for 0. The edges are compared as the decimal
+// fractions they are (float64(m)/10), so 0.1 falls in bin 0 and 0.3 in
+// bin 2, whatever the rounding of conf·10.
+func Bin(conf float64) int {
+	b := int(math.Ceil(conf*Bins)) - 1
+	if b > 0 && conf <= float64(b)/Bins {
+		b--
+	}
+	if b < Bins-1 && conf > float64(b+1)/Bins {
+		b++
+	}
+	return max(0, min(Bins-1, b))
+}
+
+// Regression holds the score of predictions against targets.
+type Regression struct {
+	N   int     `json:"n"`
+	MSE float64 `json:"mse"`
+}
+
+// Regress scores predictions against targets.
+func Regress(pred, target []float64) (Regression, error) {
+	if len(pred) != len(target) || len(pred) == 0 {
+		return Regression{}, fmt.Errorf("metrics: %d predictions for %d targets", len(pred), len(target))
+	}
+	var r Regression
+	for i, p := range pred {
+		d := p - target[i]
+		r.MSE += d * d
+	}
+	r.N = len(pred)
+	r.MSE /= float64(len(pred))
+	return r, nil
+}
+
+// Softmax writes the row-wise softmax of logits (rows of width classes)
+// into dst, subtracting each row's maximum first so that exp stays finite.
+func Softmax(dst, logits []float64, classes int) {
+	for i := 0; i < len(logits); i += classes {
+		row, out := logits[i:i+classes], dst[i:i+classes]
+		m := math.Inf(-1)
+		for _, z := range row {
+			m = max(m, z)
+		}
+		s := 0.0
+		for k, z := range row {
+			out[k] = math.Exp(z - m)
+			s += out[k]
+		}
+		for k := range out {
+			out[k] /= s
+		}
+	}
+}
+
+// Mean writes the element-wise mean of members into dst: the ensemble's
+// prediction from its members' probabilities (or regression outputs).
+func Mean(dst []float64, members [][]float64) {
+	clear(dst)
+	for _, m := range members {
+		for i, v := range m {
+			dst[i] += v
+		}
+	}
+	for i := range dst {
+		dst[i] /= float64(len(members))
+	}
+}

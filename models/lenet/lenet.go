@@ -1,0 +1,127 @@
+// Package lenet is the multi-task LeNet of the paper's Multi-MNIST
+// experiments (and of Sener & Koltun, 2018), for 1×36×36 inputs:
+//
+//	trunk: conv 1→10 (9×9) → ReLU → max-pool 2 → conv 10→20 (5×5) → ReLU →
+//	       max-pool 2 → flatten (500) → linear 500→50 → ReLU
+//	head j: linear 50→C_j
+//
+// Convolutions have stride 1 and no padding, so 36 → 28 → 14 → 10 → 5.
+// Every weight and bias starts as PyTorch's defaults for nn.Conv2d and
+// nn.Linear: U(−1/√fan_in, 1/√fan_in), with fan_in = in_channels·k·k for a
+// convolution and in_features for a linear layer. Linear weights are stored
+// as (in, out), the transpose of PyTorch's layout, so that the layer is
+// one matrix product.
+package lenet
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/models"
+)
+
+// Side is the input images' height and width; the trunk's 500 flattened
+// features need exactly this size.
+const Side = 36
+
+// Features is the width of the trunk's output.
+const Features = 50
+
+// LeNet is the architecture with one head per task.
+type LeNet struct {
+	classes []int
+}
+
+// New returns a LeNet with one head per task, task j having classes[j]
+// outputs.
+func New(classes ...int) *LeNet {
+	for _, c := range classes {
+		if c < 1 {
+			panic(fmt.Sprintf("lenet: a head with %d outputs", c))
+		}
+	}
+	return &LeNet{classes: slices.Clone(classes)}
+}
+
+func (*LeNet) InputShape() []int { return []int{1, Side, Side} }
+
+func param(name string, fanIn int, shape ...int) models.Param {
+	return models.Param{Name: name, Shape: shape, Init: models.Uniform(1 / math.Sqrt(float64(fanIn)))}
+}
+
+func (*LeNet) TrunkParams() []models.Param {
+	return []models.Param{
+		param("conv1.weight", 1*9*9, 10, 1, 9, 9),
+		param("conv1.bias", 1*9*9, 1, 10, 1, 1),
+		param("conv2.weight", 10*5*5, 20, 10, 5, 5),
+		param("conv2.bias", 10*5*5, 1, 20, 1, 1),
+		param("fc.weight", 500, 500, Features),
+		param("fc.bias", 500, Features),
+	}
+}
+
+func (l *LeNet) HeadParams(task int) []models.Param {
+	return []models.Param{
+		param(fmt.Sprintf("head%d.weight", task), Features, Features, l.classes[task]),
+		param(fmt.Sprintf("head%d.bias", task), Features, l.classes[task]),
+	}
+}
+
+func (l *LeNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node) (*gorgonia.Node, error) {
+	if s := x.Shape(); len(s) != 4 || s[1] != 1 || s[2] != Side || s[3] != Side {
+		return nil, fmt.Errorf("lenet: input of shape %v, want (batch, 1, %d, %d)", s, Side, Side)
+	}
+	batch := x.Shape()[0]
+	h, err := convReLUPool(x, p[0], p[1], 9)
+	if err != nil {
+		return nil, fmt.Errorf("lenet conv1: %w", err)
+	}
+	if h, err = convReLUPool(h, p[2], p[3], 5); err != nil {
+		return nil, fmt.Errorf("lenet conv2: %w", err)
+	}
+	if h, err = gorgonia.Reshape(h, tensor.Shape{batch, 500}); err != nil {
+		return nil, fmt.Errorf("lenet flatten: %w", err)
+	}
+	if h, err = linear(h, p[4], p[5]); err != nil {
+		return nil, fmt.Errorf("lenet fc: %w", err)
+	}
+	return gorgonia.Rectify(h)
+}
+
+func (l *LeNet) Head(features *gorgonia.Node, task int, p []*gorgonia.Node) (*gorgonia.Node, error) {
+	out, err := linear(features, p[0], p[1])
+	if err != nil {
+		return nil, fmt.Errorf("lenet head %d: %w", task, err)
+	}
+	return out, nil
+}
+
+// convReLUPool is conv (stride 1, no padding) + bias → ReLU → 2×2 max-pool.
+// Gorgonia's Conv2d has no bias; the (1,C,1,1) bias is broadcast over the
+// batch and the two spatial axes.
+func convReLUPool(x, w, b *gorgonia.Node, k int) (*gorgonia.Node, error) {
+	h, err := gorgonia.Conv2d(x, w, tensor.Shape{k, k}, []int{0, 0}, []int{1, 1}, []int{1, 1})
+	if err != nil {
+		return nil, err
+	}
+	if h, err = gorgonia.BroadcastAdd(h, b, nil, []byte{0, 2, 3}); err != nil {
+		return nil, err
+	}
+	if h, err = gorgonia.Rectify(h); err != nil {
+		return nil, err
+	}
+	return gorgonia.MaxPool2D(h, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2})
+}
+
+// linear is x·W + b with W stored (in, out) and b broadcast over the batch.
+func linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
+	h, err := gorgonia.Mul(x, w)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.BroadcastAdd(h, b, nil, []byte{0})
+}

@@ -1,0 +1,363 @@
+package network
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/data"
+)
+
+// Inputs is a batch laid out as the graphs read it: always Config.Batch
+// rows, the rows past N being padding with weight zero. One Inputs feeds
+// every particle; the graphs only read it.
+type Inputs struct {
+	N       int
+	x       *tensor.Dense   // Batch × InputShape, in the graphs' dtype
+	targets []*tensor.Dense // task j: Batch × C one-hot, or Batch values
+	weight  *tensor.Dense   // Batch: 1/N for real rows, 0 for padding
+	labels  [][]float32     // task j: the N targets as given
+	buf     []float64       // scratch for Load
+}
+
+// scratch returns n zeros, reusing the buffer.
+func (in *Inputs) scratch(n int) []float64 {
+	if cap(in.buf) < n {
+		in.buf = make([]float64, n)
+	}
+	in.buf = in.buf[:n]
+	clear(in.buf)
+	return in.buf
+}
+
+// NewInputs allocates the tensors of one batch for cfg.
+func NewInputs(cfg *Config) *Inputs {
+	shape := append([]int{cfg.Batch}, cfg.Model.InputShape()...)
+	in := &Inputs{
+		x:      tensor.New(tensor.WithShape(shape...), tensor.Of(cfg.Dtype)),
+		weight: tensor.New(tensor.WithShape(cfg.Batch), tensor.Of(cfg.Dtype)),
+	}
+	for _, t := range cfg.Tasks {
+		var y *tensor.Dense
+		if t.Kind == data.Classification {
+			y = tensor.New(tensor.WithShape(cfg.Batch, t.Classes), tensor.Of(cfg.Dtype))
+		} else {
+			y = tensor.New(tensor.WithShape(cfg.Batch), tensor.Of(cfg.Dtype))
+		}
+		in.targets = append(in.targets, y)
+		in.labels = append(in.labels, nil)
+	}
+	return in
+}
+
+// Load lays b out. It fails if b has more examples than the configured
+// batch, or a class target outside its task's classes.
+func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
+	n := b.Size()
+	if n > cfg.Batch || n == 0 {
+		return fmt.Errorf("network: batch of %d examples, the graphs take 1 to %d", n, cfg.Batch)
+	}
+	in.N = n
+	size := in.x.Shape().TotalSize() / cfg.Batch
+	if len(b.Inputs) != n*size {
+		return fmt.Errorf("network: %d input values for %d examples of %d", len(b.Inputs), n, size)
+	}
+	setFloat32s(in.x, b.Inputs)
+	w := in.scratch(cfg.Batch)
+	for i := range n {
+		w[i] = 1 / float64(n)
+	}
+	setFloats(in.weight, w)
+	for j, t := range cfg.Tasks {
+		y := b.Targets[j][:n]
+		in.labels[j] = y
+		vals := in.scratch(in.targets[j].Shape().TotalSize())
+		if t.Kind == data.Regression {
+			for i, v := range y {
+				vals[i] = float64(v)
+			}
+		} else {
+			for i, v := range y {
+				c := int(v)
+				if float32(c) != v || c < 0 || c >= t.Classes {
+					return fmt.Errorf("network: task %s: target %v of example %d is not a class 0..%d", t.Name, v, b.Index[i], t.Classes-1)
+				}
+				vals[i*t.Classes+c] = 1
+			}
+		}
+		setFloats(in.targets[j], vals)
+	}
+	return nil
+}
+
+// setFloat32s copies src into the start of t and zeroes the rest.
+func setFloat32s(t *tensor.Dense, src []float32) {
+	switch d := t.Data().(type) {
+	case []float32:
+		clear(d[copy(d, src):])
+	case []float64:
+		for i, v := range src {
+			d[i] = float64(v)
+		}
+		clear(d[len(src):])
+	}
+}
+
+// taskGraph computes one task's loss on a batch and its gradient with
+// respect to the trunk and that task's head.
+type taskGraph struct {
+	task                 int
+	g                    *gorgonia.ExprGraph
+	vm                   gorgonia.VM
+	x, target, weight    *gorgonia.Node
+	loss                 *gorgonia.Node
+	trunkGrads, headGrad []*gorgonia.Node
+}
+
+// inputNode adds the batch input (Batch × InputShape) to g.
+func inputNode(g *gorgonia.ExprGraph, cfg *Config) *gorgonia.Node {
+	shape := append([]int{cfg.Batch}, cfg.Model.InputShape()...)
+	return gorgonia.NewTensor(g, cfg.Dtype, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("x"))
+}
+
+// lossInputNodes adds task's targets and the examples' weights to g.
+// Names are unique per task: Gorgonia merges identical nodes in a graph.
+func lossInputNodes(g *gorgonia.ExprGraph, cfg *Config, task int) (target, weight *gorgonia.Node) {
+	weight = gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName("weight"))
+	t := cfg.Tasks[task]
+	name := fmt.Sprintf("target%d", task)
+	if t.Kind == data.Classification {
+		target = gorgonia.NewMatrix(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch, t.Classes), gorgonia.WithName(name))
+	} else {
+		target = gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName(name))
+	}
+	return target, weight
+}
+
+func newTaskGraph(p *Particle, task int) (*taskGraph, error) {
+	cfg := p.cfg
+	g := gorgonia.NewGraph()
+	tg := &taskGraph{task: task, g: g}
+	tg.x = inputNode(g, cfg)
+	tg.target, tg.weight = lossInputNodes(g, cfg, task)
+	trunk := paramNodes(g, cfg.Model.TrunkParams(), p.trunkVals)
+	head := paramNodes(g, cfg.Model.HeadParams(task), p.headVals[task])
+	features, err := cfg.Model.Trunk(tg.x, trunk)
+	if err != nil {
+		return nil, err
+	}
+	out, err := cfg.Model.Head(features, task, head)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Tasks[task].Kind == data.Classification {
+		tg.loss, err = crossEntropy(out, tg.target, tg.weight)
+	} else {
+		tg.loss, err = squaredError(out, tg.target, tg.weight)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("network: task %s loss: %w", cfg.Tasks[task].Name, err)
+	}
+	grads, err := gorgonia.Grad(tg.loss, append(trunk, head...)...)
+	if err != nil {
+		return nil, fmt.Errorf("network: task %s gradient: %w", cfg.Tasks[task].Name, err)
+	}
+	tg.trunkGrads, tg.headGrad = grads[:len(trunk)], grads[len(trunk):]
+	tg.vm = gorgonia.NewTapeMachine(g)
+	return tg, nil
+}
+
+// crossEntropy is Σ_i w_i·(log Σ_c exp z_ic − z_i,y_i) for logits z
+// (batch × C) and one-hot targets y, built from Max, BroadcastSub, Exp, Sum
+// and Log: Gorgonia's SoftMax and LogSoftMax fail under differentiation
+// (../shared/notes/gorgonia.md). Subtracting the row maximum keeps Exp
+// finite and cancels exactly in the value and the gradient.
+func crossEntropy(z, onehot, w *gorgonia.Node) (*gorgonia.Node, error) {
+	m, err := gorgonia.Max(z, 1)
+	if err != nil {
+		return nil, err
+	}
+	zs, err := gorgonia.BroadcastSub(z, m, nil, []byte{1})
+	if err != nil {
+		return nil, err
+	}
+	e, err := gorgonia.Exp(zs)
+	if err != nil {
+		return nil, err
+	}
+	s, err := gorgonia.Sum(e, 1)
+	if err != nil {
+		return nil, err
+	}
+	lse, err := gorgonia.Log(s)
+	if err != nil {
+		return nil, err
+	}
+	picked, err := gorgonia.HadamardProd(zs, onehot)
+	if err != nil {
+		return nil, err
+	}
+	if picked, err = gorgonia.Sum(picked, 1); err != nil {
+		return nil, err
+	}
+	ce, err := gorgonia.Sub(lse, picked)
+	if err != nil {
+		return nil, err
+	}
+	return weightedSum(ce, w)
+}
+
+// squaredError is Σ_i w_i·(ŷ_i − y_i)² for predictions ŷ (batch × 1).
+func squaredError(pred, y, w *gorgonia.Node) (*gorgonia.Node, error) {
+	flat, err := gorgonia.Reshape(pred, tensor.Shape{pred.Shape()[0]})
+	if err != nil {
+		return nil, err
+	}
+	d, err := gorgonia.Sub(flat, y)
+	if err != nil {
+		return nil, err
+	}
+	if d, err = gorgonia.Square(d); err != nil {
+		return nil, err
+	}
+	return weightedSum(d, w)
+}
+
+func weightedSum(v, w *gorgonia.Node) (*gorgonia.Node, error) {
+	p, err := gorgonia.HadamardProd(v, w)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Sum(p)
+}
+
+// run evaluates the graph on in and hands the machine to read, then
+// resets it (Gorgonia's TapeMachine does nothing on its next run without
+// a reset).
+func run(vm gorgonia.VM, read func() error) error {
+	defer vm.Reset()
+	if err := vm.RunAll(); err != nil {
+		return err
+	}
+	return read()
+}
+
+// Gradients evaluates task's loss on in and writes its gradient with
+// respect to the trunk into trunkGrad and with respect to task's head into
+// headGrad. The loss is the batch mean: the graph weights each real
+// example 1/in.N and padding 0.
+func (p *Particle) Gradients(in *Inputs, task int, trunkGrad, headGrad []float64) (loss float64, err error) {
+	tg := p.taskGraphs[task]
+	for _, b := range []struct {
+		n *gorgonia.Node
+		v *tensor.Dense
+	}{{tg.x, in.x}, {tg.target, in.targets[task]}, {tg.weight, in.weight}} {
+		if err := gorgonia.Let(b.n, b.v); err != nil {
+			return 0, err
+		}
+	}
+	var l [1]float64
+	err = run(tg.vm, func() error {
+		if err := getFloats(tg.loss.Value(), l[:]); err != nil {
+			return err
+		}
+		if err := gather(tg.trunkGrads, trunkGrad); err != nil {
+			return err
+		}
+		return gather(tg.headGrad, headGrad)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("task %s: %w", p.cfg.Tasks[task].Name, err)
+	}
+	return l[0], nil
+}
+
+// gather copies the values of nodes into the flat vector dst, in order.
+func gather(nodes []*gorgonia.Node, dst []float64) error {
+	for _, n := range nodes {
+		size := n.Shape().TotalSize()
+		if size > len(dst) {
+			return fmt.Errorf("network: gradient of %d values overflows its vector", size)
+		}
+		if err := getFloats(n.Value(), dst[:size]); err != nil {
+			return err
+		}
+		dst = dst[size:]
+	}
+	if len(dst) != 0 {
+		return fmt.Errorf("network: %d values of the gradient vector left unset", len(dst))
+	}
+	return nil
+}
+
+// predictGraph computes every head's outputs on a batch, without
+// gradients.
+type predictGraph struct {
+	g         *gorgonia.ExprGraph
+	vm        gorgonia.VM
+	x         *gorgonia.Node
+	outs      []*gorgonia.Node
+	outValues [][]float64
+}
+
+func newPredictGraph(p *Particle) (*predictGraph, error) {
+	cfg := p.cfg
+	g := gorgonia.NewGraph()
+	pg := &predictGraph{g: g}
+	pg.x = inputNode(g, cfg)
+	trunk := paramNodes(g, cfg.Model.TrunkParams(), p.trunkVals)
+	features, err := cfg.Model.Trunk(pg.x, trunk)
+	if err != nil {
+		return nil, err
+	}
+	for j, t := range cfg.Tasks {
+		head := paramNodes(g, cfg.Model.HeadParams(j), p.headVals[j])
+		out, err := cfg.Model.Head(features, j, head)
+		if err != nil {
+			return nil, err
+		}
+		pg.outs = append(pg.outs, out)
+		pg.outValues = append(pg.outValues, make([]float64, cfg.Batch*outputs(t)))
+	}
+	pg.vm = gorgonia.NewTapeMachine(g)
+	return pg, nil
+}
+
+// Predict evaluates every head on in and returns, per task, the outputs
+// of the in.N real examples, row-major (N × outputs): logits for a
+// classification task, predictions for a regression task. The slices are
+// reused by the next call.
+func (p *Particle) Predict(in *Inputs) ([][]float64, error) {
+	pg := p.predict
+	if err := gorgonia.Let(pg.x, in.x); err != nil {
+		return nil, err
+	}
+	err := run(pg.vm, func() error {
+		for j, out := range pg.outs {
+			if err := getFloats(out.Value(), pg.outValues[j]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := make([][]float64, len(pg.outs))
+	for j, t := range p.cfg.Tasks {
+		res[j] = pg.outValues[j][:in.N*outputs(t)]
+	}
+	return res, nil
+}
+
+// finite reports the index of the first NaN or Inf in v, or −1.
+func finite(v []float64) int {
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return i
+		}
+	}
+	return -1
+}

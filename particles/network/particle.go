@@ -1,0 +1,196 @@
+// Package network runs ensembles of network particles on Gorgonia: each
+// particle is a multi-task network (package models) whose trunk and heads
+// package particles' rules move as flat vectors.
+//
+// A particle keeps its parameters as float64 vectors, the trunk α and one
+// head βʲ per task, and builds its Gorgonia graphs once: one graph per task,
+// computing the trunk, that task's head and loss, and the loss's gradient
+// with respect to the trunk and that head; and one forward-only graph with
+// all heads for prediction. The task graphs share the particle's trunk
+// tensors.
+//
+// Why one graph per task: MT-SGD needs each task's trunk gradient
+// separately. Gorgonia's symbolic differentiation keeps one derivative per
+// node, so a second Grad in the same graph returns the first loss's
+// gradient for every node the two losses share (see
+// ../shared/notes/gorgonia.md). One graph per task is correct at the price
+// of one trunk forward pass per task; the tests check each gradient
+// against finite differences and their sum against the summed loss.
+package network
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/models"
+)
+
+// Config describes the networks of an ensemble and the batches they see.
+type Config struct {
+	Model models.Model
+	Tasks []data.Task
+	// Batch is the number of examples in one graph run; smaller batches
+	// are padded with examples of weight zero.
+	Batch int
+	// Dtype of the graphs: tensor.Float32 (fast) or tensor.Float64
+	// (exact enough for finite-difference tests).
+	Dtype tensor.Dtype
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.Model == nil:
+		return fmt.Errorf("network: no model")
+	case len(c.Tasks) == 0:
+		return fmt.Errorf("network: no tasks")
+	case c.Batch < 1:
+		return fmt.Errorf("network: batch size %d", c.Batch)
+	case c.Dtype != tensor.Float32 && c.Dtype != tensor.Float64:
+		return fmt.Errorf("network: dtype %v, want float32 or float64", c.Dtype)
+	}
+	for j, t := range c.Tasks {
+		if t.Kind == data.Classification && t.Classes < 2 {
+			return fmt.Errorf("network: task %s has %d classes", t.Name, t.Classes)
+		}
+		if t.Kind != data.Classification && t.Kind != data.Regression {
+			return fmt.Errorf("network: task %d has kind %v", j, t.Kind)
+		}
+	}
+	return nil
+}
+
+// outputs is the width of task t's head.
+func outputs(t data.Task) int {
+	if t.Kind == data.Classification {
+		return t.Classes
+	}
+	return 1
+}
+
+// Particle is one network of an ensemble.
+type Particle struct {
+	// Trunk is α, the trunk's parameters as one flat vector.
+	Trunk []float64
+	// Heads[j] is βʲ, task j's head parameters as one flat vector.
+	Heads [][]float64
+
+	cfg        *Config
+	trunkVals  []*tensor.Dense   // views of Trunk in the graphs' dtype
+	headVals   [][]*tensor.Dense // views of Heads[j]
+	taskGraphs []*taskGraph
+	predict    *predictGraph
+}
+
+// NewParticle builds a particle with parameters drawn from rng by the
+// model's initialisation, and its graphs.
+func NewParticle(cfg *Config, rng *rand.Rand) (*Particle, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	m := cfg.Model
+	p := &Particle{cfg: cfg}
+	trunkParams := m.TrunkParams()
+	p.Trunk = make([]float64, models.Size(trunkParams))
+	models.Init(trunkParams, rng, p.Trunk)
+	p.trunkVals = newValues(trunkParams, cfg.Dtype)
+	for j := range cfg.Tasks {
+		hp := m.HeadParams(j)
+		h := make([]float64, models.Size(hp))
+		models.Init(hp, rng, h)
+		p.Heads = append(p.Heads, h)
+		p.headVals = append(p.headVals, newValues(hp, cfg.Dtype))
+	}
+	p.Sync()
+	for j := range cfg.Tasks {
+		tg, err := newTaskGraph(p, j)
+		if err != nil {
+			return nil, err
+		}
+		p.taskGraphs = append(p.taskGraphs, tg)
+	}
+	pg, err := newPredictGraph(p)
+	if err != nil {
+		return nil, err
+	}
+	p.predict = pg
+	return p, nil
+}
+
+func newValues(ps []models.Param, dt tensor.Dtype) []*tensor.Dense {
+	vals := make([]*tensor.Dense, len(ps))
+	for i, p := range ps {
+		vals[i] = tensor.New(tensor.WithShape(p.Shape...), tensor.Of(dt))
+	}
+	return vals
+}
+
+// Sync copies the flat vectors into the graphs' parameter tensors. Call it
+// after changing Trunk or Heads.
+func (p *Particle) Sync() {
+	scatter(p.Trunk, p.trunkVals)
+	for j, h := range p.Heads {
+		scatter(h, p.headVals[j])
+	}
+}
+
+// scatter copies the flat vector src into the tensors dst, in order.
+func scatter(src []float64, dst []*tensor.Dense) {
+	for _, t := range dst {
+		n := t.Shape().TotalSize()
+		setFloats(t, src[:n])
+		src = src[n:]
+	}
+}
+
+// setFloats copies src into t, converting to t's dtype.
+func setFloats(t *tensor.Dense, src []float64) {
+	switch d := t.Data().(type) {
+	case []float64:
+		copy(d, src)
+	case []float32:
+		for i, v := range src {
+			d[i] = float32(v)
+		}
+	default:
+		panic(fmt.Sprintf("network: tensor of %T", d))
+	}
+}
+
+// getFloats copies v's values into dst, converting to float64.
+func getFloats(v gorgonia.Value, dst []float64) error {
+	switch d := v.Data().(type) {
+	case []float64:
+		if len(d) != len(dst) {
+			return fmt.Errorf("network: %d values for %d", len(d), len(dst))
+		}
+		copy(dst, d)
+	case []float32:
+		if len(d) != len(dst) {
+			return fmt.Errorf("network: %d values for %d", len(d), len(dst))
+		}
+		for i, x := range d {
+			dst[i] = float64(x)
+		}
+	case float64:
+		dst[0] = d
+	case float32:
+		dst[0] = float64(d)
+	default:
+		return fmt.Errorf("network: value of %T", d)
+	}
+	return nil
+}
+
+// paramNodes adds one input node per parameter to g, bound to vals.
+func paramNodes(g *gorgonia.ExprGraph, ps []models.Param, vals []*tensor.Dense) []*gorgonia.Node {
+	nodes := make([]*gorgonia.Node, len(ps))
+	for i, p := range ps {
+		nodes[i] = gorgonia.NewTensor(g, vals[i].Dtype(), len(p.Shape),
+			gorgonia.WithShape(p.Shape...), gorgonia.WithName(p.Name), gorgonia.WithValue(vals[i]))
+	}
+	return nodes
+}
