@@ -15,7 +15,6 @@ const Bins = 10
 
 // Classification holds the scores of class probabilities against labels.
 type Classification struct {
-	N        int     `json:"n"`
 	Accuracy float64 `json:"accuracy"`
 	// Brier is the mean over examples of the squared Euclidean distance
 	// between the probability vector and the one-hot label.
@@ -69,7 +68,6 @@ func Classify(probs []float64, labels []int, classes int) (Classification, error
 			c.ECE += math.Abs(binCorrect[b]-binConf[b]) / float64(n)
 		}
 	}
-	c.N = n
 	c.Accuracy /= float64(n)
 	c.Brier /= float64(n)
 	c.NLL /= float64(n)
@@ -93,8 +91,15 @@ func Bin(conf float64) int {
 
 // Regression holds the score of predictions against targets.
 type Regression struct {
-	N   int     `json:"n"`
 	MSE float64 `json:"mse"`
+}
+
+// Score is a task's score: exactly one of the two is set. In JSON its
+// fields appear flat: {"accuracy":…,"brier":…,"ece":…,"nll":…} or
+// {"mse":…}.
+type Score struct {
+	*Classification
+	*Regression
 }
 
 // Regress scores predictions against targets.
@@ -107,7 +112,6 @@ func Regress(pred, target []float64) (Regression, error) {
 		d := p - target[i]
 		r.MSE += d * d
 	}
-	r.N = len(pred)
 	r.MSE /= float64(len(pred))
 	return r, nil
 }

@@ -18,7 +18,6 @@ type Inputs struct {
 	x       *tensor.Dense   // Batch × InputShape, in the graphs' dtype
 	targets []*tensor.Dense // task j: Batch × C one-hot, or Batch values
 	weight  *tensor.Dense   // Batch: 1/N for real rows, 0 for padding
-	labels  [][]float32     // task j: the N targets as given
 	buf     []float64       // scratch for Load
 }
 
@@ -47,7 +46,6 @@ func NewInputs(cfg *Config) *Inputs {
 			y = tensor.New(tensor.WithShape(cfg.Batch), tensor.Of(cfg.Dtype))
 		}
 		in.targets = append(in.targets, y)
-		in.labels = append(in.labels, nil)
 	}
 	return in
 }
@@ -72,7 +70,6 @@ func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
 	setFloats(in.weight, w)
 	for j, t := range cfg.Tasks {
 		y := b.Targets[j][:n]
-		in.labels[j] = y
 		vals := in.scratch(in.targets[j].Shape().TotalSize())
 		if t.Kind == data.Regression {
 			for i, v := range y {
@@ -142,8 +139,9 @@ func newTaskGraph(p *Particle, task int) (*taskGraph, error) {
 	tg := &taskGraph{task: task, g: g}
 	tg.x = inputNode(g, cfg)
 	tg.target, tg.weight = lossInputNodes(g, cfg, task)
-	trunk := paramNodes(g, cfg.Model.TrunkParams(), p.trunkVals)
-	head := paramNodes(g, cfg.Model.HeadParams(task), p.headVals[task])
+	vals := p.newValues(task)
+	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
+	head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
 	features, err := cfg.Model.Trunk(tg.x, trunk)
 	if err != nil {
 		return nil, err
@@ -307,13 +305,18 @@ func newPredictGraph(p *Particle) (*predictGraph, error) {
 	g := gorgonia.NewGraph()
 	pg := &predictGraph{g: g}
 	pg.x = inputNode(g, cfg)
-	trunk := paramNodes(g, cfg.Model.TrunkParams(), p.trunkVals)
+	all := make([]int, len(cfg.Tasks))
+	for j := range all {
+		all[j] = j
+	}
+	vals := p.newValues(all...)
+	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
 	features, err := cfg.Model.Trunk(pg.x, trunk)
 	if err != nil {
 		return nil, err
 	}
 	for j, t := range cfg.Tasks {
-		head := paramNodes(g, cfg.Model.HeadParams(j), p.headVals[j])
+		head := paramNodes(g, cfg.Model.HeadParams(j), vals.heads[j])
 		out, err := cfg.Model.Head(features, j, head)
 		if err != nil {
 			return nil, err

@@ -79,10 +79,40 @@ type Particle struct {
 	Heads [][]float64
 
 	cfg        *Config
-	trunkVals  []*tensor.Dense   // views of Trunk in the graphs' dtype
-	headVals   [][]*tensor.Dense // views of Heads[j]
+	values     []*values // every graph's copy of the parameters
 	taskGraphs []*taskGraph
 	predict    *predictGraph
+}
+
+// values is one graph's copy of a particle's parameters in the graph's
+// dtype. Each graph has its own: Gorgonia transposes a weight tensor in
+// place while it differentiates a matrix product, so graphs that run at
+// the same time must not share parameter tensors.
+type values struct {
+	trunk []*tensor.Dense
+	heads [][]*tensor.Dense // nil for the heads the graph does not use
+}
+
+// newValues allocates a copy of the trunk and of the listed heads, filled
+// from the flat vectors and kept up to date by Sync.
+func (p *Particle) newValues(heads ...int) *values {
+	m := p.cfg.Model
+	v := &values{trunk: newTensors(m.TrunkParams(), p.cfg.Dtype), heads: make([][]*tensor.Dense, len(p.Heads))}
+	for _, j := range heads {
+		v.heads[j] = newTensors(m.HeadParams(j), p.cfg.Dtype)
+	}
+	p.values = append(p.values, v)
+	v.sync(p)
+	return v
+}
+
+func (v *values) sync(p *Particle) {
+	scatter(p.Trunk, v.trunk)
+	for j, h := range v.heads {
+		if h != nil {
+			scatter(p.Heads[j], h)
+		}
+	}
 }
 
 // NewParticle builds a particle with parameters drawn from rng by the
@@ -96,15 +126,12 @@ func NewParticle(cfg *Config, rng *rand.Rand) (*Particle, error) {
 	trunkParams := m.TrunkParams()
 	p.Trunk = make([]float64, models.Size(trunkParams))
 	models.Init(trunkParams, rng, p.Trunk)
-	p.trunkVals = newValues(trunkParams, cfg.Dtype)
 	for j := range cfg.Tasks {
 		hp := m.HeadParams(j)
 		h := make([]float64, models.Size(hp))
 		models.Init(hp, rng, h)
 		p.Heads = append(p.Heads, h)
-		p.headVals = append(p.headVals, newValues(hp, cfg.Dtype))
 	}
-	p.Sync()
 	for j := range cfg.Tasks {
 		tg, err := newTaskGraph(p, j)
 		if err != nil {
@@ -120,7 +147,7 @@ func NewParticle(cfg *Config, rng *rand.Rand) (*Particle, error) {
 	return p, nil
 }
 
-func newValues(ps []models.Param, dt tensor.Dtype) []*tensor.Dense {
+func newTensors(ps []models.Param, dt tensor.Dtype) []*tensor.Dense {
 	vals := make([]*tensor.Dense, len(ps))
 	for i, p := range ps {
 		vals[i] = tensor.New(tensor.WithShape(p.Shape...), tensor.Of(dt))
@@ -131,9 +158,8 @@ func newValues(ps []models.Param, dt tensor.Dtype) []*tensor.Dense {
 // Sync copies the flat vectors into the graphs' parameter tensors. Call it
 // after changing Trunk or Heads.
 func (p *Particle) Sync() {
-	scatter(p.Trunk, p.trunkVals)
-	for j, h := range p.Heads {
-		scatter(h, p.headVals[j])
+	for _, v := range p.values {
+		v.sync(p)
 	}
 }
 

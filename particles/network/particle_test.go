@@ -77,7 +77,7 @@ func gradients(t *testing.T, p *Particle, in *Inputs, task int) grads {
 
 // Each task's trunk gradient and its head gradient match central finite
 // differences of the task's loss, on float64 graphs. Step h = 1e-6: the
-// truncation error is O(h²·|f'''|) and the rounding error O(ε·|f|/h) ≈
+// truncation error is O(h²·|f”'|) and the rounding error O(ε·|f|/h) ≈
 // 1e-10, far below the tolerance |fd − g| ≤ 1e-6 + 1e-4·|g|. ReLU and max
 // pooling have kinks; at these random points none lies within h of a
 // sampled coordinate (a kink would show as one large, isolated error).
@@ -130,7 +130,8 @@ func TestTaskGradientsSumToGradientOfSum(t *testing.T) {
 
 	g := gorgonia.NewGraph()
 	x := inputNode(g, cfg)
-	trunk := paramNodes(g, cfg.Model.TrunkParams(), p.trunkVals)
+	vals := p.newValues(0, 1)
+	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
 	features, err := cfg.Model.Trunk(x, trunk)
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestTaskGradientsSumToGradientOfSum(t *testing.T) {
 	for task := range 2 {
 		var y *gorgonia.Node
 		y, w = lossInputNodes(g, cfg, task)
-		head := paramNodes(g, cfg.Model.HeadParams(task), p.headVals[task])
+		head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
 		out, err := cfg.Model.Head(features, task, head)
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +198,8 @@ func TestNaiveSecondGradIsWrong(t *testing.T) {
 
 	g := gorgonia.NewGraph()
 	x := inputNode(g, cfg)
-	trunk := paramNodes(g, cfg.Model.TrunkParams(), p.trunkVals)
+	vals := p.newValues(0, 1)
+	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
 	features, err := cfg.Model.Trunk(x, trunk)
 	if err != nil {
 		t.Fatal(err)
@@ -207,7 +209,7 @@ func TestNaiveSecondGradIsWrong(t *testing.T) {
 	for task := range 2 {
 		var y *gorgonia.Node
 		y, w = lossInputNodes(g, cfg, task)
-		head := paramNodes(g, cfg.Model.HeadParams(task), p.headVals[task])
+		head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
 		out, _ := cfg.Model.Head(features, task, head)
 		l, err := crossEntropy(out, y, w)
 		if err != nil {

@@ -1,0 +1,382 @@
+package network
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/metrics"
+	"github.com/mtsgd/mtsgd/optim"
+	"github.com/mtsgd/mtsgd/particles"
+)
+
+// Update says how an ensemble's parameters move at each step.
+type Update struct {
+	// Trunk moves the particles' trunks α, with one score per task
+	// (mtsgd in the paper).
+	Trunk particles.Rule
+	// Head moves task j's heads βʲ, with that task's score alone
+	// (svgd in the paper).
+	Head particles.Rule
+	// Warmup replaces both rules by plain gradient steps with a fixed
+	// per-particle mix of the task gradients for the trunks (see
+	// WarmupWeights), as the authors' code does in its first epoch.
+	Warmup bool
+}
+
+// Ensemble is M particles trained together, each with an optimiser for its
+// trunk and one for each head.
+type Ensemble struct {
+	Particles []*Particle
+	// Steps counts the updates made so far.
+	Steps int
+
+	cfg      *Config
+	in       *Inputs
+	workers  int
+	trunkOpt []optim.Optimizer   // [particle]
+	headOpt  [][]optim.Optimizer // [particle][task]
+
+	// Per-step buffers. Gradients are negated in place into scores.
+	losses      [][]float64   // [task][particle]
+	trunkScores [][][]float64 // [task][particle]
+	headScores  [][][]float64 // [task][particle]
+	trunkDir    [][]float64   // [particle]
+	headDir     [][][]float64 // [task][particle]
+}
+
+// initStream separates the initialisation's random stream from the other
+// uses of the run's seed.
+const initStream = 0x696e6974000000
+
+// NewEnsemble builds m particles initialised from seed (particle i from
+// its own stream, so that the particles do not depend on m), each with
+// fresh optimisers from newOpt. workers bounds the graphs run at once.
+func NewEnsemble(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer, workers int) (*Ensemble, error) {
+	if m < 1 {
+		return nil, fmt.Errorf("network: %d particles", m)
+	}
+	e := &Ensemble{cfg: cfg, in: NewInputs(cfg), workers: max(1, workers)}
+	for i := range m {
+		p, err := NewParticle(cfg, rand.New(rand.NewPCG(seed, initStream+uint64(i))))
+		if err != nil {
+			return nil, err
+		}
+		e.Particles = append(e.Particles, p)
+		e.trunkOpt = append(e.trunkOpt, newOpt())
+		heads := make([]optim.Optimizer, len(cfg.Tasks))
+		for j := range heads {
+			heads[j] = newOpt()
+		}
+		e.headOpt = append(e.headOpt, heads)
+		e.trunkDir = append(e.trunkDir, make([]float64, len(p.Trunk)))
+	}
+	k := len(cfg.Tasks)
+	e.losses = make([][]float64, k)
+	e.trunkScores = make([][][]float64, k)
+	e.headScores = make([][][]float64, k)
+	e.headDir = make([][][]float64, k)
+	for j := range k {
+		e.losses[j] = make([]float64, m)
+		for _, p := range e.Particles {
+			e.trunkScores[j] = append(e.trunkScores[j], make([]float64, len(p.Trunk)))
+			e.headScores[j] = append(e.headScores[j], make([]float64, len(p.Heads[j])))
+			e.headDir[j] = append(e.headDir[j], make([]float64, len(p.Heads[j])))
+		}
+	}
+	return e, nil
+}
+
+// Config returns the ensemble's configuration.
+func (e *Ensemble) Config() *Config { return e.cfg }
+
+// SetLR sets every optimiser's learning rate.
+func (e *Ensemble) SetLR(lr float64) {
+	for i, o := range e.trunkOpt {
+		o.SetLR(lr)
+		for _, h := range e.headOpt[i] {
+			h.SetLR(lr)
+		}
+	}
+}
+
+// parallel runs f(0..n-1) on e.workers goroutines and returns the first
+// error.
+func (e *Ensemble) parallel(n int, f func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan int)
+	)
+	for range min(e.workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// NotFiniteError reports a NaN or Inf met during a step.
+type NotFiniteError struct {
+	Step     int    // 1-based number of the step
+	Particle int    // −1: the whole ensemble's update
+	Task     string // empty: not one task's
+	What     string // "loss", "trunk gradient", …
+	Index    int    // position in the vector, when it is one
+}
+
+func (e *NotFiniteError) Error() string {
+	where := "ensemble"
+	if e.Particle >= 0 {
+		where = fmt.Sprintf("particle %d", e.Particle)
+	}
+	if e.Task != "" {
+		where += ", task " + e.Task
+	}
+	return fmt.Sprintf("step %d, %s: %s is not finite (entry %d); lower the learning rate or the kernel scale", e.Step, where, e.What, e.Index)
+}
+
+// Step makes one update on batch b and returns the batch-mean loss of each
+// task for each particle ([task][particle]; the slices are reused by the
+// next step).
+func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
+	step := e.Steps + 1
+	if err := e.in.Load(e.cfg, b); err != nil {
+		return nil, err
+	}
+	k, m := len(e.cfg.Tasks), len(e.Particles)
+	err := e.parallel(m*k, func(job int) error {
+		i, j := job/k, job%k
+		loss, err := e.Particles[i].Gradients(e.in, j, e.trunkScores[j][i], e.headScores[j][i])
+		if err != nil {
+			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
+		}
+		e.losses[j][i] = loss
+		task := e.cfg.Tasks[j].Name
+		for _, c := range []struct {
+			what string
+			v    []float64
+		}{{"loss", []float64{loss}}, {"trunk gradient", e.trunkScores[j][i]}, {"head gradient", e.headScores[j][i]}} {
+			if at := finite(c.v); at >= 0 {
+				return &NotFiniteError{Step: step, Particle: i, Task: task, What: c.what, Index: at}
+			}
+		}
+		negate(e.trunkScores[j][i])
+		negate(e.headScores[j][i])
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.directions(u, step); err != nil {
+		return nil, err
+	}
+	err = e.parallel(m, func(i int) error {
+		p := e.Particles[i]
+		negate(e.trunkDir[i]) // the optimisers descend: gradient = −φ
+		if err := e.trunkOpt[i].Step(p.Trunk, e.trunkDir[i]); err != nil {
+			return err
+		}
+		for j := range k {
+			negate(e.headDir[j][i])
+			if err := e.headOpt[i][j].Step(p.Heads[j], e.headDir[j][i]); err != nil {
+				return err
+			}
+		}
+		p.Sync()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.Steps = step
+	return e.losses, nil
+}
+
+// directions computes the update directions φ of the trunks and the heads
+// from the scores.
+func (e *Ensemble) directions(u Update, step int) error {
+	k, m := len(e.cfg.Tasks), len(e.Particles)
+	if u.Warmup {
+		for i := range m {
+			w := WarmupWeights(i, m, k)
+			clear(e.trunkDir[i])
+			for j := range k {
+				for d, s := range e.trunkScores[j][i] {
+					e.trunkDir[i][d] += w[j] * s
+				}
+				copy(e.headDir[j][i], e.headScores[j][i])
+			}
+		}
+		return nil
+	}
+	trunks := make([][]float64, m)
+	for i, p := range e.Particles {
+		trunks[i] = p.Trunk
+	}
+	if err := u.Trunk.Direction(e.trunkDir, particles.Ensemble{Theta: trunks, Scores: e.trunkScores}); err != nil {
+		return fmt.Errorf("step %d: trunk update: %w", step, err)
+	}
+	for i, d := range e.trunkDir {
+		if at := finite(d); at >= 0 {
+			return &NotFiniteError{Step: step, Particle: i, What: "trunk update direction (kernel)", Index: at}
+		}
+	}
+	heads := make([][]float64, m)
+	for j, t := range e.cfg.Tasks {
+		for i, p := range e.Particles {
+			heads[i] = p.Heads[j]
+		}
+		ens := particles.Ensemble{Theta: heads, Scores: [][][]float64{e.headScores[j]}}
+		if err := u.Head.Direction(e.headDir[j], ens); err != nil {
+			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
+		}
+	}
+	for j, t := range e.cfg.Tasks {
+		for i, d := range e.headDir[j] {
+			if at := finite(d); at >= 0 {
+				return &NotFiniteError{Step: step, Particle: i, Task: t.Name, What: "head update direction (kernel)", Index: at}
+			}
+		}
+	}
+	return nil
+}
+
+// WarmupWeights is the fixed mix of the k task gradients that particle i
+// of m follows during warm-up. With two tasks, as in the authors' code,
+// particle i weighs the first task i/(m−1) and the second 1 − i/(m−1),
+// so the particles start spread along the trade-off; a single particle
+// and other task counts weigh the tasks equally.
+func WarmupWeights(i, m, k int) []float64 {
+	w := make([]float64, k)
+	if k == 2 && m > 1 {
+		w[0] = float64(i) / float64(m-1)
+		w[1] = 1 - w[0]
+		return w
+	}
+	for j := range w {
+		w[j] = 1 / float64(k)
+	}
+	return w
+}
+
+func negate(v []float64) {
+	for i := range v {
+		v[i] = -v[i]
+	}
+}
+
+// TaskScores is one task's evaluation: the ensemble's and each particle's.
+type TaskScores struct {
+	Task      string          `json:"task"`
+	Ensemble  metrics.Score   `json:"ensemble"`
+	Particles []metrics.Score `json:"particles"`
+}
+
+// Evaluate scores every particle and the ensemble on d, per task. The
+// ensemble predicts the mean of the particles' class probabilities (of
+// their outputs, for regression).
+func (e *Ensemble) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, error) {
+	k, m, n := len(e.cfg.Tasks), len(e.Particles), d.Len()
+	// out[j][i]: particle i's probabilities (or predictions) for task j,
+	// all examples; labels[j]: the targets.
+	out := make([][][]float64, k)
+	labels := make([][]float64, k)
+	for j, t := range e.cfg.Tasks {
+		out[j] = make([][]float64, m)
+		for i := range out[j] {
+			out[j][i] = make([]float64, n*outputs(t))
+		}
+		labels[j] = make([]float64, 0, n)
+	}
+	// The particles' prediction graphs only read the inputs: they share e.in.
+	batches := data.Epoch(d, e.cfg.Batch, false, 0, 0)
+	offset := 0
+	for batches.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b := batches.Batch()
+		if err := e.in.Load(e.cfg, b); err != nil {
+			return nil, err
+		}
+		err := e.parallel(m, func(i int) error {
+			res, err := e.Particles[i].Predict(e.in)
+			if err != nil {
+				return fmt.Errorf("particle %d: %w", i, err)
+			}
+			for j, t := range e.cfg.Tasks {
+				w := outputs(t)
+				dst := out[j][i][offset*w : (offset+b.Size())*w]
+				if t.Kind == data.Classification {
+					metrics.Softmax(dst, res[j], w)
+				} else {
+					copy(dst, res[j])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for j := range k {
+			for _, y := range b.Targets[j] {
+				labels[j] = append(labels[j], float64(y))
+			}
+		}
+		offset += b.Size()
+	}
+	if err := batches.Err(); err != nil {
+		return nil, err
+	}
+	scores := make([]TaskScores, k)
+	for j, t := range e.cfg.Tasks {
+		mean := make([]float64, len(out[j][0]))
+		metrics.Mean(mean, out[j])
+		ts := TaskScores{Task: t.Name}
+		var err error
+		if ts.Ensemble, err = score(t, mean, labels[j]); err != nil {
+			return nil, err
+		}
+		for i := range m {
+			s, err := score(t, out[j][i], labels[j])
+			if err != nil {
+				return nil, err
+			}
+			ts.Particles = append(ts.Particles, s)
+		}
+		scores[j] = ts
+	}
+	return scores, nil
+}
+
+func score(t data.Task, pred, targets []float64) (metrics.Score, error) {
+	if t.Kind == data.Regression {
+		r, err := metrics.Regress(pred, targets)
+		return metrics.Score{Regression: &r}, err
+	}
+	labels := make([]int, len(targets))
+	for i, y := range targets {
+		labels[i] = int(y)
+	}
+	c, err := metrics.Classify(pred, labels, t.Classes)
+	return metrics.Score{Classification: &c}, err
+}
