@@ -58,6 +58,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -66,6 +67,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/multimnist"
+	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
@@ -75,7 +77,6 @@ type Options struct {
 	Dataset     string
 	Method      string
 	Particles   int
-	Steps       int
 	LR          float64
 	Optimizer   string
 	Momentum    float64
@@ -85,9 +86,44 @@ type Options struct {
 	Out         string
 	Progress    bool
 
-	DataDir string // where data sets are looked for; see data.Dir
-	Preview string // write a preview PNG of the training set here and exit
-	Stats   bool   // print data set sizes and label histograms and exit
+	// Toy problems.
+	Steps int
+
+	// Networks.
+	DataDir       string // where data sets are looked for; see data.Dir
+	Preview       string // write a preview PNG of the training set here and exit
+	Stats         bool   // print data set sizes and label histograms and exit
+	Epochs        int
+	Batch         int
+	TrainLimit    int // use the first N training examples; 0: all
+	TestLimit     int // use the first N test examples; 0: all
+	Warmup        int // epochs of plain gradient steps before the kernel
+	HeadRepulsion float64
+	Schedule      string // multistep, exponential or constant
+	Milestones    string // multistep: comma-separated epochs
+	Gamma         float64
+	Every         int // exponential: epochs between decays
+	Workers       int
+	Dtype         string
+}
+
+// Flags that only one kind of data set reads.
+var (
+	toyFlags     = []string{"steps"}
+	networkFlags = []string{"data-dir", "preview", "stats", "epochs", "batch", "train-limit", "test-limit", "warmup",
+		"head-repulsion", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype"}
+)
+
+// kindDefaults are the defaults that differ between toy problems and
+// networks: the paper's settings for each (Adam at 3e-2 on the toys; SGD
+// with momentum at 1e-3 and five particles on Multi-MNIST).
+var kindDefaults = map[bool]struct {
+	particles int
+	lr        float64
+	optimizer string
+}{
+	false: {50, 0.03, "adam"},
+	true:  {5, 1e-3, "sgd"},
 }
 
 func main() {
@@ -117,20 +153,34 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Dataset, "dataset", "", "data set: "+strings.Join(datasetNames(), ", ")+" (required)")
-	fs.StringVar(&o.Method, "method", "mtsgd", "update rule: "+strings.Join(particles.Methods, ", "))
-	fs.IntVar(&o.Particles, "particles", 50, "number of particles")
-	fs.IntVar(&o.Steps, "steps", 1000, "optimiser steps")
-	fs.Float64Var(&o.LR, "lr", 0.03, "learning rate")
-	fs.StringVar(&o.Optimizer, "optimizer", "adam", "optimiser: adam or sgd")
+	fs.StringVar(&o.Method, "method", "mtsgd", "update rule: "+strings.Join(particles.Methods, ", ")+" (networks: the trunks' rule; heads use svgd)")
+	fs.IntVar(&o.Particles, "particles", 0, "number of particles (default 50 for toy problems, 5 for networks)")
+	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default 0.03 for toy problems, 0.001 for networks)")
+	fs.StringVar(&o.Optimizer, "optimizer", "", "optimiser: adam or sgd (default adam for toy problems, sgd for networks)")
 	fs.Float64Var(&o.Momentum, "momentum", 0.9, "SGD momentum (with -optimizer sgd)")
 	fs.Float64Var(&o.KernelScale, "kernel-scale", 1, "multiplies the median-heuristic RBF bandwidth")
-	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term")
-	fs.Uint64Var(&o.Seed, "seed", 1, "random seed: fixes the initial particles")
+	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term; for networks, of the trunks'")
+	fs.Uint64Var(&o.Seed, "seed", 1, "random seed: fixes data generation, initialisation and shuffling")
 	fs.StringVar(&o.Out, "out", "", "output directory (default runs/DATASET-METHOD-seedN)")
 	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
-	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
-	fs.StringVar(&o.Preview, "preview", "", "write a grid of 16 training examples with their labels to this PNG file and exit")
-	fs.BoolVar(&o.Stats, "stats", false, "print the data sets' sizes and label histograms and exit")
+
+	fs.IntVar(&o.Steps, "steps", 1000, "toy problems: optimiser steps")
+
+	fs.StringVar(&o.DataDir, "data-dir", "", "networks: data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
+	fs.StringVar(&o.Preview, "preview", "", "networks: write a grid of 16 training examples with their labels to this PNG file and exit")
+	fs.BoolVar(&o.Stats, "stats", false, "networks: print the data sets' sizes and label histograms and exit")
+	fs.IntVar(&o.Epochs, "epochs", 100, "networks: passes over the training set")
+	fs.IntVar(&o.Batch, "batch", 256, "networks: examples per step")
+	fs.IntVar(&o.TrainLimit, "train-limit", 0, "networks: train on the first N training examples only (0: all)")
+	fs.IntVar(&o.TestLimit, "test-limit", 0, "networks: evaluate on the first N test examples only (0: all)")
+	fs.IntVar(&o.Warmup, "warmup", 0, "networks: epochs of plain gradient steps (no kernel) before the update rule")
+	fs.Float64Var(&o.HeadRepulsion, "head-repulsion", 1, "networks: weight of the kernel-gradient term of the heads' svgd")
+	fs.StringVar(&o.Schedule, "lr-schedule", "multistep", "networks: learning-rate schedule: multistep, exponential or constant")
+	fs.StringVar(&o.Milestones, "lr-milestones", "15,30,45,60,75,90", "networks: multistep: epochs at which the rate is multiplied by -lr-gamma")
+	fs.Float64Var(&o.Gamma, "lr-gamma", 0.5, "networks: factor of each learning-rate decay")
+	fs.IntVar(&o.Every, "lr-every", 1, "networks: exponential: epochs between decays")
+	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "networks: graphs run at once")
+	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -140,10 +190,38 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if o.Dataset == "" {
 		return o, fmt.Errorf("-dataset is required (%s)", strings.Join(datasetNames(), ", "))
 	}
+	network := isNetwork(o.Dataset)
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	wrong, kind := networkFlags, "network data sets"
+	if network {
+		wrong, kind = toyFlags, "toy problems"
+	}
+	for _, name := range wrong {
+		if set[name] {
+			return o, fmt.Errorf("-%s does not apply to -dataset %s: it is for %s", name, o.Dataset, kind)
+		}
+	}
+	d := kindDefaults[network]
+	if !set["particles"] {
+		o.Particles = d.particles
+	}
+	if !set["lr"] {
+		o.LR = d.lr
+	}
+	if !set["optimizer"] {
+		o.Optimizer = d.optimizer
+	}
 	if o.Out == "" {
 		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", o.Dataset, o.Method, o.Seed)
 	}
 	return o, o.check()
+}
+
+// isNetwork tells whether dataset trains networks (rather than toy particles).
+func isNetwork(dataset string) bool {
+	_, ok := multimnist.Lookup(dataset)
+	return ok
 }
 
 func (o Options) check() error {
@@ -164,8 +242,46 @@ func (o Options) check() error {
 		return fmt.Errorf("-kernel-scale must be positive, got %v", o.KernelScale)
 	case o.Repulsion < 0:
 		return fmt.Errorf("-repulsion must be non-negative, got %v", o.Repulsion)
+	case o.HeadRepulsion < 0:
+		return fmt.Errorf("-head-repulsion must be non-negative, got %v", o.HeadRepulsion)
+	case o.Epochs < 1:
+		return fmt.Errorf("-epochs must be at least 1, got %d", o.Epochs)
+	case o.Batch < 1:
+		return fmt.Errorf("-batch must be at least 1, got %d", o.Batch)
+	case o.TrainLimit < 0 || o.TestLimit < 0:
+		return fmt.Errorf("-train-limit and -test-limit must be 0 (all) or positive")
+	case o.Warmup < 0:
+		return fmt.Errorf("-warmup must be 0 or more epochs, got %d", o.Warmup)
+	case !(o.Gamma > 0):
+		return fmt.Errorf("-lr-gamma must be positive, got %v", o.Gamma)
+	case o.Every < 1:
+		return fmt.Errorf("-lr-every must be at least 1, got %d", o.Every)
+	case o.Workers < 1:
+		return fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+	case o.Dtype != "float32" && o.Dtype != "float64":
+		return fmt.Errorf("-dtype must be float32 or float64, got %q", o.Dtype)
+	}
+	if _, err := o.schedule(); err != nil {
+		return err
 	}
 	return nil
+}
+
+// schedule is the learning-rate schedule the options describe.
+func (o Options) schedule() (optim.Schedule, error) {
+	switch o.Schedule {
+	case "constant":
+		return optim.Constant(o.LR), nil
+	case "exponential":
+		return optim.Exponential{Base: o.LR, Gamma: o.Gamma, Every: o.Every}, nil
+	case "multistep":
+		ms, err := optim.ParseMilestones(o.Milestones)
+		if err != nil {
+			return nil, fmt.Errorf("-lr-milestones: %w", err)
+		}
+		return optim.MultiStep{Base: o.LR, Milestones: ms, Gamma: o.Gamma}, nil
+	}
+	return nil, fmt.Errorf("-lr-schedule must be multistep, exponential or constant, got %q", o.Schedule)
 }
 
 // run trains as o says and writes the results to o.Out.
@@ -180,7 +296,7 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := multimnist.Lookup(o.Dataset); ok {
+	if isNetwork(o.Dataset) {
 		return runNetwork(ctx, o, rule)
 	}
 	return runToy(ctx, o, rule)

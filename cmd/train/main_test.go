@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"image/png"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,4 +187,85 @@ func TestStatsAndPreview(t *testing.T) {
 			t.Errorf("error %v, want ErrMissing naming %s", err, dir)
 		}
 	})
+}
+
+// A short real run: two epochs on a few examples write one metrics line per
+// task per epoch, and the same seed writes the same figures.
+func TestTrainNetworkWritesMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains networks on real data")
+	}
+	runOnce := func() []map[string]any {
+		out := t.TempDir()
+		o, err := parseFlags([]string{"-dataset", "multi-mnist", "-particles", "2", "-epochs", "2", "-batch", "16",
+			"-train-limit", "48", "-test-limit", "40", "-lr", "0.01", "-warmup", "1", "-seed", "5", "-out", out, "-progress=false"}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = run(context.Background(), o)
+		testenv.CheckData(t, err)
+		b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("metrics line %q: %v", l, err)
+			}
+			delete(m, "seconds")
+			lines = append(lines, m)
+		}
+		return lines
+	}
+	a := runOnce()
+	if len(a) != 4 {
+		t.Fatalf("%d metrics lines, want 2 epochs × 2 tasks", len(a))
+	}
+	for i, l := range a {
+		wantTask := []string{"top-left", "bottom-right"}[i%2]
+		if l["epoch"] != float64(1+i/2) || l["task"] != wantTask || l["step"] != float64(3*(1+i/2)) {
+			t.Errorf("line %d: epoch %v task %v step %v", i, l["epoch"], l["task"], l["step"])
+		}
+		for _, k := range []string{"accuracy", "brier", "ece", "nll", "train_loss", "lr"} {
+			if _, ok := l[k].(float64); !ok {
+				t.Errorf("line %d has no number %q: %v", i, k, l)
+			}
+		}
+		if ps, ok := l["particles"].([]any); !ok || len(ps) != 2 {
+			t.Errorf("line %d: particles %v", i, l["particles"])
+		}
+	}
+	if b := runOnce(); !reflect.DeepEqual(a, b) {
+		t.Errorf("same seed, different metrics:\n%v\n%v", a, b)
+	}
+}
+
+func TestParseFlagsKinds(t *testing.T) {
+	o, err := parseFlags([]string{"-dataset", "multi-fashion"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Particles != 5 || o.LR != 1e-3 || o.Optimizer != "sgd" || o.Epochs != 100 || o.Batch != 256 {
+		t.Errorf("network defaults: %+v", o)
+	}
+	if o, err = parseFlags([]string{"-dataset", "mog3"}, &bytes.Buffer{}); err != nil || o.Particles != 50 || o.LR != 0.03 || o.Optimizer != "adam" {
+		t.Errorf("toy defaults: %+v, %v", o, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-dataset", "multi-mnist", "-steps", "5"}, "-steps does not apply to -dataset multi-mnist: it is for toy problems"},
+		{[]string{"-dataset", "mog3", "-epochs", "5"}, "-epochs does not apply to -dataset mog3: it is for network data sets"},
+		{[]string{"-dataset", "multi-mnist", "-lr-milestones", "30,15"}, "-lr-milestones: milestones [30 15] are not increasing"},
+		{[]string{"-dataset", "multi-mnist", "-lr-schedule", "cosine"}, "-lr-schedule must be"},
+		{[]string{"-dataset", "multi-mnist", "-dtype", "float16"}, "-dtype must be"},
+		{[]string{"-dataset", "multi-mnist", "-batch", "0"}, "-batch must be"},
+	} {
+		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
 }

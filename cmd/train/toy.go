@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cheggaaa/pb/v3"
-	"github.com/mattn/go-isatty"
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
@@ -38,7 +36,7 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 		"steps": o.Steps, "lr": o.LR, "optimizer": o.Optimizer, "seed": o.Seed,
 	}).Info("training")
 
-	progress := newProgress(o.Progress, o.Steps)
+	progress := newProgress(o.Progress, "steps", o.Steps)
 	start := time.Now()
 	theta, err := toy.Run(ctx, toy.Config{
 		Problem:   problem,
@@ -47,7 +45,7 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 		Particles: o.Particles,
 		Steps:     o.Steps,
 		Seed:      o.Seed,
-		OnStep:    progress.step,
+		OnStep:    func(n int) { progress.step(n, "") },
 	})
 	progress.finish()
 	if err != nil {
@@ -67,41 +65,6 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 	}
 	log.WithFields(log.Fields{"csv": csvPath, "plot": pngPath}).Info("wrote")
 	return nil
-}
-
-// progress shows a progress bar on a terminal; elsewhere (CI logs, batch
-// jobs) it logs a line every tenth of the run instead.
-type progress struct {
-	bar      *pb.ProgressBar
-	total    int
-	logEvery int // steps between log lines when there is no bar; 0: none
-}
-
-func newProgress(enabled bool, total int) *progress {
-	p := &progress{total: total}
-	switch {
-	case !enabled:
-	case isatty.IsTerminal(os.Stderr.Fd()):
-		p.bar = pb.Full.Start(total)
-	default:
-		p.logEvery = max(1, total/10)
-	}
-	return p
-}
-
-func (p *progress) step(n int) {
-	switch {
-	case p.bar != nil:
-		p.bar.Increment()
-	case p.logEvery > 0 && n%p.logEvery == 0:
-		log.Infof("step %d/%d", n, p.total)
-	}
-}
-
-func (p *progress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-	}
 }
 
 // logSummary logs the figures by which the paper compares methods.

@@ -1,0 +1,125 @@
+package network
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/particles"
+)
+
+// BenchmarkStep measures one full training step as cmd/train runs it: 5
+// LeNet particles, batch 256, two tasks, float32 graphs, every graph run on
+// GOMAXPROCS workers, the MT-SGD trunk update and the SVGD head updates
+// included. Beside it, in the same command, it runs the PyTorch peer
+// ../shared/bench/torch_lenet_step.py with 5 particles and 2 threads (one
+// multi-task LeNet step per particle with the two trunk gradients computed
+// separately) and reports both figures and their ratio:
+//
+//	go test ./particles/network -run '^$' -bench Step -benchtime 20x
+//
+// The peer needs /usr/bin/python3 with torch (Debian: apt-get install
+// python3-torch); without it only our figures are reported.
+func BenchmarkStep(b *testing.B) {
+	const m, batch = 5, 256
+	cfg := testConfig(batch, tensor.Float32)
+	e, err := NewEnsemble(cfg, m, 1, sgd(0.01), runtime.GOMAXPROCS(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	kernel := particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
+	trunk, _ := particles.New("mtsgd", kernel)
+	head, _ := particles.New("svgd", kernel)
+	u := Update{Trunk: trunk, Head: head}
+	data := randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2)
+	for range 2 { // warm the allocator and the caches
+		if _, err := e.Step(data, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := e.Step(data, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	ours := float64(b.Elapsed().Nanoseconds()) / 1e6 / float64(b.N)
+	b.ReportMetric(ours, "ms/step")
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+
+	torchOnce.Do(func() { torchMS, torchRSS, torchErr = runTorchPeer(m, 2) })
+	if torchErr != nil {
+		b.Logf("PyTorch peer not run: %v", torchErr)
+		return
+	}
+	b.ReportMetric(torchMS, "torch-ms/step")
+	b.ReportMetric(torchRSS, "torch-peak-RSS-MB")
+	b.ReportMetric(ours/torchMS, "×torch")
+}
+
+var (
+	torchOnce          sync.Once
+	torchMS, torchRSS  float64
+	torchErr           error
+	torchResultPattern = regexp.MustCompile(`median ([0-9.]+) ms/step.*peak RSS ([0-9.]+) MB`)
+)
+
+// runTorchPeer runs the PyTorch reference step and returns its median
+// milliseconds per step and its peak RSS.
+func runTorchPeer(particles, threads int) (ms, rssMB float64, err error) {
+	script, err := findUp(filepath.Join("shared", "bench", "torch_lenet_step.py"))
+	if err != nil {
+		return 0, 0, err
+	}
+	out, err := exec.Command("/usr/bin/python3", script, strconv.Itoa(particles), strconv.Itoa(threads)).CombinedOutput()
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %v: %s", script, err, out)
+	}
+	sub := torchResultPattern.FindSubmatch(out)
+	if sub == nil {
+		return 0, 0, fmt.Errorf("%s printed no RESULT line: %s", script, out)
+	}
+	ms, _ = strconv.ParseFloat(string(sub[1]), 64)
+	rssMB, _ = strconv.ParseFloat(string(sub[2]), 64)
+	return ms, rssMB, nil
+}
+
+// findUp looks for rel in the working directory and its parents.
+func findUp(rel string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("%s not found in the working directory or its parents", rel)
+		}
+		dir = parent
+	}
+}
+
+// peakRSSMB is this process's peak resident set size (Linux reports KiB).
+func peakRSSMB() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Maxrss) / 1024
+}
