@@ -24,6 +24,9 @@ type Classification struct {
 	ECE float64 `json:"ece"`
 	// NLL is the mean of −log p(label).
 	NLL float64 `json:"nll"`
+	// Confidence is the mean top-class probability: above Accuracy, the
+	// predictions are overconfident; below, underconfident.
+	Confidence float64 `json:"confidence"`
 }
 
 // Classify scores probs (N × classes, row-major, rows summing to 1)
@@ -58,6 +61,7 @@ func Classify(probs []float64, labels []int, classes int) (Classification, error
 		}
 		c.Accuracy += correct
 		c.NLL -= math.Log(row[y])
+		c.Confidence += row[best]
 		b := Bin(row[best])
 		binCount[b]++
 		binCorrect[b] += correct
@@ -71,6 +75,7 @@ func Classify(probs []float64, labels []int, classes int) (Classification, error
 	c.Accuracy /= float64(n)
 	c.Brier /= float64(n)
 	c.NLL /= float64(n)
+	c.Confidence /= float64(n)
 	return c, nil
 }
 

@@ -16,15 +16,16 @@ func close(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 //	0.3 0.3 0.4      0      2    0.4   no       0.49+0.09+0.16 = 0.74    1.203973
 //
 // accuracy 2/4; Brier 1.56/4 = 0.39; NLL 2.700082/4; every example alone
-// in its bin, so ECE = (0.3 + 0.5 + 0.2 + 0.4)/4 = 0.35.
+// in its bin, so ECE = (0.3 + 0.5 + 0.2 + 0.4)/4 = 0.35; mean confidence
+// (0.7 + 0.5 + 0.8 + 0.4)/4 = 0.6.
 func TestClassifyByHand(t *testing.T) {
 	probs := []float64{0.7, 0.2, 0.1, 0.5, 0.4, 0.1, 0.1, 0.1, 0.8, 0.3, 0.3, 0.4}
 	c, err := Classify(probs, []int{0, 1, 2, 0}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Classification{Accuracy: 0.5, Brier: 0.39, ECE: 0.35, NLL: 2.700082 / 4}
-	if !close(c.Accuracy, want.Accuracy, 1e-15) || !close(c.Brier, want.Brier, 1e-15) ||
+	want := Classification{Accuracy: 0.5, Brier: 0.39, ECE: 0.35, NLL: 2.700082 / 4, Confidence: 0.6}
+	if !close(c.Confidence, want.Confidence, 1e-15) || !close(c.Accuracy, want.Accuracy, 1e-15) || !close(c.Brier, want.Brier, 1e-15) ||
 		!close(c.ECE, want.ECE, 1e-15) || !close(c.NLL, want.NLL, 1e-6) {
 		t.Errorf("got %+v, want %+v", c, want)
 	}

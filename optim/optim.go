@@ -103,3 +103,53 @@ func (o *Adam) Step(x, grad []float64) error {
 	}
 	return nil
 }
+
+// Stateful is an optimiser whose state can be saved and restored, for
+// checkpoints: SetState(State()) on a fresh optimiser with the same
+// hyperparameters continues exactly as the original would.
+type Stateful interface {
+	// State returns a copy of the state as plain numbers.
+	State() []float64
+	// SetState restores a state returned by State.
+	SetState(s []float64) error
+}
+
+// State is the momentum buffer, or nothing before the first step.
+func (o *SGD) State() []float64 { return append([]float64(nil), o.buf...) }
+
+// SetState restores the momentum buffer.
+func (o *SGD) SetState(s []float64) error {
+	o.buf = nil
+	if len(s) > 0 {
+		o.buf = append([]float64(nil), s...)
+	}
+	return nil
+}
+
+// State is the step count followed by the first and second moment
+// estimates, or nothing before the first step.
+func (o *Adam) State() []float64 {
+	if o.m == nil {
+		return nil
+	}
+	s := make([]float64, 0, 1+2*len(o.m))
+	s = append(s, float64(o.t))
+	s = append(s, o.m...)
+	return append(s, o.v...)
+}
+
+// SetState restores the step count and moment estimates.
+func (o *Adam) SetState(s []float64) error {
+	if len(s) == 0 {
+		o.m, o.v, o.t = nil, nil, 0
+		return nil
+	}
+	if len(s)%2 != 1 || s[0] < 1 || s[0] != math.Trunc(s[0]) {
+		return fmt.Errorf("adam: a state of %d numbers starting with %v is not a step count and two moment vectors", len(s), s[0])
+	}
+	n := (len(s) - 1) / 2
+	o.t = int(s[0])
+	o.m = append([]float64(nil), s[1:1+n]...)
+	o.v = append([]float64(nil), s[1+n:]...)
+	return nil
+}

@@ -125,3 +125,46 @@ func TestExponential(t *testing.T) {
 		t.Error("per-epoch decay or constant wrong")
 	}
 }
+
+// Saving the state after some steps and restoring it into a fresh
+// optimiser continues bit for bit as the original.
+func TestStateRoundTrip(t *testing.T) {
+	for name, fresh := range map[string]func() interface {
+		Optimizer
+		Stateful
+	}{
+		"sgd": func() interface {
+			Optimizer
+			Stateful
+		} { return &SGD{LR: 0.1, Momentum: 0.9} },
+		"adam": func() interface {
+			Optimizer
+			Stateful
+		} { return NewAdam(0.01) },
+	} {
+		grad := func(step int) []float64 { return []float64{math.Sin(float64(step)), float64(step) - 3, 0.5} }
+		a, x := fresh(), []float64{1, 2, 3}
+		for s := range 4 {
+			a.Step(x, grad(s))
+		}
+		b, y := fresh(), append([]float64(nil), x...)
+		if err := b.SetState(a.State()); err != nil {
+			t.Fatal(err)
+		}
+		for s := 4; s < 8; s++ {
+			a.Step(x, grad(s))
+			b.Step(y, grad(s))
+		}
+		for i := range x {
+			if x[i] != y[i] {
+				t.Errorf("%s: x[%d] = %v continued, %v restored", name, i, x[i], y[i])
+			}
+		}
+		if len(fresh().State()) != 0 {
+			t.Errorf("%s: a fresh optimiser has state", name)
+		}
+	}
+	if err := NewAdam(0.1).SetState([]float64{0.5, 1, 2}); err == nil {
+		t.Error("adam accepted a fractional step count")
+	}
+}

@@ -1,5 +1,6 @@
 // Command train moves an ensemble of particles towards several targets with
-// MT-SGD (Phan et al., NeurIPS 2022) or one of its baselines.
+// MT-SGD (Phan et al., NeurIPS 2022) or one of its baselines: points on the
+// paper's toy problems, or multi-task networks on its image data sets.
 //
 // Usage:
 //
@@ -14,40 +15,75 @@
 //	       clipped to [1e-6, 1−1e-6] after every step
 //	multi-mnist, multi-fashion, multi-fashion-mnist
 //	       two-task 36×36 composites of MNIST and Fashion-MNIST images
-//	       (Section 4.2), built from the raw IDX files; see package
-//	       data/multimnist. Get the files with scripts/fetch-data.
+//	       (Section 4.2), built from the raw IDX files (package
+//	       data/multimnist); each particle is a LeNet (package
+//	       models/lenet). Get the files with scripts/fetch-data.
 //
 // Methods (-method): mtsgd, svgd, moo-svgd, mgda, linear; see package
-// particles. svgd and linear weight the targets equally.
+// particles. svgd and linear weight the targets equally. On networks the
+// method moves the trunks; each task's heads move by svgd on that task.
 //
-// Flags:
+// Flags for every data set:
 //
 //	-dataset NAME       data set (required)
 //	-method NAME        update rule (default mtsgd)
-//	-particles M        number of particles (default 50)
-//	-steps N            optimiser steps (default 1000)
-//	-lr RATE            learning rate (default 0.03)
-//	-optimizer NAME     adam or sgd (default adam)
-//	-momentum MU        SGD momentum (default 0.9; -optimizer sgd only)
+//	-particles M        number of particles (default 50 toy, 5 networks)
+//	-lr RATE            learning rate (default 0.03 toy, 0.001 networks)
+//	-optimizer NAME     adam or sgd (default adam toy, sgd networks)
+//	-momentum MU        SGD momentum (default 0.9)
 //	-kernel-scale S     multiplies the median-heuristic RBF bandwidth (default 1)
-//	-repulsion RHO      weight of the kernel-gradient term (default 1)
-//	-seed N             fixes the initial particles (default 1)
+//	-repulsion RHO      weight of the kernel-gradient term; on networks, of
+//	                    the trunks' rule (default 1)
+//	-seed N             fixes data generation, initialisation and shuffling
+//	                    (default 1)
 //	-out DIR            output directory (default runs/DATASET-METHOD-seedN)
-//	-progress           show a progress bar on stderr (default true)
+//	-progress           progress bar on a terminal, else a log line every
+//	                    tenth of the run or epoch (default true)
+//
+// Toy problems:
+//
+//	-steps N            optimiser steps (default 1000)
+//
+// Networks (defaults: the paper's Multi-MNIST setup):
+//
+//	-epochs N           passes over the training set (default 100)
+//	-batch N            examples per step (default 256)
+//	-lr-schedule NAME   multistep, exponential or constant (default multistep)
+//	-lr-milestones L    multistep: epochs at which the rate is multiplied by
+//	                    -lr-gamma (default 15,30,45,60,75,90)
+//	-lr-gamma G         factor of each decay (default 0.5)
+//	-lr-every N         exponential: epochs between decays (default 1)
+//	-warmup N           first N epochs without kernel: plain gradient steps,
+//	                    the trunk of particle i following the mix
+//	                    i/(M−1)·task 1 + (1 − i/(M−1))·task 2 (default 0)
+//	-head-repulsion RHO weight of the heads' kernel-gradient term (default 1)
+//	-train-limit N      train on the first N training examples (default all)
+//	-test-limit N       evaluate on the first N test examples (default all)
 //	-data-dir DIR       where data sets are looked for (default
 //	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
+//	-workers N          graphs run at once (default GOMAXPROCS)
+//	-dtype T            float32 or float64 graphs (default float32)
 //	-preview FILE       write a 4×4 grid of training examples with their
 //	                    labels to FILE (PNG) and exit
 //	-stats              print both splits' sizes and label histograms and exit
 //
-// It writes DIR/particles.csv (header particle,theta_0,…, one row per
-// particle, final positions) and DIR/particles.png (mog3: the particles over
-// the three densities' contours; zdt3: the particles in objective space over
-// the true Pareto front), and logs where the particles ended.
+// Toy problems write DIR/particles.csv (header particle,theta_0,…, one row
+// per particle, final positions) and DIR/particles.png (mog3: the particles
+// over the three densities' contours; zdt3: the particles in objective space
+// over the true Pareto front), and log where the particles ended.
 //
-// Example, the paper's first toy experiment:
+// Networks are scored on the test set after every epoch: one log line per
+// task with the ensemble's accuracy, Brier score, ECE and NLL (the ensemble
+// predicts the mean of the particles' probabilities), and one JSON object
+// per task and epoch in DIR/metrics.jsonl, with every particle's scores too.
+// The last epoch also logs each particle's scores. A NaN or Inf in a loss,
+// gradient or update direction stops training with an error naming the
+// step, particle and task.
+//
+// Examples:
 //
 //	train -dataset mog3 -method mtsgd -particles 50 -steps 1000 -lr 0.03 -seed 1 -out runs/mog3
+//	train -dataset multi-mnist -particles 5 -epochs 1 -lr 0.01 -seed 1 -out runs/mm1
 package main
 
 import (
@@ -265,6 +301,14 @@ func (o Options) check() error {
 		return err
 	}
 	return nil
+}
+
+// newOptimizer returns a fresh optimiser as the options describe.
+func (o Options) newOptimizer() optim.Optimizer {
+	if o.Optimizer == "sgd" {
+		return &optim.SGD{LR: o.LR, Momentum: o.Momentum}
+	}
+	return optim.NewAdam(o.LR)
 }
 
 // schedule is the learning-rate schedule the options describe.

@@ -18,7 +18,6 @@ import (
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models/lenet"
-	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/network"
 )
@@ -114,11 +113,7 @@ func trainNetwork(ctx context.Context, o Options, trunkRule particles.Rule, trai
 		dtype = tensor.Float64
 	}
 	cfg := &network.Config{Model: lenet.New(classes...), Tasks: tasks, Batch: o.Batch, Dtype: dtype}
-	newOpt := func() optim.Optimizer { return optim.NewAdam(o.LR) }
-	if o.Optimizer == "sgd" {
-		newOpt = func() optim.Optimizer { return &optim.SGD{LR: o.LR, Momentum: o.Momentum} }
-	}
-	ens, err := network.NewEnsemble(cfg, o.Particles, o.Seed, newOpt, o.Workers)
+	ens, err := network.NewEnsemble(cfg, o.Particles, o.Seed, o.newOptimizer, o.Workers)
 	if err != nil {
 		return err
 	}
@@ -211,7 +206,7 @@ func scoreFields(s metrics.Score) log.Fields {
 	}
 	return log.Fields{
 		"accuracy": fmt.Sprintf("%.4f", s.Accuracy), "brier": fmt.Sprintf("%.4f", s.Brier),
-		"ece": fmt.Sprintf("%.4f", s.ECE), "nll": fmt.Sprintf("%.4f", s.NLL),
+		"ece": fmt.Sprintf("%.4f", s.ECE), "nll": fmt.Sprintf("%.4f", s.NLL), "confidence": fmt.Sprintf("%.4f", s.Confidence),
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
-	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
@@ -27,10 +26,6 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return fmt.Errorf("creating output directory: %w", err)
 	}
-	newOpt := func() optim.Optimizer { return optim.NewAdam(o.LR) }
-	if o.Optimizer == "sgd" {
-		newOpt = func() optim.Optimizer { return &optim.SGD{LR: o.LR, Momentum: o.Momentum} }
-	}
 	log.WithFields(log.Fields{
 		"dataset": o.Dataset, "method": o.Method, "particles": o.Particles,
 		"steps": o.Steps, "lr": o.LR, "optimizer": o.Optimizer, "seed": o.Seed,
@@ -41,7 +36,7 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 	theta, err := toy.Run(ctx, toy.Config{
 		Problem:   problem,
 		Rule:      rule,
-		Optimizer: newOpt,
+		Optimizer: o.newOptimizer,
 		Particles: o.Particles,
 		Steps:     o.Steps,
 		Seed:      o.Seed,

@@ -19,6 +19,7 @@ package multimnist
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 
 	"github.com/mtsgd/mtsgd/data"
@@ -80,7 +81,7 @@ func (v Variant) Load(dataDir string, seed uint64) (train, test *Set, err error)
 				return nil, nil, err
 			}
 		}
-		s := Compose(v.Name+"/"+splitName(split), top, bottom, seed, splitStream(split))
+		s := Compose(v.Name+"/"+splitName(split), top, bottom, seed, v.stream(split))
 		s.tasks[0].ClassNames = v.TopLeft.ClassNames
 		s.tasks[1].ClassNames = v.BottomRight.ClassNames
 		if split == Train {
@@ -99,13 +100,13 @@ func splitName(s Split) string {
 	return "train"
 }
 
-// splitStream separates the random draws of the two splits, and both from
-// the other uses of the run's seed.
-func splitStream(s Split) uint64 {
-	if s == Test {
-		return 0x6d6d6e6973742d74
-	}
-	return 0x6d6d6e6973742d72
+// stream separates the random draws of the variants and their splits from
+// each other and from the other uses of the run's seed: without the
+// variant, Multi-MNIST and Multi-Fashion+MNIST would pair the same indices.
+func (v Variant) stream(s Split) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(v.Name + "/" + splitName(s)))
+	return h.Sum64()
 }
 
 // Compose builds the composites of top-left images from top and partners

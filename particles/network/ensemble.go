@@ -39,6 +39,12 @@ type Ensemble struct {
 	trunkOpt []optim.Optimizer   // [particle]
 	headOpt  [][]optim.Optimizer // [particle][task]
 
+	// The rules' views of the parameters: trunks[i] is Particles[i].Trunk,
+	// heads[j][i] is Particles[i].Heads[j] (the optimisers update them in
+	// place, so the views stay valid).
+	trunks [][]float64
+	heads  [][][]float64
+
 	// Per-step buffers. Gradients are negated in place into scores.
 	losses      [][]float64   // [task][particle]
 	trunkScores [][][]float64 // [task][particle]
@@ -72,18 +78,21 @@ func NewEnsemble(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer,
 		}
 		e.headOpt = append(e.headOpt, heads)
 		e.trunkDir = append(e.trunkDir, make([]float64, len(p.Trunk)))
+		e.trunks = append(e.trunks, p.Trunk)
 	}
 	k := len(cfg.Tasks)
 	e.losses = make([][]float64, k)
 	e.trunkScores = make([][][]float64, k)
 	e.headScores = make([][][]float64, k)
 	e.headDir = make([][][]float64, k)
+	e.heads = make([][][]float64, k)
 	for j := range k {
 		e.losses[j] = make([]float64, m)
 		for _, p := range e.Particles {
 			e.trunkScores[j] = append(e.trunkScores[j], make([]float64, len(p.Trunk)))
 			e.headScores[j] = append(e.headScores[j], make([]float64, len(p.Heads[j])))
 			e.headDir[j] = append(e.headDir[j], make([]float64, len(p.Heads[j])))
+			e.heads[j] = append(e.heads[j], p.Heads[j])
 		}
 	}
 	return e, nil
@@ -228,11 +237,7 @@ func (e *Ensemble) directions(u Update, step int) error {
 		}
 		return nil
 	}
-	trunks := make([][]float64, m)
-	for i, p := range e.Particles {
-		trunks[i] = p.Trunk
-	}
-	if err := u.Trunk.Direction(e.trunkDir, particles.Ensemble{Theta: trunks, Scores: e.trunkScores}); err != nil {
+	if err := u.Trunk.Direction(e.trunkDir, particles.Ensemble{Theta: e.trunks, Scores: e.trunkScores}); err != nil {
 		return fmt.Errorf("step %d: trunk update: %w", step, err)
 	}
 	for i, d := range e.trunkDir {
@@ -240,12 +245,8 @@ func (e *Ensemble) directions(u Update, step int) error {
 			return &NotFiniteError{Step: step, Particle: i, What: "trunk update direction (kernel)", Index: at}
 		}
 	}
-	heads := make([][]float64, m)
 	for j, t := range e.cfg.Tasks {
-		for i, p := range e.Particles {
-			heads[i] = p.Heads[j]
-		}
-		ens := particles.Ensemble{Theta: heads, Scores: [][][]float64{e.headScores[j]}}
+		ens := particles.Ensemble{Theta: e.heads[j], Scores: [][][]float64{e.headScores[j]}}
 		if err := u.Head.Direction(e.headDir[j], ens); err != nil {
 			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
 		}

@@ -1,0 +1,434 @@
+// Package checkpoints saves and restores the state of a training run, so
+// that a run survives being stopped and its ensemble can be evaluated
+// without retraining.
+//
+// # Format (version 1)
+//
+// A checkpoint is a directory holding manifest.json and two binary files.
+// manifest.json is a JSON object:
+//
+//	format       "mtsgd-checkpoint"
+//	version      1
+//	settings     the run's settings as the training command wrote them
+//	             (data set, model, particles, method, every hyperparameter,
+//	             seed); opaque to this package
+//	epoch        completed epochs
+//	batch        batches done in the next epoch (0 at an epoch's end)
+//	step         updates done in all
+//	metrics      the last evaluation, as the training command wrote it
+//	particles    M, the number of particles
+//	layout       {"trunk": [T...], "heads": [[T...] per task]}, where T is
+//	             {"name": string, "shape": [int...]}: the parameter tensors
+//	             of the trunk and of each head, in order
+//	optimizer    {"lengths": [[n_trunk, n_head0, n_head1, ...] per particle]}:
+//	             the length of each optimiser state vector (0 before the
+//	             optimiser's first step)
+//	files        [{"role": "parameters"|"optimizer", "name": string,
+//	              "size": bytes, "sha256": hex}]
+//
+// Both binary files are little-endian IEEE-754 float64 values, one vector
+// after another with no padding or headers. The parameters file holds, for
+// particle 0, 1, …, M−1 in turn, the trunk vector (the layout's trunk
+// tensors, each row-major, concatenated) and then each head vector in task
+// order. The optimizer file holds, in the same order, each vector's
+// optimiser state (for SGD the momentum buffer; for Adam the step count,
+// then the first and then the second moment estimates).
+//
+// The random state needed to continue identically is the settings' seed
+// with epoch and batch: the shuffled order of an epoch depends on the seed
+// and the epoch number only (package data), and nothing else in training is
+// random after initialisation.
+//
+// # Writing
+//
+// Binary files are named by their content (parameters-<hash>.bin), each
+// written to a temporary file, fsynced and renamed into place; the manifest
+// is written the same way last, and only then are files that it no longer
+// names removed. A crash or a full disk at any point leaves the previous
+// manifest and every file it names in place: the checkpoint is always
+// readable, as the old or the new one.
+package checkpoints
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+)
+
+// Format and Version identify the files this package writes and reads.
+const (
+	Format  = "mtsgd-checkpoint"
+	Version = 1
+)
+
+// ManifestName is the manifest's file name in a checkpoint directory.
+const ManifestName = "manifest.json"
+
+// Tensor names a parameter tensor and its shape.
+type Tensor struct {
+	Name  string `json:"name"`
+	Shape []int  `json:"shape"`
+}
+
+// Layout lists the parameter tensors of a trunk and of each head.
+type Layout struct {
+	Trunk []Tensor   `json:"trunk"`
+	Heads [][]Tensor `json:"heads"`
+}
+
+// size is the number of values in ts.
+func size(ts []Tensor) (int, error) {
+	n := 0
+	for _, t := range ts {
+		m := 1
+		for _, s := range t.Shape {
+			if s < 1 || m > math.MaxInt32/s {
+				return 0, fmt.Errorf("tensor %s has shape %v", t.Name, t.Shape)
+			}
+			m *= s
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// Equal reports whether l and o describe the same tensors, and if not,
+// the first difference.
+func (l Layout) Equal(o Layout) error {
+	cmp := func(what string, a, b []Tensor) error {
+		if len(a) != len(b) {
+			return fmt.Errorf("%s has %d tensors, not %d", what, len(a), len(b))
+		}
+		for i := range a {
+			if a[i].Name != b[i].Name || !slices.Equal(a[i].Shape, b[i].Shape) {
+				return fmt.Errorf("%s tensor %d is %s %v, not %s %v", what, i, a[i].Name, a[i].Shape, b[i].Name, b[i].Shape)
+			}
+		}
+		return nil
+	}
+	if err := cmp("the trunk", l.Trunk, o.Trunk); err != nil {
+		return err
+	}
+	if len(l.Heads) != len(o.Heads) {
+		return fmt.Errorf("%d heads, not %d", len(l.Heads), len(o.Heads))
+	}
+	for j := range l.Heads {
+		if err := cmp(fmt.Sprintf("head %d", j), l.Heads[j], o.Heads[j]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Particle is one particle's parameters and optimiser states.
+type Particle struct {
+	Trunk    []float64
+	Heads    [][]float64
+	TrunkOpt []float64
+	HeadOpts [][]float64
+}
+
+// Checkpoint is the state of a run.
+type Checkpoint struct {
+	Settings  json.RawMessage
+	Epoch     int // completed epochs
+	Batch     int // batches done in the next epoch
+	Step      int // updates done in all
+	Metrics   json.RawMessage
+	Layout    Layout
+	Particles []Particle
+}
+
+type manifest struct {
+	Format    string          `json:"format"`
+	Version   int             `json:"version"`
+	Settings  json.RawMessage `json:"settings"`
+	Epoch     int             `json:"epoch"`
+	Batch     int             `json:"batch"`
+	Step      int             `json:"step"`
+	Metrics   json.RawMessage `json:"metrics,omitempty"`
+	Particles int             `json:"particles"`
+	Layout    Layout          `json:"layout"`
+	Optimizer struct {
+		Lengths [][]int `json:"lengths"`
+	} `json:"optimizer"`
+	Files []file `json:"files"`
+}
+
+type file struct {
+	Role   string `json:"role"`
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+const (
+	roleParameters = "parameters"
+	roleOptimizer  = "optimizer"
+)
+
+// Save writes c to the directory dir, creating it if needed, so that dir
+// holds either the checkpoint it held before or c, whatever happens.
+func Save(dir string, c *Checkpoint) error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	m := manifest{
+		Format: Format, Version: Version, Settings: c.Settings,
+		Epoch: c.Epoch, Batch: c.Batch, Step: c.Step, Metrics: c.Metrics,
+		Particles: len(c.Particles), Layout: c.Layout,
+	}
+	var params, opt bytes.Buffer
+	for _, p := range c.Particles {
+		writeFloats(&params, p.Trunk)
+		for _, h := range p.Heads {
+			writeFloats(&params, h)
+		}
+		lengths := []int{len(p.TrunkOpt)}
+		writeFloats(&opt, p.TrunkOpt)
+		for _, h := range p.HeadOpts {
+			lengths = append(lengths, len(h))
+			writeFloats(&opt, h)
+		}
+		m.Optimizer.Lengths = append(m.Optimizer.Lengths, lengths)
+	}
+	for _, b := range []struct {
+		role string
+		data []byte
+	}{{roleParameters, params.Bytes()}, {roleOptimizer, opt.Bytes()}} {
+		sum := sha256.Sum256(b.data)
+		f := file{Role: b.role, Name: fmt.Sprintf("%s-%s.bin", b.role, hex.EncodeToString(sum[:8])),
+			Size: int64(len(b.data)), SHA256: hex.EncodeToString(sum[:])}
+		m.Files = append(m.Files, f)
+		path := filepath.Join(dir, f.Name)
+		if same, _ := sameFile(path, f); same {
+			continue // content-named: already there, whole
+		}
+		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := w.Write(b.data); return err }); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	js, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	if err := atomicfile.Write(filepath.Join(dir, ManifestName), 0o644, func(w io.Writer) error {
+		_, err := w.Write(append(js, '\n'))
+		return err
+	}); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return removeUnnamed(dir, m.Files)
+}
+
+// sameFile reports whether path exists with f's size (its name carries the
+// content hash, and files appear only whole).
+func sameFile(path string, f file) (bool, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false, err
+	}
+	return st.Size() == f.Size, nil
+}
+
+// removeUnnamed deletes the binary files of earlier checkpoints and
+// leftover temporary files in dir.
+func removeUnnamed(dir string, keep []file) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		stale := strings.HasSuffix(name, ".bin") || strings.Contains(name, ".tmp")
+		if !stale || slices.ContainsFunc(keep, func(f file) bool { return f.Name == name }) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("checkpoint: removing stale %w", err)
+		}
+	}
+	return nil
+}
+
+func (c *Checkpoint) check() error {
+	trunk, err := size(c.Layout.Trunk)
+	if err != nil {
+		return err
+	}
+	heads := make([]int, len(c.Layout.Heads))
+	for j, h := range c.Layout.Heads {
+		if heads[j], err = size(h); err != nil {
+			return err
+		}
+	}
+	if len(c.Particles) == 0 {
+		return errors.New("no particles")
+	}
+	for i, p := range c.Particles {
+		if len(p.Trunk) != trunk || len(p.Heads) != len(heads) || len(p.HeadOpts) != len(heads) {
+			return fmt.Errorf("particle %d does not match the layout", i)
+		}
+		for j, h := range p.Heads {
+			if len(h) != heads[j] {
+				return fmt.Errorf("particle %d head %d has %d values, the layout %d", i, j, len(h), heads[j])
+			}
+		}
+	}
+	return nil
+}
+
+func writeFloats(w *bytes.Buffer, v []float64) {
+	var b [8]byte
+	for _, x := range v {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+		w.Write(b[:])
+	}
+}
+
+// Load reads the checkpoint in dir, verifying its format, version, the
+// sizes and checksums of its files, and that they match its layout.
+func Load(dir string) (*Checkpoint, error) {
+	mpath := filepath.Join(dir, ManifestName)
+	raw, err := os.ReadFile(mpath)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no checkpoint here (missing %s)", dir, ManifestName)
+		}
+		return nil, err
+	}
+	var m manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: not valid JSON: %w", mpath, err)
+	}
+	switch {
+	case m.Format != Format:
+		return nil, fmt.Errorf("%s: format %q, not a %s", mpath, m.Format, Format)
+	case m.Version > Version:
+		return nil, fmt.Errorf("%s: format version %d is newer than this program reads (%d); use a newer build", mpath, m.Version, Version)
+	case m.Version < 1:
+		return nil, fmt.Errorf("%s: format version %d is not valid", mpath, m.Version)
+	}
+	c := &Checkpoint{Settings: compact(m.Settings), Epoch: m.Epoch, Batch: m.Batch, Step: m.Step, Metrics: compact(m.Metrics), Layout: m.Layout}
+	trunk, err := size(m.Layout.Trunk)
+	if err != nil {
+		return nil, fmt.Errorf("%s: layout: %w", mpath, err)
+	}
+	heads := make([]int, len(m.Layout.Heads))
+	for j, h := range m.Layout.Heads {
+		if heads[j], err = size(h); err != nil {
+			return nil, fmt.Errorf("%s: layout: %w", mpath, err)
+		}
+	}
+	if m.Particles < 1 || len(m.Optimizer.Lengths) != m.Particles {
+		return nil, fmt.Errorf("%s: %d particles with %d optimizer length lists", mpath, m.Particles, len(m.Optimizer.Lengths))
+	}
+	params, err := readFile(dir, m.Files, roleParameters)
+	if err != nil {
+		return nil, err
+	}
+	opt, err := readFile(dir, m.Files, roleOptimizer)
+	if err != nil {
+		return nil, err
+	}
+	for i := range m.Particles {
+		p := Particle{Trunk: params.next(trunk)}
+		for _, n := range heads {
+			p.Heads = append(p.Heads, params.next(n))
+		}
+		lengths := m.Optimizer.Lengths[i]
+		if len(lengths) != 1+len(heads) {
+			return nil, fmt.Errorf("%s: particle %d has %d optimizer state lengths, want %d", mpath, i, len(lengths), 1+len(heads))
+		}
+		p.TrunkOpt = opt.next(lengths[0])
+		for _, n := range lengths[1:] {
+			p.HeadOpts = append(p.HeadOpts, opt.next(n))
+		}
+		c.Particles = append(c.Particles, p)
+	}
+	for _, r := range []*reader{params, opt} {
+		if r.err != nil || len(r.b) != 0 {
+			return nil, fmt.Errorf("%s: %d bytes, but the manifest's layout and optimizer lengths need %d",
+				r.path, r.total, r.total-int64(len(r.b))+r.missing)
+		}
+	}
+	return c, nil
+}
+
+// reader hands out float64 vectors from a verified binary file.
+type reader struct {
+	path    string
+	b       []byte
+	total   int64
+	missing int64 // bytes asked for beyond the end
+	err     error
+}
+
+func (r *reader) next(n int) []float64 {
+	if n < 0 || int64(n)*8 > int64(len(r.b)) {
+		r.err = io.ErrUnexpectedEOF
+		r.missing += int64(n)*8 - int64(len(r.b))
+		r.b = r.b[:0]
+		return make([]float64, max(0, n))
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(r.b[8*i:]))
+	}
+	r.b = r.b[8*n:]
+	return v
+}
+
+// readFile reads and verifies the file with the given role.
+func readFile(dir string, files []file, role string) (*reader, error) {
+	i := slices.IndexFunc(files, func(f file) bool { return f.Role == role })
+	if i < 0 {
+		return nil, fmt.Errorf("%s: the manifest names no %s file", filepath.Join(dir, ManifestName), role)
+	}
+	f := files[i]
+	if f.Name != filepath.Base(f.Name) || f.Name == "" {
+		return nil, fmt.Errorf("%s: the manifest names the %s file %q, not a plain file name", filepath.Join(dir, ManifestName), role, f.Name)
+	}
+	path := filepath.Join(dir, f.Name)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s: missing: the manifest names it as the %s file", path, role)
+		}
+		return nil, err
+	}
+	if int64(len(b)) != f.Size {
+		return nil, fmt.Errorf("%s: %d bytes, the manifest says %d: the file is truncated or was replaced", path, len(b), f.Size)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
+		return nil, fmt.Errorf("%s: SHA-256 %s, the manifest says %s: the file is damaged", path, hex.EncodeToString(sum[:]), f.SHA256)
+	}
+	return &reader{path: path, b: b, total: int64(len(b))}, nil
+}
+
+// compact undoes the manifest's indentation of an embedded JSON value.
+func compact(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,164 @@
+package checkpoints
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// sample is a checkpoint of two particles with a 2-tensor trunk and two
+// one-tensor heads, values chosen so that any misplaced number shows, and
+// one optimiser state still empty.
+func sample() *Checkpoint {
+	layout := Layout{
+		Trunk: []Tensor{{"w", []int{2, 3}}, {"b", []int{3}}},
+		Heads: [][]Tensor{{{"h0", []int{3, 2}}}, {{"h1", []int{3}}}},
+	}
+	c := &Checkpoint{
+		Settings: json.RawMessage(`{"dataset":"multi-mnist","seed":7}`),
+		Epoch:    3, Batch: 5, Step: 41,
+		Metrics: json.RawMessage(`[{"task":"top-left","accuracy":0.5}]`),
+		Layout:  layout,
+	}
+	v := 0.0
+	vec := func(n int) []float64 {
+		out := make([]float64, n)
+		for i := range out {
+			v += 1.25
+			out[i] = v
+		}
+		return out
+	}
+	for range 2 {
+		c.Particles = append(c.Particles, Particle{
+			Trunk: vec(9), Heads: [][]float64{vec(6), vec(3)},
+			TrunkOpt: vec(9), HeadOpts: [][]float64{vec(13), nil},
+		})
+	}
+	c.Particles[1].Trunk[4] = math.Inf(-1) // stored bit for bit like any float
+	return c
+}
+
+func TestRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "last")
+	c := sample()
+	if err := Save(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Empty optimiser states come back as empty slices.
+	c.Particles[0].HeadOpts[1], c.Particles[1].HeadOpts[1] = []float64{}, []float64{}
+	if !reflect.DeepEqual(got, c) {
+		t.Errorf("loaded\n%+v\nsaved\n%+v", got, c)
+	}
+	// A second save with new values replaces the files; the old ones go.
+	c.Particles[0].Trunk[0] = -1
+	c.Epoch = 4
+	if err := Save(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Errorf("%d files after the second save, want manifest + 2", len(entries))
+	}
+	if got, err = Load(dir); err != nil || got.Epoch != 4 || got.Particles[0].Trunk[0] != -1 {
+		t.Errorf("second save: %v, epoch %d", err, got.Epoch)
+	}
+}
+
+func TestLayoutEqual(t *testing.T) {
+	a := sample().Layout
+	if err := a.Equal(sample().Layout); err != nil {
+		t.Error(err)
+	}
+	b := sample().Layout
+	b.Heads[0][0].Shape = []int{3, 3}
+	if err := a.Equal(b); err == nil || err.Error() != "head 0 tensor 0 is h0 [3 2], not h0 [3 3]" {
+		t.Errorf("error %v", err)
+	}
+}
+
+// Each kind of damage gives its own error, naming the file.
+func TestCorruption(t *testing.T) {
+	paramsFile := func(dir string) string {
+		m, _ := filepath.Glob(filepath.Join(dir, "parameters-*.bin"))
+		return m[0]
+	}
+	editManifest := func(dir string, edit func(map[string]any)) {
+		p := filepath.Join(dir, ManifestName)
+		b, _ := os.ReadFile(p)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		edit(m)
+		b, _ = json.Marshal(m)
+		os.WriteFile(p, b, 0o644)
+	}
+	tests := []struct {
+		name   string
+		damage func(dir string)
+		want   string
+	}{
+		{"flipped byte", func(dir string) {
+			p := paramsFile(dir)
+			b, _ := os.ReadFile(p)
+			b[17] ^= 0x40
+			os.WriteFile(p, b, 0o644)
+		}, "the file is damaged"},
+		{"truncated file", func(dir string) {
+			p := paramsFile(dir)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:len(b)-8], 0o644)
+		}, "bytes, the manifest says"},
+		{"missing file", func(dir string) { os.Remove(paramsFile(dir)) }, "missing: the manifest names it as the parameters file"},
+		{"wrong shape", func(dir string) {
+			editManifest(dir, func(m map[string]any) {
+				m["layout"].(map[string]any)["trunk"].([]any)[1].(map[string]any)["shape"] = []int{4}
+			})
+		}, "but the manifest's layout and optimizer lengths need"},
+		{"newer version", func(dir string) { editManifest(dir, func(m map[string]any) { m["version"] = 2 }) },
+			"format version 2 is newer than this program reads (1)"},
+		{"not a checkpoint", func(dir string) { editManifest(dir, func(m map[string]any) { m["format"] = "zip" }) },
+			`format "zip", not a mtsgd-checkpoint`},
+		{"manifest truncated", func(dir string) {
+			p := filepath.Join(dir, ManifestName)
+			b, _ := os.ReadFile(p)
+			os.WriteFile(p, b[:len(b)/2], 0o644)
+		}, "not valid JSON"},
+		{"no manifest", func(dir string) { os.Remove(filepath.Join(dir, ManifestName)) }, "no checkpoint here (missing manifest.json)"},
+		{"file name escapes", func(dir string) {
+			editManifest(dir, func(m map[string]any) { m["files"].([]any)[0].(map[string]any)["name"] = "../x.bin" })
+		}, "not a plain file name"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := Save(dir, sample()); err != nil {
+				t.Fatal(err)
+			}
+			tc.damage(dir)
+			_, err := Load(dir)
+			if err == nil {
+				t.Fatal("damaged checkpoint loaded")
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), dir) {
+				t.Errorf("error %q does not say %q and name the file", err, tc.want)
+			}
+		})
+	}
+}
+
+// A checkpoint that does not fit its own layout is refused when saving.
+func TestSaveRefusesMismatch(t *testing.T) {
+	c := sample()
+	c.Particles[1].Heads[0] = c.Particles[1].Heads[0][:5]
+	if err := Save(t.TempDir(), c); err == nil || !strings.Contains(err.Error(), "particle 1 head 0 has 5 values, the layout 6") {
+		t.Errorf("error %v", err)
+	}
+}
