@@ -126,21 +126,17 @@ func TestExponential(t *testing.T) {
 	}
 }
 
+type saveable interface {
+	Optimizer
+	Stateful
+}
+
 // Saving the state after some steps and restoring it into a fresh
 // optimiser continues bit for bit as the original.
 func TestStateRoundTrip(t *testing.T) {
-	for name, fresh := range map[string]func() interface {
-		Optimizer
-		Stateful
-	}{
-		"sgd": func() interface {
-			Optimizer
-			Stateful
-		} { return &SGD{LR: 0.1, Momentum: 0.9} },
-		"adam": func() interface {
-			Optimizer
-			Stateful
-		} { return NewAdam(0.01) },
+	for name, fresh := range map[string]func() saveable{
+		"sgd":  func() saveable { return &SGD{LR: 0.1, Momentum: 0.9} },
+		"adam": func() saveable { return NewAdam(0.01) },
 	} {
 		grad := func(step int) []float64 { return []float64{math.Sin(float64(step)), float64(step) - 3, 0.5} }
 		a, x := fresh(), []float64{1, 2, 3}
