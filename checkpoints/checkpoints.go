@@ -308,7 +308,7 @@ func Load(dir string) (*Checkpoint, error) {
 	raw, err := os.ReadFile(mpath)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no checkpoint here (missing %s)", dir, ManifestName)
+			return nil, fmt.Errorf("%s: no checkpoint here (missing %s): %w", dir, ManifestName, os.ErrNotExist)
 		}
 		return nil, err
 	}

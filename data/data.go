@@ -157,6 +157,12 @@ func (b *Batches) Next() bool {
 	return true
 }
 
+// Skip passes over the next n batches without loading them, to resume an
+// epoch where it was left.
+func (b *Batches) Skip(n int) {
+	b.pos = min(len(b.order), b.pos+n*b.size)
+}
+
 // Batch is the batch loaded by the last successful call to Next.
 func (b *Batches) Batch() *Batch { return &b.batch }
 

@@ -81,6 +81,21 @@ func TestEpoch(t *testing.T) {
 	}
 }
 
+// Skipping k batches serves the rest of the epoch exactly as a full pass.
+func TestSkip(t *testing.T) {
+	d := counting{n: 50, fail: -1}
+	full := epochOrder(t, d, 8, true, 4, 2)
+	b := Epoch(d, 8, true, 4, 2)
+	b.Skip(3)
+	var rest []int
+	for b.Next() {
+		rest = append(rest, b.Batch().Index...)
+	}
+	if !slices.Equal(rest, full[24:]) {
+		t.Errorf("after Skip(3): %v, want %v", rest, full[24:])
+	}
+}
+
 func TestEpochStopsOnError(t *testing.T) {
 	b := Epoch(counting{n: 20, fail: 13}, 8, false, 1, 0)
 	n := 0

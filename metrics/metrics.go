@@ -27,6 +27,15 @@ type Classification struct {
 	// Confidence is the mean top-class probability: above Accuracy, the
 	// predictions are overconfident; below, underconfident.
 	Confidence float64 `json:"confidence"`
+	// Bins are the ECE's bins, for reliability diagrams.
+	Bins [Bins]BinStat `json:"-"`
+}
+
+// BinStat describes one confidence bin: how many examples fell in it, and
+// their mean accuracy and top-class confidence.
+type BinStat struct {
+	Count                int
+	Accuracy, Confidence float64
 }
 
 // Classify scores probs (N × classes, row-major, rows summing to 1)
@@ -70,6 +79,7 @@ func Classify(probs []float64, labels []int, classes int) (Classification, error
 	for b := range Bins {
 		if binCount[b] > 0 {
 			c.ECE += math.Abs(binCorrect[b]-binConf[b]) / float64(n)
+			c.Bins[b] = BinStat{binCount[b], binCorrect[b] / float64(binCount[b]), binConf[b] / float64(binCount[b])}
 		}
 	}
 	c.Accuracy /= float64(n)

@@ -29,6 +29,12 @@ func TestClassifyByHand(t *testing.T) {
 		!close(c.ECE, want.ECE, 1e-15) || !close(c.NLL, want.NLL, 1e-6) {
 		t.Errorf("got %+v, want %+v", c, want)
 	}
+	// Bins 3, 4, 6, 7 hold one example each (confidences 0.4, 0.5, 0.7, 0.8).
+	for b, want := range map[int]BinStat{3: {1, 0, 0.4}, 4: {1, 0, 0.5}, 6: {1, 1, 0.7}, 7: {1, 1, 0.8}, 0: {}, 9: {}} {
+		if c.Bins[b] != want {
+			t.Errorf("bin %d: %+v, want %+v", b, c.Bins[b], want)
+		}
+	}
 }
 
 func TestBinEdges(t *testing.T) {

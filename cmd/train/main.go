@@ -66,6 +66,14 @@
 //	-preview FILE       write a 4×4 grid of training examples with their
 //	                    labels to FILE (PNG) and exit
 //	-stats              print both splits' sizes and label histograms and exit
+//	-checkpoint-every N also save DIR/last every N steps (default 0: at the
+//	                    end of each epoch only)
+//	-best-metric NAME   the metric, averaged over tasks, that selects DIR/best:
+//	                    accuracy (higher is better), nll, brier, ece or mse
+//	                    (lower is better) (default accuracy)
+//	-resume DIR         continue the run in DIR from DIR/last; only -epochs
+//	                    (to extend the run), -workers, -data-dir, -progress,
+//	                    -checkpoint-every and -best-metric may be given with it
 //
 // Toy problems write DIR/particles.csv (header particle,theta_0,…, one row
 // per particle, final positions) and DIR/particles.png (mog3: the particles
@@ -76,9 +84,16 @@
 // task with the ensemble's accuracy, Brier score, ECE and NLL (the ensemble
 // predicts the mean of the particles' probabilities), and one JSON object
 // per task and epoch in DIR/metrics.jsonl, with every particle's scores too.
-// The last epoch also logs each particle's scores. A NaN or Inf in a loss,
-// gradient or update direction stops training with an error naming the
-// step, particle and task.
+// The last epoch also logs each particle's scores. After every epoch the
+// whole state goes to the checkpoint DIR/last, and to DIR/best when the
+// epoch is the best so far (package checkpoints; evaluate one with eval
+// -ckpt). A NaN or Inf in a loss, gradient or update direction stops
+// training with an error naming the step, particle and task.
+//
+// SIGINT or SIGTERM during training saves DIR/last at the current step and
+// exits with status 3; train -resume DIR continues exactly where it
+// stopped, to the same parameters as a run never stopped. Other statuses:
+// 0 done, 1 error, 2 bad command line.
 //
 // Examples:
 //
@@ -94,6 +109,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -102,52 +118,40 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/data"
-	"github.com/mtsgd/mtsgd/data/multimnist"
-	"github.com/mtsgd/mtsgd/optim"
+	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
 
-// Options is everything a run depends on.
+// Options is everything a run depends on: the settings a checkpoint
+// records, and how this invocation runs them.
 type Options struct {
-	Dataset     string
-	Method      string
-	Particles   int
-	LR          float64
-	Optimizer   string
-	Momentum    float64
-	KernelScale float64
-	Repulsion   float64
-	Seed        uint64
-	Out         string
-	Progress    bool
+	experiment.Settings
+
+	Out      string
+	Progress bool
 
 	// Toy problems.
 	Steps int
 
 	// Networks.
-	DataDir       string // where data sets are looked for; see data.Dir
-	Preview       string // write a preview PNG of the training set here and exit
-	Stats         bool   // print data set sizes and label histograms and exit
-	Epochs        int
-	Batch         int
-	TrainLimit    int // use the first N training examples; 0: all
-	TestLimit     int // use the first N test examples; 0: all
-	Warmup        int // epochs of plain gradient steps before the kernel
-	HeadRepulsion float64
-	Schedule      string // multistep, exponential or constant
-	Milestones    string // multistep: comma-separated epochs
-	Gamma         float64
-	Every         int // exponential: epochs between decays
-	Workers       int
-	Dtype         string
+	DataDir         string // where data sets are looked for; see data.Dir
+	Preview         string // write a preview PNG of the training set here and exit
+	Stats           bool   // print data set sizes and label histograms and exit
+	Workers         int
+	Resume          string // continue the run in this directory
+	CheckpointEvery int    // also save DIR/last every this many steps
+	BestMetric      string // selects DIR/best
 }
 
-// Flags that only one kind of data set reads.
+// Flags that only one kind of data set reads, and those a resumed run may
+// change (the others are fixed by its checkpoint).
 var (
 	toyFlags     = []string{"steps"}
 	networkFlags = []string{"data-dir", "preview", "stats", "epochs", "batch", "train-limit", "test-limit", "warmup",
-		"head-repulsion", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype"}
+		"head-repulsion", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype",
+		"resume", "checkpoint-every", "best-metric"}
+	resumeFlags = []string{"resume", "epochs", "workers", "data-dir", "progress", "checkpoint-every", "best-metric"}
 )
 
 // kindDefaults are the defaults that differ between toy problems and
@@ -162,6 +166,13 @@ var kindDefaults = map[bool]struct {
 	true:  {5, 1e-3, "sgd"},
 }
 
+// Exit statuses.
+const (
+	exitError       = 1
+	exitUsage       = 2
+	exitInterrupted = 3 // stopped by a signal; the state is saved for -resume
+)
+
 func main() {
 	opts, err := parseFlags(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -169,13 +180,18 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "train:", err)
-		os.Exit(2)
+		os.Exit(exitUsage)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, opts); err != nil {
+	err = run(ctx, opts)
+	switch {
+	case errors.Is(err, experiment.ErrInterrupted):
+		log.WithField("checkpoint", filepath.Join(opts.Out, "last")).Warn("interrupted; continue with: train -resume " + opts.Out)
+		os.Exit(exitInterrupted)
+	case err != nil:
 		log.Error(err)
-		os.Exit(1)
+		os.Exit(exitError)
 	}
 }
 
@@ -186,6 +202,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: train -dataset NAME [flags]   (see `go doc ./cmd/train`)")
+		fmt.Fprintln(stderr, "       train -resume DIR [-epochs N] [-workers N] [-data-dir DIR]")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Dataset, "dataset", "", "data set: "+strings.Join(datasetNames(), ", ")+" (required)")
@@ -217,18 +234,33 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&o.Every, "lr-every", 1, "networks: exponential: epochs between decays")
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "networks: graphs run at once")
 	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
+	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
+	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
+	fs.StringVar(&o.BestMetric, "best-metric", "accuracy", "networks: metric that selects DIR/best: "+strings.Join(experiment.BestMetrics, ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if o.Resume != "" {
+		for name := range set {
+			if !slices.Contains(resumeFlags, name) {
+				return o, fmt.Errorf("-%s cannot be given with -resume: the checkpoint fixes it", name)
+			}
+		}
+		o.Out = o.Resume
+		if !set["epochs"] {
+			o.Epochs = 0 // keep the checkpoint's
+		}
+		return o, nil
+	}
 	if o.Dataset == "" {
 		return o, fmt.Errorf("-dataset is required (%s)", strings.Join(datasetNames(), ", "))
 	}
 	network := isNetwork(o.Dataset)
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	wrong, kind := networkFlags, "network data sets"
 	if network {
 		wrong, kind = toyFlags, "toy problems"
@@ -251,87 +283,52 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if o.Out == "" {
 		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", o.Dataset, o.Method, o.Seed)
 	}
+	o.Model = "lenet"
 	return o, o.check()
 }
 
 // isNetwork tells whether dataset trains networks (rather than toy particles).
 func isNetwork(dataset string) bool {
-	_, ok := multimnist.Lookup(dataset)
-	return ok
+	return slices.Contains(experiment.Datasets(), dataset)
 }
 
 func (o Options) check() error {
 	switch {
 	case !slices.Contains(datasetNames(), o.Dataset):
 		return fmt.Errorf("-dataset %q is not one of %s", o.Dataset, strings.Join(datasetNames(), ", "))
-	case o.Particles < 1:
-		return fmt.Errorf("-particles must be at least 1, got %d", o.Particles)
 	case o.Steps < 1:
 		return fmt.Errorf("-steps must be at least 1, got %d", o.Steps)
-	case !(o.LR > 0):
-		return fmt.Errorf("-lr must be positive, got %v", o.LR)
-	case o.Optimizer != "adam" && o.Optimizer != "sgd":
-		return fmt.Errorf("-optimizer must be adam or sgd, got %q", o.Optimizer)
-	case o.Momentum < 0 || o.Momentum >= 1:
-		return fmt.Errorf("-momentum must be in [0, 1), got %v", o.Momentum)
-	case !(o.KernelScale > 0):
-		return fmt.Errorf("-kernel-scale must be positive, got %v", o.KernelScale)
-	case o.Repulsion < 0:
-		return fmt.Errorf("-repulsion must be non-negative, got %v", o.Repulsion)
-	case o.HeadRepulsion < 0:
-		return fmt.Errorf("-head-repulsion must be non-negative, got %v", o.HeadRepulsion)
-	case o.Epochs < 1:
-		return fmt.Errorf("-epochs must be at least 1, got %d", o.Epochs)
-	case o.Batch < 1:
-		return fmt.Errorf("-batch must be at least 1, got %d", o.Batch)
-	case o.TrainLimit < 0 || o.TestLimit < 0:
-		return fmt.Errorf("-train-limit and -test-limit must be 0 (all) or positive")
-	case o.Warmup < 0:
-		return fmt.Errorf("-warmup must be 0 or more epochs, got %d", o.Warmup)
-	case !(o.Gamma > 0):
-		return fmt.Errorf("-lr-gamma must be positive, got %v", o.Gamma)
-	case o.Every < 1:
-		return fmt.Errorf("-lr-every must be at least 1, got %d", o.Every)
+	}
+	if err := o.checkRunning(); err != nil {
+		return err
+	}
+	return o.Settings.Check()
+}
+
+// checkRunning checks the options that say how to run, which a resumed
+// run may change.
+func (o Options) checkRunning() error {
+	switch {
 	case o.Workers < 1:
 		return fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
-	case o.Dtype != "float32" && o.Dtype != "float64":
-		return fmt.Errorf("-dtype must be float32 or float64, got %q", o.Dtype)
-	}
-	if _, err := o.schedule(); err != nil {
-		return err
+	case o.CheckpointEvery < 0:
+		return fmt.Errorf("-checkpoint-every must be 0 or positive, got %d", o.CheckpointEvery)
+	case !slices.Contains(experiment.BestMetrics, o.BestMetric):
+		return fmt.Errorf("-best-metric must be one of %s, got %q", strings.Join(experiment.BestMetrics, ", "), o.BestMetric)
 	}
 	return nil
 }
 
-// newOptimizer returns a fresh optimiser as the options describe.
-func (o Options) newOptimizer() optim.Optimizer {
-	if o.Optimizer == "sgd" {
-		return &optim.SGD{LR: o.LR, Momentum: o.Momentum}
-	}
-	return optim.NewAdam(o.LR)
-}
-
-// schedule is the learning-rate schedule the options describe.
-func (o Options) schedule() (optim.Schedule, error) {
-	switch o.Schedule {
-	case "constant":
-		return optim.Constant(o.LR), nil
-	case "exponential":
-		return optim.Exponential{Base: o.LR, Gamma: o.Gamma, Every: o.Every}, nil
-	case "multistep":
-		ms, err := optim.ParseMilestones(o.Milestones)
-		if err != nil {
-			return nil, fmt.Errorf("-lr-milestones: %w", err)
-		}
-		return optim.MultiStep{Base: o.LR, Milestones: ms, Gamma: o.Gamma}, nil
-	}
-	return nil, fmt.Errorf("-lr-schedule must be multistep, exponential or constant, got %q", o.Schedule)
-}
-
 // run trains as o says and writes the results to o.Out.
 func run(ctx context.Context, o Options) error {
+	if o.Resume != "" {
+		return resumeNetwork(ctx, o)
+	}
 	if err := o.check(); err != nil {
 		return err
+	}
+	if isNetwork(o.Dataset) {
+		return runNetwork(ctx, o)
 	}
 	rule, err := particles.New(o.Method, particles.Config{
 		Kernel:    particles.RBF{Scale: o.KernelScale},
@@ -340,13 +337,10 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	if isNetwork(o.Dataset) {
-		return runNetwork(ctx, o, rule)
-	}
 	return runToy(ctx, o, rule)
 }
 
 // datasetNames lists every -dataset the command knows.
 func datasetNames() []string {
-	return append(slices.Clone(toy.Problems), multimnist.Names()...)
+	return append(slices.Clone(toy.Problems), experiment.Datasets()...)
 }

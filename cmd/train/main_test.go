@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -8,13 +9,16 @@ import (
 	"errors"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -149,7 +153,7 @@ func TestStatsAndPreview(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			train, test, err := loadData(o)
+			train, test, err := loadData(o.Settings, o.DataDir)
 			testenv.CheckData(t, err)
 			for _, d := range []data.Dataset{train, test} {
 				if err := writeStats(&out, d); err != nil {
@@ -267,5 +271,86 @@ func TestParseFlagsKinds(t *testing.T) {
 		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// asMainEnv makes the test binary run main with the arguments in it, so
+// that a test can signal a real train process.
+const asMainEnv = "MTSGD_TRAIN_ARGS"
+
+func TestMain(m *testing.M) {
+	if args := os.Getenv(asMainEnv); args != "" {
+		os.Args = append([]string{"train"}, strings.Fields(args)...)
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// SIGINT in the middle of an epoch saves DIR/last and exits with status 3;
+// train -resume DIR then finishes the run.
+func TestInterruptAndResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains networks on real data")
+	}
+	_, _, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
+	testenv.CheckData(t, err)
+	out := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), asMainEnv+"=-dataset multi-mnist -particles 2 -epochs 2 -batch 16 -train-limit 480 -test-limit 32 -lr 0.01 -out "+out)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stderr)
+	var log strings.Builder
+	for lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), "epoch 1/2: 6/30") {
+			cmd.Process.Signal(os.Interrupt)
+		}
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
+		t.Fatalf("train exited with %v, want status %d; log:\n%s", err, exitInterrupted, log.String())
+	}
+	if !strings.Contains(log.String(), "continue with: train -resume "+out) {
+		t.Errorf("log does not say how to resume:\n%s", log.String())
+	}
+	c, err := checkpoints.Load(filepath.Join(out, "last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Epoch != 0 || c.Batch < 6 || c.Batch >= 30 {
+		t.Fatalf("checkpoint at epoch %d batch %d, want inside the first epoch", c.Epoch, c.Batch)
+	}
+
+	o, err := parseFlags([]string{"-resume", out, "-progress=false"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = checkpoints.Load(filepath.Join(out, "last")); err != nil || c.Epoch != 2 || c.Step != 60 {
+		t.Fatalf("after resuming: %v, epoch %d step %d; want 2, 60", err, c.Epoch, c.Step)
+	}
+}
+
+func TestResumeFlags(t *testing.T) {
+	if _, err := parseFlags([]string{"-resume", "runs/x", "-lr", "0.1"}, &bytes.Buffer{}); err == nil || err.Error() != "-lr cannot be given with -resume: the checkpoint fixes it" {
+		t.Errorf("error %v", err)
+	}
+	o, err := parseFlags([]string{"-resume", "runs/x", "-epochs", "7", "-workers", "1"}, &bytes.Buffer{})
+	if err != nil || o.Out != "runs/x" || o.Epochs != 7 {
+		t.Errorf("%+v, %v", o, err)
+	}
+	o, _ = parseFlags([]string{"-resume", t.TempDir()}, &bytes.Buffer{})
+	if err := run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "no checkpoint here") {
+		t.Errorf("resuming an empty directory: %v", err)
 	}
 }

@@ -19,6 +19,7 @@ type progress struct {
 	total    int
 	logEvery int // steps between log lines when there is no bar; 0: none
 	start    time.Time
+	skipped  int // steps done before this run started
 }
 
 func newProgress(enabled bool, label string, total int) *progress {
@@ -42,11 +43,19 @@ func (p *progress) step(n int, status string) {
 		p.bar.Set("status", status)
 		p.bar.Increment()
 	case p.logEvery > 0 && (n%p.logEvery == 0 || n == p.total):
-		msg := fmt.Sprintf("%s: %d/%d, %.2f it/s", p.label, n, p.total, float64(n)/time.Since(p.start).Seconds())
+		msg := fmt.Sprintf("%s: %d/%d, %.2f it/s", p.label, n, p.total, float64(n-p.skipped)/time.Since(p.start).Seconds())
 		if status != "" {
 			msg += ", " + status
 		}
 		log.Info(msg)
+	}
+}
+
+// skip records n steps done before this run (a resumed epoch).
+func (p *progress) skip(n int) {
+	p.skipped = n
+	if p.bar != nil && n > 0 {
+		p.bar.SetCurrent(int64(n))
 	}
 }
 

@@ -36,7 +36,7 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 	theta, err := toy.Run(ctx, toy.Config{
 		Problem:   problem,
 		Rule:      rule,
-		Optimizer: o.newOptimizer,
+		Optimizer: o.NewOptimizer,
 		Particles: o.Particles,
 		Steps:     o.Steps,
 		Seed:      o.Seed,

@@ -98,6 +98,12 @@ func NewEnsemble(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer,
 	return e, nil
 }
 
+// Optimizers returns particle i's trunk optimiser and its head optimisers,
+// one per task, for saving and restoring their state.
+func (e *Ensemble) Optimizers(i int) (trunk optim.Optimizer, heads []optim.Optimizer) {
+	return e.trunkOpt[i], e.headOpt[i]
+}
+
 // Config returns the ensemble's configuration.
 func (e *Ensemble) Config() *Config { return e.cfg }
 

@@ -1,0 +1,231 @@
+// Command eval scores a trained ensemble from its checkpoint, without
+// retraining: it rebuilds the data set and the networks that the
+// checkpoint's settings describe, loads the particles, and evaluates them.
+//
+// Usage:
+//
+//	eval -ckpt DIR [flags]
+//
+// DIR is a checkpoint directory (RUN/last or RUN/best, written by train) or
+// a run's output directory, which stands for RUN/last.
+//
+// Flags:
+//
+//	-ckpt DIR           checkpoint to evaluate (required)
+//	-split NAME         test or train (default test)
+//	-limit N            evaluate the first N examples of the split (default:
+//	                    the run's -test-limit or -train-limit; 0: all)
+//	-json               print one JSON object instead of the table
+//	-reliability DIR    write a reliability diagram per task to
+//	                    DIR/reliability-TASK.png
+//	-data-dir DIR       where data sets are looked for (default
+//	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
+//	-workers N          graphs run at once (default GOMAXPROCS)
+//
+// The table has one row per task: each particle's accuracy, then the
+// ensemble's accuracy, Brier score, ECE and NLL (the ensemble predicts the
+// mean of its particles' probabilities). The evaluation of a checkpoint's
+// test split reproduces, to the last digit, the figures its training run
+// printed for that epoch.
+//
+// Example:
+//
+//	eval -ckpt runs/mm1 -json
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	log "github.com/sirupsen/logrus"
+
+	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/particles/network"
+)
+
+// Options is everything an evaluation depends on.
+type Options struct {
+	Checkpoint  string
+	Split       string
+	Limit       int // −1: as the run
+	JSON        bool
+	Reliability string
+	DataDir     string
+	Workers     int
+}
+
+func main() {
+	opts, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eval:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts, os.Stdout); err != nil {
+		log.Error(err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: eval -ckpt DIR [flags]   (see `go doc ./cmd/eval`)")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.Checkpoint, "ckpt", "", "checkpoint directory, or a run directory for its last checkpoint (required)")
+	fs.StringVar(&o.Split, "split", "test", "split to evaluate: test or train")
+	fs.IntVar(&o.Limit, "limit", -1, "evaluate the first N examples (default: as the run was evaluated; 0: all)")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of the table")
+	fs.StringVar(&o.Reliability, "reliability", "", "write a reliability diagram per task (PNG) into this directory")
+	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
+	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case o.Checkpoint == "":
+		return o, errors.New("-ckpt is required")
+	case o.Split != "test" && o.Split != "train":
+		return o, fmt.Errorf("-split must be test or train, got %q", o.Split)
+	case o.Workers < 1:
+		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+	}
+	return o, nil
+}
+
+// Report is what -json prints.
+type Report struct {
+	Checkpoint string               `json:"checkpoint"`
+	Dataset    string               `json:"dataset"`
+	Method     string               `json:"method"`
+	Epoch      int                  `json:"epoch"`
+	Step       int                  `json:"step"`
+	Split      string               `json:"split"`
+	Examples   int                  `json:"examples"`
+	Tasks      []network.TaskScores `json:"tasks"`
+}
+
+func run(ctx context.Context, o Options, stdout io.Writer) error {
+	dir := o.Checkpoint
+	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
+			dir = filepath.Join(dir, "last")
+		}
+	}
+	c, err := checkpoints.Load(dir)
+	if err != nil {
+		return err
+	}
+	s, err := experiment.ReadSettings(c)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	train, test, _, err := experiment.LoadData(s, o.DataDir)
+	if err != nil {
+		return err
+	}
+	r, err := experiment.Restore(c, train, test, o.Workers)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	set, full := r.TestSet, test
+	if o.Split == "train" {
+		set, full = r.TrainSet, train
+	}
+	if o.Limit >= 0 {
+		set = data.Limit(full, o.Limit)
+		if o.Limit == 0 {
+			set = full
+		}
+	}
+	scores, err := r.Ensemble.Evaluate(ctx, set)
+	if err != nil {
+		return err
+	}
+	rep := Report{Checkpoint: dir, Dataset: s.Dataset, Method: s.Method, Epoch: c.Epoch, Step: c.Step,
+		Split: o.Split, Examples: set.Len(), Tasks: scores}
+	if o.Reliability != "" {
+		if err := writeDiagrams(o.Reliability, rep); err != nil {
+			return err
+		}
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return writeTable(stdout, rep)
+}
+
+// writeTable prints the report for a person: one row per task.
+func writeTable(w io.Writer, rep Report) error {
+	fmt.Fprintf(w, "%s: %s, method %s, epoch %d (step %d); %s split, %d examples\n\n",
+		rep.Checkpoint, rep.Dataset, rep.Method, rep.Epoch, rep.Step, rep.Split, rep.Examples)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	m := len(rep.Tasks[0].Particles)
+	head := []string{"task"}
+	for i := range m {
+		head = append(head, fmt.Sprintf("p%d acc", i))
+	}
+	head = append(head, "ensemble acc", "Brier", "ECE", "NLL")
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, t := range rep.Tasks {
+		row := []string{t.Task}
+		if t.Ensemble.Regression != nil {
+			for _, p := range t.Particles {
+				row = append(row, fmt.Sprintf("mse %.4f", p.MSE))
+			}
+			row = append(row, fmt.Sprintf("mse %.4f", t.Ensemble.MSE), "", "", "")
+		} else {
+			for _, p := range t.Particles {
+				row = append(row, fmt.Sprintf("%.4f", p.Accuracy))
+			}
+			e := t.Ensemble
+			row = append(row, fmt.Sprintf("%.4f", e.Accuracy), fmt.Sprintf("%.4f", e.Brier), fmt.Sprintf("%.4f", e.ECE), fmt.Sprintf("%.4f", e.NLL))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// writeDiagrams writes one reliability diagram per classification task.
+func writeDiagrams(dir string, rep Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, t := range rep.Tasks {
+		if t.Ensemble.Classification == nil {
+			continue
+		}
+		path := filepath.Join(dir, "reliability-"+t.Task+".png")
+		title := fmt.Sprintf("%s, %s, epoch %d: %s (ECE %.4f)", rep.Dataset, rep.Split, rep.Epoch, t.Task, t.Ensemble.ECE)
+		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return plotReliability(w, t.Ensemble.Classification, title) }); err != nil {
+			return err
+		}
+		log.WithField("file", path).Info("wrote reliability diagram")
+	}
+	return nil
+}

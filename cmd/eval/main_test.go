@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/testenv"
+)
+
+// trainSmall trains a tiny run on real Multi-MNIST and returns its
+// directory and its evaluation history.
+func trainSmall(t *testing.T) (string, []experiment.MetricsLine) {
+	t.Helper()
+	s := experiment.Settings{
+		Dataset: "multi-mnist", Model: "lenet", Method: "mtsgd", Particles: 2, Epochs: 2, Batch: 32,
+		LR: 0.01, Optimizer: "sgd", Momentum: 0.9, Schedule: "constant", Gamma: 0.5, Every: 1,
+		KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 4, TrainLimit: 96, TestLimit: 70, Dtype: "float32",
+	}
+	train, test, _, err := experiment.LoadData(s, "")
+	testenv.CheckData(t, err)
+	r, err := experiment.New(s, train, test, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Out = t.TempDir()
+	if err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return r.Out, r.History()
+}
+
+// eval -json on a run's checkpoint prints exactly the figures its training
+// printed for the checkpoint's epoch, for the ensemble and every particle.
+func TestJSONReproducesTraining(t *testing.T) {
+	out, history := trainSmall(t)
+	var stdout bytes.Buffer
+	o, err := parseFlags([]string{"-ckpt", out, "-json", "-reliability", filepath.Join(out, "rel")}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), o, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Epoch, Examples int
+		Tasks           []struct {
+			Task      string
+			Ensemble  map[string]float64
+			Particles []map[string]float64
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.Bytes())
+	}
+	if rep.Epoch != 2 || rep.Examples != 70 || len(rep.Tasks) != 2 {
+		t.Fatalf("report for epoch %d, %d examples, %d tasks", rep.Epoch, rep.Examples, len(rep.Tasks))
+	}
+	for j, task := range rep.Tasks {
+		line := history[2+j] // epoch 2
+		var want struct {
+			Ensemble  map[string]float64
+			Particles []map[string]float64
+		}
+		b, _ := json.Marshal(line.Score)
+		json.Unmarshal(b, &want.Ensemble)
+		b, _ = json.Marshal(line.Particles)
+		json.Unmarshal(b, &want.Particles)
+		if task.Task != line.Task || !reflect.DeepEqual(task.Ensemble, want.Ensemble) || !reflect.DeepEqual(task.Particles, want.Particles) {
+			t.Errorf("task %s: eval %v %v\ntraining %v %v", task.Task, task.Ensemble, task.Particles, want.Ensemble, want.Particles)
+		}
+		f, err := os.Open(filepath.Join(out, "rel", "reliability-"+task.Task+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("reliability diagram: %v", err)
+		}
+		f.Close()
+	}
+
+	// The table shows the same figures, rounded.
+	stdout.Reset()
+	o.JSON, o.Reliability = false, ""
+	if err := run(context.Background(), o, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"p0 acc", "ensemble acc", "top-left", "bottom-right", "epoch 2 (step 6); test split, 70 examples"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{}, "-ckpt is required"},
+		{[]string{"-ckpt", "x", "-split", "val"}, "-split must be test or train"},
+		{[]string{"-ckpt", "x", "-workers", "0"}, "-workers must be at least 1"},
+	} {
+		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	dir := t.TempDir()
+	o, _ := parseFlags([]string{"-ckpt", dir}, &bytes.Buffer{})
+	if err := run(context.Background(), o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no checkpoint here") {
+		t.Errorf("empty directory: error %v", err)
+	}
+}

@@ -1,0 +1,409 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/metrics"
+	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/optim"
+	"github.com/mtsgd/mtsgd/particles/network"
+)
+
+// MetricsLine is one line of OUT/metrics.jsonl: one task's test scores
+// after one epoch.
+type MetricsLine struct {
+	Epoch   int     `json:"epoch"`
+	Step    int     `json:"step"`
+	Task    string  `json:"task"`
+	LR      float64 `json:"lr"`
+	Loss    float64 `json:"train_loss"` // mean over the epoch and the particles
+	Seconds float64 `json:"seconds"`    // training time so far, over resumes
+	metrics.Score
+	Particles []metrics.Score `json:"particles"`
+}
+
+// Hooks let a command show what a run does. Any may be nil.
+type Hooks struct {
+	// EpochStart is called before each epoch's first step, with the
+	// number of batches in the epoch and how many are already done.
+	EpochStart func(epoch, batches, done int)
+	// Step is called after each step with the running mean task losses
+	// of the epoch.
+	Step func(epoch, batch int, meanLoss []float64)
+	// EpochEnd is called after each epoch's evaluation.
+	EpochEnd func(epoch int, lines []MetricsLine)
+	// Saved is called after each checkpoint written.
+	Saved func(dir string)
+}
+
+// Run is a training run in progress.
+type Run struct {
+	Settings Settings
+	TrainSet data.Dataset // with the settings' limit applied
+	TestSet  data.Dataset
+	Ensemble *network.Ensemble
+
+	// Out is the run's directory: metrics.jsonl, last/ and best/.
+	Out string
+	// CheckpointEvery, if positive, also saves last/ every that many
+	// steps within an epoch.
+	CheckpointEvery int
+	// Best names the metric that selects best/: accuracy (the higher the
+	// better), nll, brier, ece or mse (the lower), averaged over tasks.
+	Best  string
+	Hooks Hooks
+
+	epoch, batch int // the next step is batch `batch` of epoch `epoch`
+	seconds      float64
+	history      []MetricsLine
+	lossSum      []float64 // this epoch's per-step mean task losses, summed
+}
+
+// ErrInterrupted is returned by Train when its context ends: the run's
+// state is saved in Out/last and Resume continues it.
+var ErrInterrupted = errors.New("training interrupted")
+
+// New starts a run from scratch: particles initialised from the seed.
+func New(s Settings, train, test data.Dataset, workers int) (*Run, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	if s.TrainLimit > 0 {
+		train = data.Limit(train, s.TrainLimit)
+	}
+	if s.TestLimit > 0 {
+		test = data.Limit(test, s.TestLimit)
+	}
+	cfg, err := s.networkConfig(train.Tasks())
+	if err != nil {
+		return nil, err
+	}
+	ens, err := network.NewEnsemble(cfg, s.Particles, s.Seed, s.NewOptimizer, workers)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Settings: s, TrainSet: train, TestSet: test, Ensemble: ens, Best: "accuracy"}, nil
+}
+
+// Epoch is the number of completed epochs.
+func (r *Run) Epoch() int { return r.epoch }
+
+// History is every evaluation so far.
+func (r *Run) History() []MetricsLine { return r.history }
+
+// Train runs the remaining epochs, evaluating on the test set after each,
+// writing Out/metrics.jsonl and the checkpoints. When ctx ends it saves
+// Out/last at the current step and returns ErrInterrupted.
+func (r *Run) Train(ctx context.Context) error {
+	trunk, head, err := r.Settings.Rules()
+	if err != nil {
+		return err
+	}
+	schedule, err := r.Settings.LRSchedule()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.Out, 0o755); err != nil {
+		return fmt.Errorf("creating output directory: %w", err)
+	}
+	k := len(r.TrainSet.Tasks())
+	for r.epoch < r.Settings.Epochs {
+		lr := schedule.LR(r.epoch)
+		r.Ensemble.SetLR(lr)
+		u := network.Update{Trunk: trunk, Head: head, Warmup: r.epoch < r.Settings.Warmup}
+		batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
+		batches.Skip(r.batch)
+		if r.Hooks.EpochStart != nil {
+			r.Hooks.EpochStart(r.epoch, batches.Len(), r.batch)
+		}
+		if r.batch == 0 {
+			r.lossSum = make([]float64, k)
+		}
+		mean := make([]float64, k)
+		start := time.Now()
+		interrupted := func() error {
+			r.seconds += time.Since(start).Seconds()
+			if err := r.save("last"); err != nil {
+				return fmt.Errorf("%w, and saving failed: %w", ErrInterrupted, err)
+			}
+			return ErrInterrupted
+		}
+		for batches.Next() {
+			if ctx.Err() != nil {
+				return interrupted()
+			}
+			losses, err := r.Ensemble.Step(batches.Batch(), u)
+			if err != nil {
+				return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
+			}
+			r.batch++
+			for j, l := range losses {
+				for _, v := range l {
+					r.lossSum[j] += v / float64(len(l))
+				}
+				mean[j] = r.lossSum[j] / float64(r.batch)
+			}
+			if r.Hooks.Step != nil {
+				r.Hooks.Step(r.epoch, r.batch, mean)
+			}
+			if r.CheckpointEvery > 0 && r.Ensemble.Steps%r.CheckpointEvery == 0 {
+				r.seconds += time.Since(start).Seconds()
+				start = time.Now()
+				if err := r.save("last"); err != nil {
+					return err
+				}
+			}
+		}
+		if err := batches.Err(); err != nil {
+			return err
+		}
+		// An interruption during the evaluation saves the epoch's steps
+		// as done; resuming evaluates and carries on.
+		scores, err := r.Ensemble.Evaluate(ctx, r.TestSet)
+		if ctx.Err() != nil {
+			return interrupted()
+		}
+		r.seconds += time.Since(start).Seconds()
+		if err != nil {
+			return fmt.Errorf("epoch %d: evaluating on %s: %w", r.epoch+1, r.TestSet.Name(), err)
+		}
+		var lines []MetricsLine
+		for j, s := range scores {
+			lines = append(lines, MetricsLine{
+				Epoch: r.epoch + 1, Step: r.Ensemble.Steps, Task: s.Task, LR: lr, Loss: r.lossSum[j] / float64(max(1, r.batch)),
+				Seconds: r.seconds, Score: s.Ensemble, Particles: s.Particles,
+			})
+		}
+		improved := r.improves(lines)
+		r.history = append(r.history, lines...)
+		r.epoch, r.batch = r.epoch+1, 0
+		if err := r.writeMetrics(); err != nil {
+			return err
+		}
+		if err := r.save("last"); err != nil {
+			return err
+		}
+		if improved {
+			if err := r.save("best"); err != nil {
+				return err
+			}
+		}
+		if r.Hooks.EpochEnd != nil {
+			r.Hooks.EpochEnd(r.epoch-1, lines)
+		}
+	}
+	return nil
+}
+
+// selection is the value of the Best metric for one epoch's lines, with
+// the sign turned so that larger is better.
+func (r *Run) selection(lines []MetricsLine) float64 {
+	v := 0.0
+	for _, l := range lines {
+		switch {
+		case l.Regression != nil:
+			v -= l.MSE
+		case r.Best == "accuracy":
+			v += l.Accuracy
+		case r.Best == "nll":
+			v -= l.NLL
+		case r.Best == "brier":
+			v -= l.Brier
+		case r.Best == "ece":
+			v -= l.ECE
+		}
+	}
+	return v / float64(len(lines))
+}
+
+// improves reports whether lines beat every earlier epoch by the Best
+// metric.
+func (r *Run) improves(lines []MetricsLine) bool {
+	best := math.Inf(-1)
+	k := len(lines)
+	for i := 0; i+k <= len(r.history); i += k {
+		best = max(best, r.selection(r.history[i:i+k]))
+	}
+	return r.selection(lines) > best
+}
+
+// BestMetrics are the values Run.Best accepts.
+var BestMetrics = []string{"accuracy", "nll", "brier", "ece", "mse"}
+
+func (r *Run) writeMetrics() error {
+	return atomicfile.Write(filepath.Join(r.Out, "metrics.jsonl"), 0o644, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, l := range r.history {
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (r *Run) save(name string) error {
+	c, err := r.Checkpoint()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(r.Out, name)
+	if err := checkpoints.Save(dir, c); err != nil {
+		return err
+	}
+	if r.Hooks.Saved != nil {
+		r.Hooks.Saved(dir)
+	}
+	return nil
+}
+
+// runState is what a checkpoint's metrics field holds for a run.
+type runState struct {
+	Seconds float64       `json:"seconds"`
+	LossSum []float64     `json:"loss_sum"` // the current epoch's, so far
+	History []MetricsLine `json:"history"`
+}
+
+// Checkpoint captures the run's state.
+func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
+	settings, err := json.Marshal(r.Settings)
+	if err != nil {
+		return nil, err
+	}
+	state, err := json.Marshal(runState{Seconds: r.seconds, LossSum: r.lossSum, History: r.history})
+	if err != nil {
+		return nil, err
+	}
+	c := &checkpoints.Checkpoint{
+		Settings: settings, Epoch: r.epoch, Batch: r.batch, Step: r.Ensemble.Steps,
+		Metrics: state, Layout: layout(r.Ensemble.Config()),
+	}
+	for i, p := range r.Ensemble.Particles {
+		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
+		cp := checkpoints.Particle{Trunk: p.Trunk, Heads: p.Heads}
+		s, err := optimizerState(trunkOpt)
+		if err != nil {
+			return nil, err
+		}
+		cp.TrunkOpt = s
+		for _, h := range headOpts {
+			s, err := optimizerState(h)
+			if err != nil {
+				return nil, err
+			}
+			cp.HeadOpts = append(cp.HeadOpts, s)
+		}
+		c.Particles = append(c.Particles, cp)
+	}
+	return c, nil
+}
+
+func optimizerState(o optim.Optimizer) ([]float64, error) {
+	s, ok := o.(optim.Stateful)
+	if !ok {
+		return nil, fmt.Errorf("optimizer %T cannot save its state", o)
+	}
+	return s.State(), nil
+}
+
+// layout is the checkpoint layout of the ensemble's model.
+func layout(cfg *network.Config) checkpoints.Layout {
+	tensors := func(ps []models.Param) []checkpoints.Tensor {
+		var ts []checkpoints.Tensor
+		for _, p := range ps {
+			ts = append(ts, checkpoints.Tensor{Name: p.Name, Shape: p.Shape})
+		}
+		return ts
+	}
+	l := checkpoints.Layout{Trunk: tensors(cfg.Model.TrunkParams())}
+	for j := range cfg.Tasks {
+		l.Heads = append(l.Heads, tensors(cfg.Model.HeadParams(j)))
+	}
+	return l
+}
+
+// ReadSettings returns the settings recorded in a checkpoint, to load the
+// data it needs before Restore.
+func ReadSettings(c *checkpoints.Checkpoint) (Settings, error) {
+	var s Settings
+	if err := json.Unmarshal(c.Settings, &s); err != nil {
+		return s, fmt.Errorf("checkpoint settings: %w", err)
+	}
+	if err := s.Check(); err != nil {
+		return s, fmt.Errorf("checkpoint settings: %w", err)
+	}
+	return s, nil
+}
+
+// Restore rebuilds the run a checkpoint recorded, with the data sets of
+// its settings (LoadData), positioned to continue where it stopped.
+func Restore(c *checkpoints.Checkpoint, train, test data.Dataset, workers int) (*Run, error) {
+	s, err := ReadSettings(c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := New(s, train, test, workers)
+	if err != nil {
+		return nil, err
+	}
+	if err := layout(r.Ensemble.Config()).Equal(c.Layout); err != nil {
+		return nil, fmt.Errorf("checkpoint does not fit the model %s: %w", s.Model, err)
+	}
+	if len(c.Particles) != len(r.Ensemble.Particles) {
+		return nil, fmt.Errorf("checkpoint has %d particles, its settings say %d", len(c.Particles), len(r.Ensemble.Particles))
+	}
+	for i, p := range r.Ensemble.Particles {
+		cp := c.Particles[i]
+		copy(p.Trunk, cp.Trunk)
+		for j := range p.Heads {
+			copy(p.Heads[j], cp.Heads[j])
+		}
+		p.Sync()
+		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
+		if err := restoreState(trunkOpt, cp.TrunkOpt, len(p.Trunk)); err != nil {
+			return nil, fmt.Errorf("checkpoint particle %d trunk optimizer: %w", i, err)
+		}
+		for j, h := range headOpts {
+			if err := restoreState(h, cp.HeadOpts[j], len(p.Heads[j])); err != nil {
+				return nil, fmt.Errorf("checkpoint particle %d head %d optimizer: %w", i, j, err)
+			}
+		}
+	}
+	var state runState
+	if len(c.Metrics) > 0 {
+		if err := json.Unmarshal(c.Metrics, &state); err != nil {
+			return nil, fmt.Errorf("checkpoint metrics: %w", err)
+		}
+	}
+	r.epoch, r.batch, r.Ensemble.Steps = c.Epoch, c.Batch, c.Step
+	r.seconds, r.history, r.lossSum = state.Seconds, state.History, state.LossSum
+	if r.batch > 0 && len(r.lossSum) != len(r.TrainSet.Tasks()) {
+		return nil, fmt.Errorf("checkpoint metrics: %d running losses for %d tasks", len(r.lossSum), len(r.TrainSet.Tasks()))
+	}
+	return r, nil
+}
+
+// restoreState checks that a saved state fits a vector of n parameters
+// (an optimiser's state is empty, or a whole number of such vectors plus
+// Adam's step count) and restores it.
+func restoreState(o optim.Optimizer, s []float64, n int) error {
+	st, ok := o.(optim.Stateful)
+	if !ok {
+		return fmt.Errorf("optimizer %T cannot restore its state", o)
+	}
+	if len(s) != 0 && len(s)%n != 0 && (len(s)-1)%n != 0 {
+		return fmt.Errorf("state of %d numbers does not fit %d parameters", len(s), n)
+	}
+	return st.SetState(s)
+}
