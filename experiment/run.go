@@ -64,6 +64,8 @@ type Run struct {
 	Best  string
 	Hooks Hooks
 
+	fullTrain, fullTest data.Dataset // without the limits
+
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
 	seconds      float64
 	history      []MetricsLine
@@ -79,6 +81,7 @@ func New(s Settings, train, test data.Dataset, workers int) (*Run, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
+	fullTrain, fullTest := train, test
 	if s.TrainLimit > 0 {
 		train = data.Limit(train, s.TrainLimit)
 	}
@@ -93,7 +96,27 @@ func New(s Settings, train, test data.Dataset, workers int) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Settings: s, TrainSet: train, TestSet: test, Ensemble: ens, Best: "accuracy"}, nil
+	return &Run{Settings: s, TrainSet: train, TestSet: test, Ensemble: ens, Best: "accuracy", fullTrain: fullTrain, fullTest: fullTest}, nil
+}
+
+// Split returns the "train" or "test" set limited to its first limit
+// examples: limit < 0 keeps the run's own limit, 0 takes all.
+func (r *Run) Split(name string, limit int) (data.Dataset, error) {
+	set, full := r.TestSet, r.fullTest
+	switch name {
+	case "test":
+	case "train":
+		set, full = r.TrainSet, r.fullTrain
+	default:
+		return nil, fmt.Errorf("split %q is not train or test", name)
+	}
+	switch {
+	case limit < 0:
+		return set, nil
+	case limit == 0:
+		return full, nil
+	}
+	return data.Limit(full, limit), nil
 }
 
 // Epoch is the number of completed epochs.
@@ -344,6 +367,34 @@ func ReadSettings(c *checkpoints.Checkpoint) (Settings, error) {
 		return s, fmt.Errorf("checkpoint settings: %w", err)
 	}
 	return s, nil
+}
+
+// Open loads the checkpoint in dir (or, if dir is a run's directory, in
+// dir/last), builds the data sets its settings name from dataDir, and
+// restores the run. It returns the checkpoint directory it read.
+func Open(dir, dataDir string, workers int) (*Run, string, error) {
+	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
+			dir = filepath.Join(dir, "last")
+		}
+	}
+	c, err := checkpoints.Load(dir)
+	if err != nil {
+		return nil, dir, err
+	}
+	s, err := ReadSettings(c)
+	if err != nil {
+		return nil, dir, fmt.Errorf("%s: %w", dir, err)
+	}
+	train, test, _, err := LoadData(s, dataDir)
+	if err != nil {
+		return nil, dir, err
+	}
+	r, err := Restore(c, train, test, workers)
+	if err != nil {
+		return nil, dir, fmt.Errorf("%s: %w", dir, err)
+	}
+	return r, dir, nil
 }
 
 // Restore rebuilds the run a checkpoint recorded, with the data sets of

@@ -50,7 +50,6 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
-	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
@@ -129,43 +128,19 @@ type Report struct {
 }
 
 func run(ctx context.Context, o Options, stdout io.Writer) error {
-	dir := o.Checkpoint
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
-			dir = filepath.Join(dir, "last")
-		}
-	}
-	c, err := checkpoints.Load(dir)
+	r, dir, err := experiment.Open(o.Checkpoint, o.DataDir, o.Workers)
 	if err != nil {
 		return err
 	}
-	s, err := experiment.ReadSettings(c)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	train, test, _, err := experiment.LoadData(s, o.DataDir)
+	set, err := r.Split(o.Split, o.Limit)
 	if err != nil {
 		return err
-	}
-	r, err := experiment.Restore(c, train, test, o.Workers)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	set, full := r.TestSet, test
-	if o.Split == "train" {
-		set, full = r.TrainSet, train
-	}
-	if o.Limit >= 0 {
-		set = data.Limit(full, o.Limit)
-		if o.Limit == 0 {
-			set = full
-		}
 	}
 	scores, err := r.Ensemble.Evaluate(ctx, set)
 	if err != nil {
 		return err
 	}
-	rep := Report{Checkpoint: dir, Dataset: s.Dataset, Method: s.Method, Epoch: c.Epoch, Step: c.Step,
+	rep := Report{Checkpoint: dir, Dataset: r.Settings.Dataset, Method: r.Settings.Method, Epoch: r.Epoch(), Step: r.Ensemble.Steps,
 		Split: o.Split, Examples: set.Len(), Tasks: scores}
 	if o.Reliability != "" {
 		if err := writeDiagrams(o.Reliability, rep); err != nil {

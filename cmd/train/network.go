@@ -11,7 +11,6 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
-	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
@@ -57,22 +56,9 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	if err := o.checkRunning(); err != nil {
 		return err
 	}
-	dir := filepath.Join(o.Resume, "last")
-	c, err := checkpoints.Load(dir)
+	r, dir, err := experiment.Open(filepath.Join(o.Resume, "last"), o.DataDir, o.Workers)
 	if err != nil {
 		return err
-	}
-	s, err := experiment.ReadSettings(c)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	train, test, err := loadData(s, o.DataDir)
-	if err != nil {
-		return err
-	}
-	r, err := experiment.Restore(c, train, test, o.Workers)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if o.Epochs > 0 {
 		r.Settings.Epochs = o.Epochs

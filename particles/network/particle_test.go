@@ -118,6 +118,38 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	}
 }
 
+// sharedTrunk builds in one graph p's trunk, once, on in's inputs, and both
+// tasks' heads and losses on top of it, with every input bound.
+func sharedTrunk(t *testing.T, cfg *Config, p *Particle, in *Inputs) (trunk, losses []*gorgonia.Node, g *gorgonia.ExprGraph) {
+	t.Helper()
+	g = gorgonia.NewGraph()
+	x := inputNode(g, cfg)
+	vals := p.newValues(0, 1)
+	trunk = paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
+	features, err := cfg.Model.Trunk(x, trunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for task := range 2 {
+		y, w := lossInputNodes(g, cfg, task)
+		head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
+		out, err := cfg.Model.Head(features, task, head)
+		must(err)
+		l, err := crossEntropy(out, y, w)
+		must(err)
+		losses = append(losses, l)
+		must(gorgonia.Let(y, in.targets[task]))
+		must(gorgonia.Let(w, in.weight))
+	}
+	must(gorgonia.Let(x, in.x))
+	return trunk, losses, g
+}
+
 // The per-task trunk gradients add up to the trunk gradient of the summed
 // loss, computed by an independent graph with a single Grad of
 // loss_a + loss_b. Tolerance 1e-10 relative to the largest entry: the two
@@ -128,48 +160,17 @@ func TestTaskGradientsSumToGradientOfSum(t *testing.T) {
 	in := load(t, cfg, randomBatch(rand.New(rand.NewPCG(6, 0)), 8, 2))
 	ga, gb := gradients(t, p, in, 0), gradients(t, p, in, 1)
 
-	g := gorgonia.NewGraph()
-	x := inputNode(g, cfg)
-	vals := p.newValues(0, 1)
-	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
-	features, err := cfg.Model.Trunk(x, trunk)
+	trunk, losses, g := sharedTrunk(t, cfg, p, in)
+	total, err := gorgonia.Add(losses[0], losses[1])
 	if err != nil {
 		t.Fatal(err)
-	}
-	var w *gorgonia.Node
-	var total *gorgonia.Node
-	var lets []func() error
-	for task := range 2 {
-		var y *gorgonia.Node
-		y, w = lossInputNodes(g, cfg, task)
-		head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
-		out, err := cfg.Model.Head(features, task, head)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := crossEntropy(out, y, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if total == nil {
-			total = l
-		} else if total, err = gorgonia.Add(total, l); err != nil {
-			t.Fatal(err)
-		}
-		lets = append(lets, func() error { return gorgonia.Let(y, in.targets[task]) })
 	}
 	sum, err := gorgonia.Grad(total, trunk...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, let := range append(lets, func() error { return gorgonia.Let(x, in.x) }, func() error { return gorgonia.Let(w, in.weight) }) {
-		if err := let(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	vm := gorgonia.NewTapeMachine(g)
 	want := make([]float64, len(p.Trunk))
-	if err := run(vm, func() error { return gather(sum, want) }); err != nil {
+	if err := run(gorgonia.NewTapeMachine(g), func() error { return gather(sum, want) }); err != nil {
 		t.Fatal(err)
 	}
 	scale := 0.0
@@ -196,39 +197,17 @@ func TestNaiveSecondGradIsWrong(t *testing.T) {
 	in := load(t, cfg, randomBatch(rand.New(rand.NewPCG(8, 0)), 4, 2))
 	correct := gradients(t, p, in, 1)
 
-	g := gorgonia.NewGraph()
-	x := inputNode(g, cfg)
-	vals := p.newValues(0, 1)
-	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
-	features, err := cfg.Model.Trunk(x, trunk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var w *gorgonia.Node
+	trunk, losses, g := sharedTrunk(t, cfg, p, in)
 	var naive [][]*gorgonia.Node
-	for task := range 2 {
-		var y *gorgonia.Node
-		y, w = lossInputNodes(g, cfg, task)
-		head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
-		out, _ := cfg.Model.Head(features, task, head)
-		l, err := crossEntropy(out, y, w)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, l := range losses {
 		gr, err := gorgonia.Grad(l, trunk...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		naive = append(naive, gr)
-		if err := gorgonia.Let(y, in.targets[task]); err != nil {
-			t.Fatal(err)
-		}
 	}
-	gorgonia.Let(x, in.x)
-	gorgonia.Let(w, in.weight)
-	vm := gorgonia.NewTapeMachine(g)
 	first, second := make([]float64, len(p.Trunk)), make([]float64, len(p.Trunk))
-	if err := run(vm, func() error {
+	if err := run(gorgonia.NewTapeMachine(g), func() error {
 		if err := gather(naive[0], first); err != nil {
 			return err
 		}
