@@ -85,19 +85,12 @@ func resume(t *testing.T, out string, epochs int) *Run {
 // states, position and every metric but the wall time.
 func final(t *testing.T, out string) *checkpoints.Checkpoint {
 	t.Helper()
-	c, err := checkpoints.Load(filepath.Join(out, "last"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Restore(c, train, test, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resume(t, out, 0)
 	for i := range r.history {
 		r.history[i].Seconds = 0
 	}
 	r.seconds = 0
-	c, err = r.Checkpoint()
+	c, err := r.Checkpoint()
 	if err != nil {
 		t.Fatal(err)
 	}
