@@ -13,6 +13,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
@@ -20,11 +21,12 @@ import (
 	"github.com/mtsgd/mtsgd/particles/network"
 )
 
-// MetricsLine is one line of OUT/metrics.jsonl: one task's test scores
-// after one epoch.
+// MetricsLine is one line of OUT/metrics.jsonl: one task's scores on one
+// split after one epoch.
 type MetricsLine struct {
 	Epoch   int     `json:"epoch"`
 	Step    int     `json:"step"`
+	Split   string  `json:"split"` // test, or valid where there is a validation set
 	Task    string  `json:"task"`
 	LR      float64 `json:"lr"`
 	Loss    float64 `json:"train_loss"` // mean over the epoch and the particles
@@ -50,9 +52,11 @@ type Hooks struct {
 // Run is a training run in progress.
 type Run struct {
 	Settings Settings
-	TrainSet data.Dataset // with the settings' limit applied
-	TestSet  data.Dataset
-	Ensemble *network.Ensemble
+	// The data sets with the settings' limits applied (the test limit
+	// also limits the validation set). ValidSet is nil if the data set
+	// has no validation split.
+	TrainSet, ValidSet, TestSet data.Dataset
+	Ensemble                    *network.Ensemble
 
 	// Out is the run's directory: metrics.jsonl, last/ and best/.
 	Out string
@@ -64,7 +68,7 @@ type Run struct {
 	Best  string
 	Hooks Hooks
 
-	fullTrain, fullTest data.Dataset // without the limits
+	full Data // without the limits
 
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
 	seconds      float64
@@ -77,38 +81,55 @@ type Run struct {
 var ErrInterrupted = errors.New("training interrupted")
 
 // New starts a run from scratch: particles initialised from the seed.
-func New(s Settings, train, test data.Dataset, workers int) (*Run, error) {
+func New(s Settings, d Data, workers int) (*Run, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	fullTrain, fullTest := train, test
+	r := &Run{Settings: s, TrainSet: d.Train, ValidSet: d.Valid, TestSet: d.Test, Best: DefaultBest(s.Dataset), full: d}
 	if s.TrainLimit > 0 {
-		train = data.Limit(train, s.TrainLimit)
+		r.TrainSet = data.Limit(d.Train, s.TrainLimit)
 	}
 	if s.TestLimit > 0 {
-		test = data.Limit(test, s.TestLimit)
+		r.TestSet = data.Limit(d.Test, s.TestLimit)
+		if d.Valid != nil {
+			r.ValidSet = data.Limit(d.Valid, s.TestLimit)
+		}
 	}
-	cfg, err := s.networkConfig(train.Tasks())
+	cfg, err := s.networkConfig(d.Train)
 	if err != nil {
 		return nil, err
 	}
-	ens, err := network.NewEnsemble(cfg, s.Particles, s.Seed, s.NewOptimizer, workers)
-	if err != nil {
+	if r.Ensemble, err = network.NewEnsemble(cfg, s.Particles, s.Seed, s.NewOptimizer, workers); err != nil {
 		return nil, err
 	}
-	return &Run{Settings: s, TrainSet: train, TestSet: test, Ensemble: ens, Best: "accuracy", fullTrain: fullTrain, fullTest: fullTest}, nil
+	return r, nil
 }
 
-// Split returns the "train" or "test" set limited to its first limit
-// examples: limit < 0 keeps the run's own limit, 0 takes all.
+// DefaultBest is the metric that selects best/ by default: the ensemble's
+// MSE for regression (SARCOS), its accuracy otherwise.
+func DefaultBest(dataset string) string {
+	if dataset == sarcos.Name {
+		return "mse"
+	}
+	return "accuracy"
+}
+
+// Split returns the "train", "valid" or "test" set limited to its first
+// limit examples: limit < 0 keeps the run's own limit, 0 takes all.
 func (r *Run) Split(name string, limit int) (data.Dataset, error) {
-	set, full := r.TestSet, r.fullTest
+	var set, full data.Dataset
 	switch name {
 	case "test":
+		set, full = r.TestSet, r.full.Test
 	case "train":
-		set, full = r.TrainSet, r.fullTrain
+		set, full = r.TrainSet, r.full.Train
+	case "valid":
+		if r.ValidSet == nil {
+			return nil, fmt.Errorf("%s has no validation split", r.Settings.Dataset)
+		}
+		set, full = r.ValidSet, r.full.Valid
 	default:
-		return nil, fmt.Errorf("split %q is not train or test", name)
+		return nil, fmt.Errorf("split %q is not train, valid or test", name)
 	}
 	switch {
 	case limit < 0:
@@ -193,20 +214,16 @@ func (r *Run) Train(ctx context.Context) error {
 		}
 		// An interruption during the evaluation saves the epoch's steps
 		// as done; resuming evaluates and carries on.
-		scores, err := r.Ensemble.Evaluate(ctx, r.TestSet)
+		lines, err := r.evaluate(ctx, lr)
 		if ctx.Err() != nil {
 			return interrupted()
 		}
 		r.seconds += time.Since(start).Seconds()
 		if err != nil {
-			return fmt.Errorf("epoch %d: evaluating on %s: %w", r.epoch+1, r.TestSet.Name(), err)
+			return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
 		}
-		var lines []MetricsLine
-		for j, s := range scores {
-			lines = append(lines, MetricsLine{
-				Epoch: r.epoch + 1, Step: r.Ensemble.Steps, Task: s.Task, LR: lr, Loss: r.lossSum[j] / float64(max(1, r.batch)),
-				Seconds: r.seconds, Score: s.Ensemble, Particles: s.Particles,
-			})
+		for i := range lines {
+			lines[i].Seconds = r.seconds
 		}
 		improved := r.improves(lines)
 		r.history = append(r.history, lines...)
@@ -229,11 +246,48 @@ func (r *Run) Train(ctx context.Context) error {
 	return nil
 }
 
-// selection is the value of the Best metric for one epoch's lines, with
-// the sign turned so that larger is better.
+// evaluate scores the ensemble on the validation set, if any, and the test
+// set, one line per split and task.
+func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
+	var lines []MetricsLine
+	for _, split := range []struct {
+		name string
+		set  data.Dataset
+	}{{"valid", r.ValidSet}, {"test", r.TestSet}} {
+		if split.set == nil {
+			continue
+		}
+		scores, err := r.Ensemble.Evaluate(ctx, split.set)
+		if err != nil {
+			return nil, fmt.Errorf("evaluating on %s: %w", split.set.Name(), err)
+		}
+		for j, s := range scores {
+			lines = append(lines, MetricsLine{
+				Epoch: r.epoch + 1, Step: r.Ensemble.Steps, Split: split.name, Task: s.Task, LR: lr,
+				Loss: r.lossSum[j] / float64(max(1, r.batch)), Score: s.Ensemble, Particles: s.Particles,
+			})
+		}
+	}
+	return lines, nil
+}
+
+// selectionSplit is the split whose scores select best/.
+func (r *Run) selectionSplit() string {
+	if r.ValidSet != nil {
+		return "valid"
+	}
+	return "test"
+}
+
+// selection is the value of the Best metric over one epoch's lines of the
+// selection split, with the sign turned so that larger is better.
 func (r *Run) selection(lines []MetricsLine) float64 {
-	v := 0.0
+	v, n := 0.0, 0
 	for _, l := range lines {
+		if l.Split != r.selectionSplit() {
+			continue
+		}
+		n++
 		switch {
 		case l.Regression != nil:
 			v -= l.MSE
@@ -247,16 +301,21 @@ func (r *Run) selection(lines []MetricsLine) float64 {
 			v -= l.ECE
 		}
 	}
-	return v / float64(len(lines))
+	return v / float64(max(1, n))
 }
 
 // improves reports whether lines beat every earlier epoch by the Best
 // metric.
 func (r *Run) improves(lines []MetricsLine) bool {
 	best := math.Inf(-1)
-	k := len(lines)
-	for i := 0; i+k <= len(r.history); i += k {
-		best = max(best, r.selection(r.history[i:i+k]))
+	for e := 1; e <= r.epoch; e++ {
+		var epoch []MetricsLine
+		for _, l := range r.history {
+			if l.Epoch == e {
+				epoch = append(epoch, l)
+			}
+		}
+		best = max(best, r.selection(epoch))
 	}
 	return r.selection(lines) > best
 }
@@ -386,11 +445,11 @@ func Open(dir, dataDir string, workers int) (*Run, string, error) {
 	if err != nil {
 		return nil, dir, fmt.Errorf("%s: %w", dir, err)
 	}
-	train, test, _, err := LoadData(s, dataDir)
+	d, _, err := LoadData(s, dataDir)
 	if err != nil {
 		return nil, dir, err
 	}
-	r, err := Restore(c, train, test, workers)
+	r, err := Restore(c, d, workers)
 	if err != nil {
 		return nil, dir, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -399,12 +458,12 @@ func Open(dir, dataDir string, workers int) (*Run, string, error) {
 
 // Restore rebuilds the run a checkpoint recorded, with the data sets of
 // its settings (LoadData), positioned to continue where it stopped.
-func Restore(c *checkpoints.Checkpoint, train, test data.Dataset, workers int) (*Run, error) {
+func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 	s, err := ReadSettings(c)
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(s, train, test, workers)
+	r, err := New(s, d, workers)
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ var train, test = newImages("train", 40, 1), newImages("test", 24, 2) // 3 steps
 
 func newRun(t *testing.T, s Settings, out string) *Run {
 	t.Helper()
-	r, err := New(s, train, test, 2)
+	r, err := New(s, Data{Train: train, Test: test}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func resume(t *testing.T, out string, epochs int) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Restore(c, train, test, 2)
+	r, err := Restore(c, Data{Train: train, Test: test}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestRoundTripAndBest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := Restore(c, train, test, 1)
+		back, err := Restore(c, Data{Train: train, Test: test}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestRestoreRefusesMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Layout.Trunk[0].Shape = []int{10, 1, 7, 7}
-	if _, err := Restore(c, train, test, 1); err == nil || err.Error() != "checkpoint does not fit the model lenet: the trunk tensor 0 is conv1.weight [10 1 9 9], not conv1.weight [10 1 7 7]" {
+	if _, err := Restore(c, Data{Train: train, Test: test}, 1); err == nil || err.Error() != "checkpoint does not fit the model lenet: the trunk tensor 0 is conv1.weight [10 1 9 9], not conv1.weight [10 1 7 7]" {
 		t.Errorf("error %v", err)
 	}
 }

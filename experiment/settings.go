@@ -14,8 +14,10 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/multimnist"
+	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/lenet"
+	"github.com/mtsgd/mtsgd/models/mlp"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/network"
@@ -120,46 +122,84 @@ func (s Settings) Rules() (trunk, head particles.Rule, err error) {
 }
 
 // Datasets lists the data sets networks train on.
-func Datasets() []string { return multimnist.Names() }
+func Datasets() []string { return append(multimnist.Names(), sarcos.Name) }
 
-// LoadData reads or builds the full training and test sets of s.Dataset
-// from dataDir (see data.Dir); Run applies the settings' limits.
-func LoadData(s Settings, dataDir string) (train, test data.Dataset, elapsed time.Duration, err error) {
+// DefaultModel is the model the paper trains on a data set.
+func DefaultModel(dataset string) string {
+	if dataset == sarcos.Name {
+		return "mlp"
+	}
+	return "lenet"
+}
+
+// Data are a run's data sets. Valid is nil for data sets without a
+// validation split (Multi-MNIST); with one (SARCOS), it selects the best
+// checkpoint.
+type Data struct {
+	Train, Valid, Test data.Dataset
+}
+
+// LoadData reads or builds the full data sets of s.Dataset from dataDir
+// (see data.Dir); Run applies the settings' limits.
+func LoadData(s Settings, dataDir string) (Data, time.Duration, error) {
 	dir, err := data.Dir(dataDir)
 	if err != nil {
-		return nil, nil, 0, err
+		return Data{}, 0, err
+	}
+	start := time.Now()
+	if s.Dataset == sarcos.Name {
+		sp, err := sarcos.Load(dir)
+		if err != nil {
+			return Data{}, 0, err
+		}
+		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, time.Since(start), nil
 	}
 	v, ok := multimnist.Lookup(s.Dataset)
 	if !ok {
-		return nil, nil, 0, fmt.Errorf("data set %q is not one of %v", s.Dataset, Datasets())
+		return Data{}, 0, fmt.Errorf("data set %q is not one of %v", s.Dataset, Datasets())
 	}
-	start := time.Now()
 	tr, te, err := v.Load(dir, s.Seed)
 	if err != nil {
-		return nil, nil, 0, err
+		return Data{}, 0, err
 	}
-	return tr, te, time.Since(start), nil
+	return Data{Train: tr, Test: te}, time.Since(start), nil
 }
 
-// model builds the network the settings name for tasks.
-func (s Settings) model(tasks []data.Task) (models.Model, error) {
+// model builds the network the settings name for a data set.
+func (s Settings) model(d data.Dataset) (models.Model, error) {
+	tasks := d.Tasks()
+	outputs := make([]int, len(tasks))
+	for j, t := range tasks {
+		outputs[j] = 1
+		if t.Kind == data.Classification {
+			outputs[j] = t.Classes
+		}
+	}
 	switch s.Model {
 	case "lenet":
-		classes := make([]int, len(tasks))
-		for j, t := range tasks {
+		for _, t := range tasks {
 			if t.Kind != data.Classification {
 				return nil, fmt.Errorf("lenet: task %s is not a classification task", t.Name)
 			}
-			classes[j] = t.Classes
 		}
-		return lenet.New(classes...), nil
+		return lenet.New(outputs...), nil
+	case "mlp":
+		shape := d.InputShape()
+		if len(shape) != 1 {
+			return nil, fmt.Errorf("mlp: inputs of shape %v, want a vector", shape)
+		}
+		return mlp.New(shape[0], MLPHidden, outputs...), nil
 	}
-	return nil, fmt.Errorf("model %q is not one of lenet", s.Model)
+	return nil, fmt.Errorf("model %q is not one of lenet, mlp", s.Model)
 }
 
-// networkConfig is the ensemble configuration for the settings and tasks.
-func (s Settings) networkConfig(tasks []data.Task) (*network.Config, error) {
-	m, err := s.model(tasks)
+// MLPHidden are the hidden layer widths of the paper's SARCOS MLP.
+var MLPHidden = []int{256, 256, 256}
+
+// networkConfig is the ensemble configuration for the settings and a data
+// set.
+func (s Settings) networkConfig(d data.Dataset) (*network.Config, error) {
+	m, err := s.model(d)
 	if err != nil {
 		return nil, err
 	}
@@ -167,5 +207,5 @@ func (s Settings) networkConfig(tasks []data.Task) (*network.Config, error) {
 	if s.Dtype == "float64" {
 		dt = tensor.Float64
 	}
-	return &network.Config{Model: m, Tasks: tasks, Batch: s.Batch, Dtype: dt}, nil
+	return &network.Config{Model: m, Tasks: d.Tasks(), Batch: s.Batch, Dtype: dt}, nil
 }

@@ -12,7 +12,8 @@
 // Flags:
 //
 //	-ckpt DIR           checkpoint to evaluate (required)
-//	-split NAME         test or train (default test)
+//	-split NAME         test, valid (data sets with a validation split:
+//	                    SARCOS) or train (default test)
 //	-limit N            evaluate the first N examples of the split (default:
 //	                    the run's -test-limit or -train-limit; 0: all)
 //	-json               print one JSON object instead of the table
@@ -24,7 +25,8 @@
 //
 // The table has one row per task: each particle's accuracy, then the
 // ensemble's accuracy, Brier score, ECE and NLL (the ensemble predicts the
-// mean of its particles' probabilities). The evaluation of a checkpoint's
+// mean of its particles' probabilities); for a regression task each
+// particle's MSE and the MSE of the ensemble's mean prediction. The evaluation of a checkpoint's
 // test split reproduces, to the last digit, the figures its training run
 // printed for that epoch.
 //
@@ -93,7 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Checkpoint, "ckpt", "", "checkpoint directory, or a run directory for its last checkpoint (required)")
-	fs.StringVar(&o.Split, "split", "test", "split to evaluate: test or train")
+	fs.StringVar(&o.Split, "split", "test", "split to evaluate: test, valid (SARCOS) or train")
 	fs.IntVar(&o.Limit, "limit", -1, "evaluate the first N examples (default: as the run was evaluated; 0: all)")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.Reliability, "reliability", "", "write a reliability diagram per task (PNG) into this directory")
@@ -107,8 +109,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	case o.Checkpoint == "":
 		return o, errors.New("-ckpt is required")
-	case o.Split != "test" && o.Split != "train":
-		return o, fmt.Errorf("-split must be test or train, got %q", o.Split)
+	case o.Split != "test" && o.Split != "train" && o.Split != "valid":
+		return o, fmt.Errorf("-split must be test, valid or train, got %q", o.Split)
 	case o.Workers < 1:
 		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
 	}

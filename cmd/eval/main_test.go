@@ -24,9 +24,9 @@ func trainSmall(t *testing.T) (string, []experiment.MetricsLine) {
 		LR: 0.01, Optimizer: "sgd", Momentum: 0.9, Schedule: "constant", Gamma: 0.5, Every: 1,
 		KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 4, TrainLimit: 96, TestLimit: 70, Dtype: "float32",
 	}
-	train, test, _, err := experiment.LoadData(s, "")
+	d, _, err := experiment.LoadData(s, "")
 	testenv.CheckData(t, err)
-	r, err := experiment.New(s, train, test, 2)
+	r, err := experiment.New(s, d, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{}, "-ckpt is required"},
-		{[]string{"-ckpt", "x", "-split", "val"}, "-split must be test or train"},
+		{[]string{"-ckpt", "x", "-split", "val"}, "-split must be test, valid or train"},
 		{[]string{"-ckpt", "x", "-workers", "0"}, "-workers must be at least 1"},
 	} {
 		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -116,5 +116,54 @@ func TestBadInput(t *testing.T) {
 	o, _ := parseFlags([]string{"-ckpt", dir}, &bytes.Buffer{})
 	if err := run(context.Background(), o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no checkpoint here") {
 		t.Errorf("empty directory: error %v", err)
+	}
+}
+
+// Regression: eval prints each task's MSE, and on the validation split the
+// figures of the training run's validation lines.
+func TestSarcosValidation(t *testing.T) {
+	dir := testenv.SarcosFixture(t)
+	s := experiment.Settings{
+		Dataset: "sarcos", Model: "mlp", Method: "mtsgd", Particles: 2, Epochs: 1, Batch: 256,
+		LR: 1e-3, Optimizer: "adam", Momentum: 0.9, Schedule: "constant", Gamma: 0.5, Every: 1,
+		KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 2, TrainLimit: 512, TestLimit: 100, Dtype: "float32",
+	}
+	d, _, err := experiment.LoadData(s, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := experiment.New(s, d, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Out = t.TempDir()
+	if err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	o, _ := parseFlags([]string{"-ckpt", r.Out, "-split", "valid", "-json", "-data-dir", dir}, &bytes.Buffer{})
+	if err := run(context.Background(), o, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Examples != 100 || len(rep.Tasks) != 7 {
+		t.Fatalf("%d examples, %d tasks", rep.Examples, len(rep.Tasks))
+	}
+	for j, task := range rep.Tasks {
+		line := r.History()[j] // epoch 1, split valid, task j
+		if line.Split != "valid" || task.Ensemble.Regression == nil || task.Ensemble.MSE != line.MSE {
+			t.Errorf("task %s: eval MSE %v, training's %s line %v", task.Task, task.Ensemble.Regression, line.Split, line.MSE)
+		}
+	}
+	stdout.Reset()
+	o.JSON = false
+	if err := run(context.Background(), o, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "torque7") || !strings.Contains(stdout.String(), "mse ") {
+		t.Errorf("table:\n%s", stdout.String())
 	}
 }

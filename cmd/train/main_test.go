@@ -153,9 +153,10 @@ func TestStatsAndPreview(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			train, test, err := loadData(o.Settings, o.DataDir)
+			d, err := loadData(o.Settings, o.DataDir)
 			testenv.CheckData(t, err)
-			for _, d := range []data.Dataset{train, test} {
+			train := d.Train
+			for _, d := range []data.Dataset{d.Train, d.Test} {
 				if err := writeStats(&out, d); err != nil {
 					t.Fatal(err)
 				}
@@ -293,7 +294,7 @@ func TestInterruptAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains networks on real data")
 	}
-	_, _, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
+	_, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
 	testenv.CheckData(t, err)
 	out := t.TempDir()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -352,5 +353,48 @@ func TestResumeFlags(t *testing.T) {
 	o, _ = parseFlags([]string{"-resume", t.TempDir()}, &bytes.Buffer{})
 	if err := run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "no checkpoint here") {
 		t.Errorf("resuming an empty directory: %v", err)
+	}
+}
+
+// SARCOS on a fixture with the real shapes, written by scipy: training
+// writes validation and test lines for all 7 tasks, and best/ is chosen by
+// validation MSE.
+func TestTrainSarcosFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains networks")
+	}
+	dir := testenv.SarcosFixture(t)
+	out := t.TempDir()
+	o, err := parseFlags([]string{"-dataset", "sarcos", "-data-dir", dir, "-particles", "2", "-epochs", "2", "-train-limit", "1024",
+		"-test-limit", "256", "-lr", "0.001", "-out", out, "-progress=false"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Model != "mlp" || o.Batch != 512 || o.Optimizer != "adam" || o.BestMetric != "mse" || o.Schedule != "constant" {
+		t.Errorf("SARCOS defaults: model %s batch %d optimizer %s best %s schedule %s", o.Model, o.Batch, o.Optimizer, o.BestMetric, o.Schedule)
+	}
+	if err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2*2*7 {
+		t.Fatalf("%d metrics lines, want 2 epochs × 2 splits × 7 tasks", len(lines))
+	}
+	var first map[string]any
+	json.Unmarshal([]byte(lines[0]), &first)
+	if first["split"] != "valid" || first["task"] != "torque1" {
+		t.Errorf("first line %v", first)
+	}
+	if mse, ok := first["mse"].(float64); !ok || !(mse > 0) {
+		t.Errorf("first line has no MSE: %v", first)
+	}
+	for _, name := range []string{"last", "best"} {
+		if _, err := checkpoints.Load(filepath.Join(out, name)); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -19,33 +19,36 @@ import (
 
 // runNetwork handles the data sets that train networks.
 func runNetwork(ctx context.Context, o Options) error {
-	train, test, err := loadData(o.Settings, o.DataDir)
+	d, err := loadData(o.Settings, o.DataDir)
 	if err != nil {
 		return err
 	}
 	switch {
 	case o.Stats:
-		for _, d := range []data.Dataset{train, test} {
-			if err := writeStats(os.Stdout, d); err != nil {
+		for _, set := range []data.Dataset{d.Train, d.Valid, d.Test} {
+			if set == nil {
+				continue
+			}
+			if err := writeStats(os.Stdout, set); err != nil {
 				return err
 			}
 		}
 		return nil
 	case o.Preview != "":
-		err := atomicfile.Write(o.Preview, 0o644, func(w io.Writer) error { return writePreview(w, train, 16, o.Seed) })
+		err := atomicfile.Write(o.Preview, 0o644, func(w io.Writer) error { return writePreview(w, d.Train, 16, o.Seed) })
 		if err != nil {
 			return err
 		}
 		log.WithField("file", o.Preview).Info("wrote preview")
 		return nil
 	}
-	r, err := experiment.New(o.Settings, train, test, o.Workers)
+	r, err := experiment.New(o.Settings, d, o.Workers)
 	if err != nil {
 		return err
 	}
 	log.WithFields(log.Fields{
 		"dataset": o.Dataset, "method": o.Method + " (heads: svgd)", "particles": o.Particles,
-		"epochs": o.Epochs, "batch": o.Batch, "train": r.TrainSet.Len(), "test": r.TestSet.Len(),
+		"epochs": o.Epochs, "batch": o.Batch, "train": r.TrainSet.Len(), "test": r.TestSet.Len(), "model": o.Model,
 		"lr": o.LR, "optimizer": o.Optimizer, "warmup": o.Warmup, "seed": o.Seed, "out": o.Out,
 	}).Info("training")
 	return trainNetwork(ctx, o, r)
@@ -68,14 +71,17 @@ func resumeNetwork(ctx context.Context, o Options) error {
 }
 
 // loadData builds the data sets of s, logging how long it took.
-func loadData(s experiment.Settings, dataDir string) (train, test data.Dataset, err error) {
-	train, test, took, err := experiment.LoadData(s, dataDir)
+func loadData(s experiment.Settings, dataDir string) (experiment.Data, error) {
+	d, took, err := experiment.LoadData(s, dataDir)
 	if err != nil {
-		return nil, nil, err
+		return d, err
 	}
-	log.WithFields(log.Fields{"train": train.Len(), "test": test.Len(), "seconds": fmt.Sprintf("%.1f", took.Seconds())}).
-		Info("built " + s.Dataset)
-	return train, test, nil
+	f := log.Fields{"train": d.Train.Len(), "test": d.Test.Len(), "seconds": fmt.Sprintf("%.1f", took.Seconds())}
+	if d.Valid != nil {
+		f["valid"] = d.Valid.Len()
+	}
+	log.WithFields(f).Info("built " + s.Dataset)
+	return d, nil
 }
 
 // trainNetwork runs r to its last epoch with progress and log lines.
@@ -98,7 +104,7 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 			bar.finish()
 			for _, l := range lines {
 				log.WithFields(scoreFields(l.Score)).WithFields(log.Fields{"epoch": epoch + 1, "task": l.Task, "train_loss": fmt.Sprintf("%.4f", l.Loss)}).
-					Info("ensemble on " + r.TestSet.Name())
+					Info("ensemble on " + r.Settings.Dataset + "/" + l.Split)
 			}
 		},
 	}
@@ -109,12 +115,12 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 		}
 		return err
 	}
-	h := r.History()
-	if k := len(r.TrainSet.Tasks()); len(h) >= k {
-		for _, l := range h[len(h)-k:] {
-			for i, p := range l.Particles {
-				log.WithFields(scoreFields(p)).WithFields(log.Fields{"task": l.Task, "particle": i}).Info("particle on " + r.TestSet.Name())
-			}
+	for _, l := range r.History() {
+		if l.Epoch != r.Epoch() || l.Split != "test" {
+			continue
+		}
+		for i, p := range l.Particles {
+			log.WithFields(scoreFields(p)).WithFields(log.Fields{"task": l.Task, "particle": i}).Info("particle on " + r.TestSet.Name())
 		}
 	}
 	log.WithFields(log.Fields{

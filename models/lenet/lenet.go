@@ -86,14 +86,14 @@ func (l *LeNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node) (*gorgonia.Node, err
 	if h, err = gorgonia.Reshape(h, tensor.Shape{batch, 500}); err != nil {
 		return nil, fmt.Errorf("lenet flatten: %w", err)
 	}
-	if h, err = linear(h, p[4], p[5]); err != nil {
+	if h, err = models.Linear(h, p[4], p[5]); err != nil {
 		return nil, fmt.Errorf("lenet fc: %w", err)
 	}
 	return gorgonia.Rectify(h)
 }
 
 func (l *LeNet) Head(features *gorgonia.Node, task int, p []*gorgonia.Node) (*gorgonia.Node, error) {
-	out, err := linear(features, p[0], p[1])
+	out, err := models.Linear(features, p[0], p[1])
 	if err != nil {
 		return nil, fmt.Errorf("lenet head %d: %w", task, err)
 	}
@@ -115,13 +115,4 @@ func convReLUPool(x, w, b *gorgonia.Node, k int) (*gorgonia.Node, error) {
 		return nil, err
 	}
 	return gorgonia.MaxPool2D(h, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2})
-}
-
-// linear is x·W + b with W stored (in, out) and b broadcast over the batch.
-func linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
-	h, err := gorgonia.Mul(x, w)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.BroadcastAdd(h, b, nil, []byte{0})
 }

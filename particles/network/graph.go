@@ -12,7 +12,7 @@ import (
 
 // Inputs is a batch laid out as the graphs read it: always Config.Batch
 // rows, the rows past N being padding with weight zero. One Inputs feeds
-// every particle; the graphs only read it.
+// every particle; each graph copies it into tensors of its own.
 type Inputs struct {
 	N       int
 	x       *tensor.Dense   // Batch × InputShape, in the graphs' dtype
@@ -109,6 +109,7 @@ type taskGraph struct {
 	g                    *gorgonia.ExprGraph
 	vm                   gorgonia.VM
 	x, target, weight    *gorgonia.Node
+	inputs               [3]binding // x, target, weight
 	loss                 *gorgonia.Node
 	trunkGrads, headGrad []*gorgonia.Node
 }
@@ -164,7 +165,33 @@ func newTaskGraph(p *Particle, task int) (*taskGraph, error) {
 	}
 	tg.trunkGrads, tg.headGrad = grads[:len(trunk)], grads[len(trunk):]
 	tg.vm = gorgonia.NewTapeMachine(g)
+	tg.inputs = [3]binding{{node: tg.x}, {node: tg.target}, {node: tg.weight}}
 	return tg, nil
+}
+
+// binding is a graph's own copy of an input. Gorgonia transposes a matrix
+// operand in place while it differentiates a product, so graphs that run
+// at the same time must not share input tensors any more than parameters.
+type binding struct {
+	node *gorgonia.Node
+	val  *tensor.Dense
+}
+
+// set copies src into the graph's tensor and binds it to the node.
+func (b *binding) set(src *tensor.Dense) error {
+	if b.val == nil {
+		b.val = src.Clone().(*tensor.Dense)
+	} else {
+		switch d := src.Data().(type) {
+		case []float32:
+			copy(b.val.Data().([]float32), d)
+		case []float64:
+			copy(b.val.Data().([]float64), d)
+		default:
+			return fmt.Errorf("network: input of %T", d)
+		}
+	}
+	return gorgonia.Let(b.node, b.val)
 }
 
 // crossEntropy is Σ_i w_i·(log Σ_c exp z_ic − z_i,y_i) for logits z
@@ -248,11 +275,8 @@ func run(vm gorgonia.VM, read func() error) error {
 // example 1/in.N and padding 0.
 func (p *Particle) Gradients(in *Inputs, task int, trunkGrad, headGrad []float64) (loss float64, err error) {
 	tg := p.taskGraphs[task]
-	for _, b := range []struct {
-		n *gorgonia.Node
-		v *tensor.Dense
-	}{{tg.x, in.x}, {tg.target, in.targets[task]}, {tg.weight, in.weight}} {
-		if err := gorgonia.Let(b.n, b.v); err != nil {
+	for i, src := range []*tensor.Dense{in.x, in.targets[task], in.weight} {
+		if err := tg.inputs[i].set(src); err != nil {
 			return 0, err
 		}
 	}
@@ -296,6 +320,7 @@ type predictGraph struct {
 	g         *gorgonia.ExprGraph
 	vm        gorgonia.VM
 	x         *gorgonia.Node
+	input     binding
 	outs      []*gorgonia.Node
 	outValues [][]float64
 }
@@ -325,6 +350,7 @@ func newPredictGraph(p *Particle) (*predictGraph, error) {
 		pg.outValues = append(pg.outValues, make([]float64, cfg.Batch*outputs(t)))
 	}
 	pg.vm = gorgonia.NewTapeMachine(g)
+	pg.input = binding{node: pg.x}
 	return pg, nil
 }
 
@@ -334,7 +360,7 @@ func newPredictGraph(p *Particle) (*predictGraph, error) {
 // reused by the next call.
 func (p *Particle) Predict(in *Inputs) ([][]float64, error) {
 	pg := p.predict
-	if err := gorgonia.Let(pg.x, in.x); err != nil {
+	if err := pg.input.set(in.x); err != nil {
 		return nil, err
 	}
 	err := run(pg.vm, func() error {
