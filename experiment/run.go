@@ -150,7 +150,8 @@ func (r *Run) History() []MetricsLine { return r.history }
 // writing Out/metrics.jsonl and the checkpoints. When ctx ends it saves
 // Out/last at the current step and returns ErrInterrupted.
 func (r *Run) Train(ctx context.Context) error {
-	trunk, head, err := r.Settings.Rules()
+	steps := (r.TrainSet.Len() + r.Settings.Batch - 1) / r.Settings.Batch
+	trunk, head, err := r.Settings.Rules(len(r.TrainSet.Tasks()), steps)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,8 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"gorgonia.org/tensor"
@@ -49,6 +51,24 @@ type Settings struct {
 	Dtype         string  `json:"dtype"`
 }
 
+// Defaults are the paper's settings for a network data set: on
+// Multi-MNIST and its variants SGD with momentum 0.9 at 1e-3, batch 256,
+// 100 epochs, the rate halved at epochs 15, 30, …, 90; on SARCOS Adam at
+// 1e-4, batch 512, 1,000 epochs. Five particles, method mtsgd, kernel scale
+// and repulsion weights 1, seed 1, float32.
+func Defaults(dataset string) Settings {
+	s := Settings{
+		Dataset: dataset, Model: DefaultModel(dataset), Method: "mtsgd", Particles: 5,
+		Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: "sgd", Momentum: 0.9,
+		Schedule: "multistep", Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
+		KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 1, Dtype: "float32",
+	}
+	if dataset == sarcos.Name {
+		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, "adam", "constant"
+	}
+	return s
+}
+
 // Check reports the first setting that cannot make a run.
 func (s Settings) Check() error {
 	switch {
@@ -80,6 +100,8 @@ func (s Settings) Check() error {
 		return fmt.Errorf("-lr-every must be at least 1, got %d", s.Every)
 	case s.Dtype != "float32" && s.Dtype != "float64":
 		return fmt.Errorf("-dtype must be float32 or float64, got %q", s.Dtype)
+	case !slices.Contains(Methods, s.Method):
+		return fmt.Errorf("-method %q is not one of %s", s.Method, strings.Join(Methods, ", "))
 	}
 	if _, err := s.LRSchedule(); err != nil {
 		return err
@@ -112,13 +134,51 @@ func (s Settings) LRSchedule() (optim.Schedule, error) {
 	return nil, fmt.Errorf("-lr-schedule must be multistep, exponential or constant, got %q", s.Schedule)
 }
 
-// Rules returns the trunks' rule (the method) and the heads' (svgd).
-func (s Settings) Rules() (trunk, head particles.Rule, err error) {
-	if trunk, err = particles.New(s.Method, particles.Config{Kernel: particles.RBF{Scale: s.KernelScale}, Repulsion: s.Repulsion}); err != nil {
-		return nil, nil, err
+// Methods are the training methods for networks, the paper's and its
+// baselines'.
+var Methods = []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single", "svgd"}
+
+// Rules returns the update rules of the method for the trunks and for each
+// task's heads, given the number of tasks and of steps in an epoch:
+//
+//	mtsgd       trunks: MT-SGD (kernel on the flat trunks); heads: SVGD
+//	            per task (kernel on each task's flat heads)
+//	moo-svgd    trunks: MOO-SVGD (kernel on the flat trunks); heads: SVGD
+//	svgd        trunks: SVGD on the tasks' tempered product; heads: SVGD
+//	linear      no interaction: each trunk follows the mean of its task
+//	            scores (equal weights 1/K); each head its own task's score
+//	mgda        no interaction: each trunk follows the min-norm combination
+//	            of its task scores; each head its own task's score
+//	pareto-mtl  no interaction: particle i follows Pareto MTL with Lin et
+//	            al.'s preference vector i (two tasks only), its feasibility
+//	            phase lasting at most two epochs of the budget; each head its
+//	            own task's score
+//	single      one whole network per task and particle (no shared trunk),
+//	            each following its own task's score
+func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, err error) {
+	kernel := particles.Config{Kernel: particles.RBF{Scale: s.KernelScale}, Repulsion: s.Repulsion}
+	headKernel := particles.Config{Kernel: particles.RBF{Scale: s.KernelScale}, Repulsion: s.HeadRepulsion}
+	plain := &particles.Linear{} // one score: the score itself
+	switch s.Method {
+	case "mtsgd", "moo-svgd", "svgd":
+		if trunk, err = particles.New(s.Method, kernel); err != nil {
+			return nil, nil, err
+		}
+		head, err = particles.New("svgd", headKernel)
+		return trunk, head, err
+	case "linear", "mgda":
+		trunk, err = particles.New(s.Method, particles.Config{})
+		return trunk, plain, err
+	case "pareto-mtl":
+		prefs, err := particles.Preferences(s.Particles, tasks)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &particles.ParetoMTL{Prefs: prefs, InitSteps: 2 * stepsPerEpoch}, plain, nil
+	case "single":
+		return plain, plain, nil // no trunk: its rule never runs
 	}
-	head, err = particles.New("svgd", particles.Config{Kernel: particles.RBF{Scale: s.KernelScale}, Repulsion: s.HeadRepulsion})
-	return trunk, head, err
+	return nil, nil, fmt.Errorf("method %q is not one of %s", s.Method, strings.Join(Methods, ", "))
 }
 
 // Datasets lists the data sets networks train on.
@@ -165,9 +225,25 @@ func LoadData(s Settings, dataDir string) (Data, time.Duration, error) {
 	return Data{Train: tr, Test: te}, time.Since(start), nil
 }
 
-// model builds the network the settings name for a data set.
+// model builds the network the settings name for a data set; for the
+// single-task method, one such network per task.
 func (s Settings) model(d data.Dataset) (models.Model, error) {
-	tasks := d.Tasks()
+	if s.Method != "single" {
+		return s.sharedModel(d, d.Tasks())
+	}
+	var nets []models.Model
+	for _, t := range d.Tasks() {
+		net, err := s.sharedModel(d, []data.Task{t})
+		if err != nil {
+			return nil, err
+		}
+		nets = append(nets, net)
+	}
+	return models.Independent{Nets: nets}, nil
+}
+
+// sharedModel builds the network the settings name with a head per task.
+func (s Settings) sharedModel(d data.Dataset, tasks []data.Task) (models.Model, error) {
 	outputs := make([]int, len(tasks))
 	for j, t := range tasks {
 		outputs[j] = 1

@@ -10,9 +10,12 @@ type Config struct {
 	Kernel    RBF       // kernel rules: mtsgd, svgd, moo-svgd
 	Repulsion float64   // kernel rules: weight ρ of the kernel-gradient term
 	Weights   []float64 // svgd, linear: fixed target weights (nil: equal)
+
+	Preferences [][]float64 // pareto-mtl: one preference vector per particle
+	InitSteps   int         // pareto-mtl: length of the feasibility phase
 }
 
-// Methods lists the rule names New accepts.
+// Methods lists the rule names New accepts for any problem.
 var Methods = []string{"mtsgd", "svgd", "moo-svgd", "mgda", "linear"}
 
 // New returns the rule called name.
@@ -28,6 +31,8 @@ func New(name string, c Config) (Rule, error) {
 		return &MGDA{}, nil
 	case "linear":
 		return &Linear{Weights: c.Weights}, nil
+	case "pareto-mtl":
+		return &ParetoMTL{Prefs: c.Preferences, InitSteps: c.InitSteps}, nil
 	}
 	return nil, fmt.Errorf("unknown method %q (available: %s)", name, strings.Join(Methods, ", "))
 }

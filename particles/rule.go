@@ -27,6 +27,9 @@ type Ensemble struct {
 	Theta [][]float64
 	// Scores[k][m] is ∇log p_k(Theta[m]), of length d.
 	Scores [][][]float64
+	// Values[k][m], when set, is objective k's value at Theta[m] (for a
+	// network, task k's loss). Only ParetoMTL needs it.
+	Values [][]float64
 }
 
 // Rule computes the update direction of every particle.

@@ -25,9 +25,11 @@
 //	       models/mlp), trained on the mean squared error. Best checkpoint
 //	       by validation MSE.
 //
-// Methods (-method): mtsgd, svgd, moo-svgd, mgda, linear; see package
-// particles. svgd and linear weight the targets equally. On networks the
-// method moves the trunks; each task's heads move by svgd on that task.
+// Methods (-method): on toy problems mtsgd, svgd, moo-svgd, mgda, linear
+// (package particles; svgd and linear weight the targets equally). On
+// networks mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear,
+// mgda, pareto-mtl, moo-svgd, single and svgd; `go doc
+// ./experiment Settings.Rules` says what each moves and how.
 //
 // Flags for every data set:
 //
@@ -165,28 +167,6 @@ var (
 	resumeFlags = []string{"resume", "epochs", "workers", "data-dir", "progress", "checkpoint-every", "best-metric"}
 )
 
-// defaults are the settings that differ between data sets: the paper's
-// for each (Adam at 3e-2 on the toys; SGD with momentum at 1e-3, batch 256,
-// 100 epochs with the rate halved every 15 on Multi-MNIST; Adam at 1e-4,
-// batch 512, 1,000 epochs on SARCOS).
-type defaults struct {
-	particles      int
-	lr             float64
-	optimizer      string
-	epochs, batch  int
-	schedule, best string
-}
-
-func defaultsFor(dataset string) defaults {
-	switch {
-	case !isNetwork(dataset):
-		return defaults{particles: 50, lr: 0.03, optimizer: "adam"}
-	case dataset == "sarcos":
-		return defaults{5, 1e-4, "adam", 1000, 512, "constant", "mse"}
-	}
-	return defaults{5, 1e-3, "sgd", 100, 256, "multistep", "accuracy"}
-}
-
 // Exit statuses.
 const (
 	exitError       = 1
@@ -227,7 +207,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Dataset, "dataset", "", "data set: "+strings.Join(datasetNames(), ", ")+" (required)")
-	fs.StringVar(&o.Method, "method", "mtsgd", "update rule: "+strings.Join(particles.Methods, ", ")+" (networks: the trunks' rule; heads use svgd)")
+	fs.StringVar(&o.Method, "method", "mtsgd", "method: "+strings.Join(particles.Methods, ", ")+" on toy problems; "+strings.Join(experiment.Methods, ", ")+" on networks")
 	fs.IntVar(&o.Particles, "particles", 0, "number of particles (default 50 for toy problems, 5 for networks)")
 	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default 0.03 toy problems, 0.001 Multi-MNIST, 0.0001 SARCOS)")
 	fs.StringVar(&o.Optimizer, "optimizer", "", "optimiser: adam or sgd (default adam, sgd on Multi-MNIST)")
@@ -291,15 +271,23 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 			return o, fmt.Errorf("-%s does not apply to -dataset %s: it is for %s", name, o.Dataset, kind)
 		}
 	}
-	d := defaultsFor(o.Dataset)
+	if !network && !slices.Contains(particles.Methods, o.Method) {
+		return o, fmt.Errorf("-method %q is not one for toy problems (%s)", o.Method, strings.Join(particles.Methods, ", "))
+	}
+	// Flags not given take the data set's defaults (experiment.Defaults;
+	// for toy problems 50 particles and Adam at 0.03).
+	d := experiment.Defaults(o.Dataset)
+	if !network {
+		d.Particles, d.LR, d.Optimizer = 50, 0.03, "adam"
+	}
 	for name, apply := range map[string]func(){
-		"particles":   func() { o.Particles = d.particles },
-		"lr":          func() { o.LR = d.lr },
-		"optimizer":   func() { o.Optimizer = d.optimizer },
-		"epochs":      func() { o.Epochs = d.epochs },
-		"batch":       func() { o.Batch = d.batch },
-		"lr-schedule": func() { o.Schedule = d.schedule },
-		"best-metric": func() { o.BestMetric = d.best },
+		"particles":   func() { o.Particles = d.Particles },
+		"lr":          func() { o.LR = d.LR },
+		"optimizer":   func() { o.Optimizer = d.Optimizer },
+		"epochs":      func() { o.Epochs = d.Epochs },
+		"batch":       func() { o.Batch = d.Batch },
+		"lr-schedule": func() { o.Schedule = d.Schedule },
+		"best-metric": func() { o.BestMetric = experiment.DefaultBest(o.Dataset) },
 	} {
 		if !set[name] && (network || name == "particles" || name == "lr" || name == "optimizer") {
 			apply()

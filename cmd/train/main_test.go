@@ -118,17 +118,20 @@ func TestParseFlagsRejectsBadInput(t *testing.T) {
 	}
 }
 
-func TestRunRejectsUnknownNames(t *testing.T) {
-	for _, args := range [][]string{
-		{"-dataset", "mog3", "-method", "adamw"},
+// Unknown methods are refused with the list of those that exist, for
+// toy problems and networks.
+func TestRejectsUnknownMethods(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-dataset", "mog3", "-method", "adamw"}, "(mtsgd, svgd, moo-svgd, mgda, linear)"},
+		{[]string{"-dataset", "mog3", "-method", "single"}, "not one for toy problems"},
+		{[]string{"-dataset", "multi-mnist", "-method", "adamw"}, "mtsgd, linear, mgda, pareto-mtl, moo-svgd, single, svgd"},
 	} {
-		o, err := parseFlags(append(args, "-out", t.TempDir(), "-progress=false"), &bytes.Buffer{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = run(context.Background(), o)
-		if err == nil || !strings.Contains(err.Error(), "available:") {
-			t.Errorf("%v: error %v, want one listing what is available", args, err)
+		_, err := parseFlags(tc.args, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one saying %q", tc.args, err, tc.want)
 		}
 	}
 }

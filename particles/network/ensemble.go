@@ -243,8 +243,11 @@ func (e *Ensemble) directions(u Update, step int) error {
 		}
 		return nil
 	}
-	if err := u.Trunk.Direction(e.trunkDir, particles.Ensemble{Theta: e.trunks, Scores: e.trunkScores}); err != nil {
-		return fmt.Errorf("step %d: trunk update: %w", step, err)
+	if len(e.trunks[0]) > 0 { // models without a shared trunk have none
+		ens := particles.Ensemble{Theta: e.trunks, Scores: e.trunkScores, Values: e.losses}
+		if err := u.Trunk.Direction(e.trunkDir, ens); err != nil {
+			return fmt.Errorf("step %d: trunk update: %w", step, err)
+		}
 	}
 	for i, d := range e.trunkDir {
 		if at := finite(d); at >= 0 {

@@ -1,0 +1,277 @@
+// Command compare trains several methods on one data set under one budget
+// and seed list, and tabulates their ensembles' test scores side by side.
+//
+// Usage:
+//
+//	compare -dataset NAME [flags]
+//
+// Every method is trained for every seed with the data set's defaults
+// (those of train: go doc ./cmd/train) changed only by the flags below, so
+// all methods see the same data, batches, optimiser and budget. Run
+// METHOD-seedS goes to OUT/METHOD-seedS, a train output directory with
+// metrics.jsonl and the checkpoints last/ and best/. A run already finished
+// there is not redone, and an interrupted one is resumed: rerun the same
+// command after a stop. A run directory made with other settings is an
+// error rather than silently mixed in.
+//
+// The table has one row per method and task: the ensemble's accuracy,
+// Brier score and ECE (MSE for regression) on the test set after the last
+// epoch, as mean ± standard deviation over the seeds (sample deviation;
+// none for a single seed), and the training seconds per epoch. It is
+// printed and written to OUT/compare.md, and as CSV to OUT/compare.csv.
+//
+// Flags:
+//
+//	-dataset NAME      network data set (required)
+//	-methods LIST      comma-separated (default mtsgd,linear,mgda,pareto-mtl,moo-svgd,single)
+//	-seeds LIST        comma-separated seeds (default 1)
+//	-epochs N          epochs per run (default: the data set's)
+//	-lr RATE           learning rate (default: the data set's)
+//	-particles M       particles (default 5)
+//	-train-limit N     train on the first N examples (default all)
+//	-test-limit N      evaluate on the first N examples (default all)
+//	-out DIR           where runs and tables go (default runs/compare-DATASET)
+//	-data-dir DIR      data directory (default $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
+//	-workers N         graphs run at once (default GOMAXPROCS)
+//
+// Exit status 3: interrupted by SIGINT or SIGTERM, the running run saved;
+// rerun the command to continue.
+//
+// Example, the paper's Multi-MNIST comparison on a one-epoch budget:
+//
+//	compare -dataset multi-mnist -epochs 1 -lr 0.01 -seeds 1
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	log "github.com/sirupsen/logrus"
+
+	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+)
+
+// Options is everything a comparison depends on.
+type Options struct {
+	Dataset    string
+	Methods    []string
+	Seeds      []uint64
+	Epochs     int     // 0: the data set's default
+	LR         float64 // 0: the data set's default
+	Particles  int
+	TrainLimit int
+	TestLimit  int
+	Out        string
+	DataDir    string
+	Workers    int
+}
+
+// DefaultMethods are the paper's method and its baselines.
+var DefaultMethods = []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}
+
+func main() {
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = run(ctx, o, os.Stdout)
+	switch {
+	case errors.Is(err, experiment.ErrInterrupted):
+		log.Warn("interrupted; rerun the same command to continue")
+		os.Exit(3)
+	case err != nil:
+		log.Error(err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	var methods, seeds string
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: compare -dataset NAME [flags]   (see `go doc ./cmd/compare`)")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.Dataset, "dataset", "", "network data set: "+strings.Join(experiment.Datasets(), ", ")+" (required)")
+	fs.StringVar(&methods, "methods", strings.Join(DefaultMethods, ","), "comma-separated methods: "+strings.Join(experiment.Methods, ", "))
+	fs.StringVar(&seeds, "seeds", "1", "comma-separated seeds")
+	fs.IntVar(&o.Epochs, "epochs", 0, "epochs per run (default: the data set's)")
+	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default: the data set's)")
+	fs.IntVar(&o.Particles, "particles", 5, "particles per run")
+	fs.IntVar(&o.TrainLimit, "train-limit", 0, "train on the first N examples (0: all)")
+	fs.IntVar(&o.TestLimit, "test-limit", 0, "evaluate on the first N examples (0: all)")
+	fs.StringVar(&o.Out, "out", "", "output directory (default runs/compare-DATASET)")
+	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
+	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case !slices.Contains(experiment.Datasets(), o.Dataset):
+		return o, fmt.Errorf("-dataset %q is not one of %s", o.Dataset, strings.Join(experiment.Datasets(), ", "))
+	case o.Workers < 1:
+		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+	}
+	for _, m := range strings.Split(methods, ",") {
+		m = strings.TrimSpace(m)
+		if !slices.Contains(experiment.Methods, m) {
+			return o, fmt.Errorf("-methods: %q is not one of %s", m, strings.Join(experiment.Methods, ", "))
+		}
+		o.Methods = append(o.Methods, m)
+	}
+	for _, f := range strings.Split(seeds, ",") {
+		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return o, fmt.Errorf("-seeds: %q is not a seed", f)
+		}
+		o.Seeds = append(o.Seeds, s)
+	}
+	if o.Out == "" {
+		o.Out = filepath.Join("runs", "compare-"+o.Dataset)
+	}
+	return o, o.settings(o.Methods[0], o.Seeds[0]).Check()
+}
+
+// settings are the data set's defaults with the comparison's budget.
+func (o Options) settings(method string, seed uint64) experiment.Settings {
+	s := experiment.Defaults(o.Dataset)
+	s.Method, s.Seed, s.Particles, s.TrainLimit, s.TestLimit = method, seed, o.Particles, o.TrainLimit, o.TestLimit
+	if o.Epochs > 0 {
+		s.Epochs = o.Epochs
+	}
+	if o.LR > 0 {
+		s.LR = o.LR
+	}
+	return s
+}
+
+// run trains what is not yet trained and writes the tables.
+func run(ctx context.Context, o Options, stdout io.Writer) error {
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return err
+	}
+	results := map[string][][]experiment.MetricsLine{} // method → per seed, last epoch's test lines
+	for _, seed := range o.Seeds {
+		var d *experiment.Data
+		for _, method := range o.Methods {
+			lines, err := runOne(ctx, o, method, seed, &d)
+			if err != nil {
+				return fmt.Errorf("%s seed %d: %w", method, seed, err)
+			}
+			results[method] = append(results[method], lines)
+		}
+	}
+	rows := summarise(o.Methods, results)
+	md, csv := markdown(rows), csvTable(rows)
+	for name, text := range map[string]string{"compare.md": md, "compare.csv": csv} {
+		path := filepath.Join(o.Out, name)
+		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(stdout, md)
+	return err
+}
+
+// runOne finishes run METHOD-seedS and returns its last epoch's test
+// lines. The data set is loaded on first need and shared by the seed's
+// runs.
+func runOne(ctx context.Context, o Options, method string, seed uint64, d **experiment.Data) ([]experiment.MetricsLine, error) {
+	s := o.settings(method, seed)
+	dir := filepath.Join(o.Out, fmt.Sprintf("%s-seed%d", method, seed))
+	c, err := checkpoints.Load(filepath.Join(dir, "last"))
+	switch {
+	case err == nil:
+		saved, err := experiment.ReadSettings(c)
+		if err != nil {
+			return nil, err
+		}
+		asked := s
+		asked.Epochs = saved.Epochs // a longer budget extends a run
+		if saved != asked {
+			a, _ := json.Marshal(saved)
+			b, _ := json.Marshal(s)
+			return nil, fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out", dir, a, b)
+		}
+		if c.Epoch >= s.Epochs && c.Batch == 0 {
+			log.WithField("run", dir).Info("finished already")
+			var state struct{ History []experiment.MetricsLine }
+			if err := json.Unmarshal(c.Metrics, &state); err != nil {
+				return nil, err
+			}
+			return lastTest(state.History), nil
+		}
+	case errors.Is(err, os.ErrNotExist):
+		c = nil
+	default:
+		return nil, err
+	}
+	if *d == nil {
+		loaded, _, err := experiment.LoadData(s, o.DataDir)
+		if err != nil {
+			return nil, err
+		}
+		*d = &loaded
+	}
+	var r *experiment.Run
+	if c != nil {
+		log.WithFields(log.Fields{"run": dir, "epoch": c.Epoch}).Info("resuming")
+		if r, err = experiment.Restore(c, **d, o.Workers); err == nil {
+			r.Settings.Epochs = s.Epochs
+		}
+	} else {
+		log.WithField("run", dir).Info("training")
+		r, err = experiment.New(s, **d, o.Workers)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.Out = dir
+	r.Hooks.EpochEnd = func(epoch int, lines []experiment.MetricsLine) {
+		log.WithFields(log.Fields{"run": dir, "epoch": epoch + 1, "seconds": fmt.Sprintf("%.0f", lines[0].Seconds)}).Info("epoch done")
+	}
+	if err := r.Train(ctx); err != nil {
+		return nil, err
+	}
+	return lastTest(r.History()), nil
+}
+
+// lastTest returns the test lines of the last epoch in history.
+func lastTest(history []experiment.MetricsLine) []experiment.MetricsLine {
+	var out []experiment.MetricsLine
+	last := 0
+	for _, l := range history {
+		last = max(last, l.Epoch)
+	}
+	for _, l := range history {
+		if l.Epoch == last && l.Split == "test" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/testenv"
+	"github.com/mtsgd/mtsgd/metrics"
+)
+
+// Mean and sample standard deviation, by hand: 0.8 and 0.9 give 0.85 and
+// √(2·0.05²/1) = 0.0707107.
+func TestStat(t *testing.T) {
+	s := newStat([]float64{0.8, 0.9})
+	if math.Abs(s.Mean-0.85) > 1e-15 || math.Abs(s.SD-0.07071067811865477) > 1e-15 || s.String() != "0.8500 ± 0.0707" {
+		t.Errorf("stat %+v, %q", s, s)
+	}
+	if one := newStat([]float64{0.5}); one.SD != 0 || one.String() != "0.5000" {
+		t.Errorf("one seed: %+v %q", one, one)
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	line := func(task string, acc, secs float64) experiment.MetricsLine {
+		return experiment.MetricsLine{Epoch: 2, Split: "test", Task: task, Seconds: secs,
+			Score: metrics.Score{Classification: &metrics.Classification{Accuracy: acc, Brier: 1 - acc, ECE: 0.1}}}
+	}
+	rows := summarise([]string{"mtsgd"}, map[string][][]experiment.MetricsLine{
+		"mtsgd": {{line("a", 0.8, 100), line("b", 0.7, 100)}, {line("a", 0.9, 120), line("b", 0.7, 120)}},
+	})
+	if len(rows) != 2 || rows[0].Task != "a" || math.Abs(rows[0].Accuracy.Mean-0.85) > 1e-15 || rows[1].Accuracy.SD > 1e-15 || rows[0].SecondsPerEpoch != 55 {
+		t.Errorf("rows %+v", rows)
+	}
+}
+
+// Two methods, two seeds on real Multi-MNIST (a few examples): the table
+// has a row per method and task whose means are those of the runs'
+// metrics; a second invocation trains nothing; a longer budget resumes.
+func TestCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains networks on real data")
+	}
+	_, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
+	testenv.CheckData(t, err)
+	out := t.TempDir()
+	args := []string{"-dataset", "multi-mnist", "-methods", "linear,single", "-seeds", "1,2", "-epochs", "1", "-lr", "0.01",
+		"-particles", "2", "-train-limit", "64", "-test-limit", "40", "-out", out}
+	o, err := parseFlags(args, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), o, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(out, "compare.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1+2*2 || recs[1][0] != "linear" || recs[1][1] != "top-left" || recs[3][0] != "single" {
+		t.Fatalf("compare.csv:\n%v", recs)
+	}
+	// The mean accuracy of linear/top-left is that of its two runs.
+	var sum float64
+	for _, seed := range []string{"1", "2"} {
+		b, err := os.ReadFile(filepath.Join(out, "linear-seed"+seed, "metrics.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := strings.SplitN(string(b), "\n", 2)[0]
+		i := strings.Index(first, `"accuracy":`) + len(`"accuracy":`)
+		v, err := strconv.ParseFloat(first[i:i+strings.IndexAny(first[i:], ",}")], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += v / 2
+	}
+	if got, _ := strconv.ParseFloat(recs[1][3], 64); math.Abs(got-sum) > 1e-5 {
+		t.Errorf("linear top-left mean accuracy %v, runs' mean %v", got, sum)
+	}
+	if !strings.Contains(stdout.String(), "| linear | top-left |") {
+		t.Errorf("table:\n%s", stdout.String())
+	}
+
+	manifest := filepath.Join(out, "single-seed2", "last", "manifest.json")
+	before, _ := os.Stat(manifest)
+	if err := run(context.Background(), o, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(manifest); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("a finished run was trained again")
+	}
+
+	o.Epochs = 2
+	if err := run(context.Background(), o, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "compare.csv")); !strings.Contains(string(b), "linear,top-left,2,") {
+		t.Errorf("after extending:\n%s", b)
+	}
+	o.LR = 0.5
+	if err := run(context.Background(), o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "holds a run with other settings") {
+		t.Errorf("other settings in the same directory: %v", err)
+	}
+}

@@ -1,0 +1,137 @@
+package experiment
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/particles"
+	"github.com/mtsgd/mtsgd/particles/network"
+)
+
+// One step of each method moves the parameters as its definition says,
+// from the per-task gradients of the particles' own graphs: closed forms
+// for linear (the mean of the two scores), mgda (for two scores, the
+// min-norm point γ·s1 + (1−γ)·s2 with γ = clamp((s2−s1)·s2/‖s1−s2‖², 0, 1))
+// and single (each task's network by its own score); the rule functions,
+// tested by hand in package particles, for pareto-mtl, moo-svgd and mtsgd.
+// Plain SGD step (lr 0.1; momentum's first step is plain); tolerance 1e-9.
+func TestOneStepPerMethod(t *testing.T) {
+	const lr = 0.1
+	for _, method := range []string{"linear", "mgda", "single", "pareto-mtl", "moo-svgd", "mtsgd"} {
+		t.Run(method, func(t *testing.T) {
+			s := testSettings(1)
+			s.Method, s.LR, s.Dtype = method, lr, "float64"
+			r, err := New(s, Data{Train: train, Test: test}, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			batches := data.Epoch(r.TrainSet, s.Batch, true, s.Seed, 0)
+			batches.Next()
+			b := batches.Batch()
+			cfg := r.Ensemble.Config()
+			in := network.NewInputs(cfg)
+			if err := in.Load(cfg, b); err != nil {
+				t.Fatal(err)
+			}
+			m, k := len(r.Ensemble.Particles), 2
+			trunks := make([][]float64, m)
+			heads := [][][]float64{make([][]float64, m), make([][]float64, m)}
+			ts := [][][]float64{make([][]float64, m), make([][]float64, m)} // trunk scores
+			hs := [][][]float64{make([][]float64, m), make([][]float64, m)} // head scores
+			losses := [][]float64{make([]float64, m), make([]float64, m)}
+			for i, p := range r.Ensemble.Particles {
+				trunks[i] = slices.Clone(p.Trunk)
+				for j := range k {
+					heads[j][i] = slices.Clone(p.Heads[j])
+					ts[j][i], hs[j][i] = make([]float64, len(p.Trunk)), make([]float64, len(p.Heads[j]))
+					if losses[j][i], err = p.Gradients(in, j, ts[j][i], hs[j][i]); err != nil {
+						t.Fatal(err)
+					}
+					for _, v := range [][]float64{ts[j][i], hs[j][i]} {
+						for d := range v {
+							v[d] = -v[d]
+						}
+					}
+				}
+			}
+			// The expected directions.
+			trunkDir := make([][]float64, m)
+			headDir := [][][]float64{make([][]float64, m), make([][]float64, m)}
+			for i := range m {
+				trunkDir[i] = make([]float64, len(trunks[i]))
+				for j := range k {
+					headDir[j][i] = slices.Clone(hs[j][i])
+				}
+			}
+			switch method {
+			case "linear":
+				for i := range m {
+					for d := range trunkDir[i] {
+						trunkDir[i][d] = (ts[0][i][d] + ts[1][i][d]) / 2
+					}
+				}
+			case "mgda":
+				for i := range m {
+					s1, s2 := ts[0][i], ts[1][i]
+					num, den := 0.0, 0.0
+					for d := range s1 {
+						num += (s2[d] - s1[d]) * s2[d]
+						den += (s1[d] - s2[d]) * (s1[d] - s2[d])
+					}
+					g := math.Max(0, math.Min(1, num/den))
+					for d := range trunkDir[i] {
+						trunkDir[i][d] = g*s1[d] + (1-g)*s2[d]
+					}
+				}
+			case "single":
+				if len(trunks[0]) != 0 {
+					t.Fatalf("single has a shared trunk of %d parameters", len(trunks[0]))
+				}
+			default:
+				var rule particles.Rule
+				switch method {
+				case "pareto-mtl":
+					prefs, _ := particles.Preferences(m, k)
+					rule = &particles.ParetoMTL{Prefs: prefs, InitSteps: 2 * batches.Len()}
+				default:
+					rule, _ = particles.New(method, particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1})
+				}
+				if err := rule.Direction(trunkDir, particles.Ensemble{Theta: trunks, Scores: ts, Values: losses}); err != nil {
+					t.Fatal(err)
+				}
+				if method != "pareto-mtl" {
+					svgd, _ := particles.New("svgd", particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1})
+					for j := range k {
+						if err := svgd.Direction(headDir[j], particles.Ensemble{Theta: heads[j], Scores: [][][]float64{hs[j]}}); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+
+			trunkRule, headRule, err := s.Rules(k, batches.Len())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.Ensemble.Step(b, network.Update{Trunk: trunkRule, Head: headRule}); err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range r.Ensemble.Particles {
+				for d := range p.Trunk {
+					if want := trunks[i][d] + lr*trunkDir[i][d]; math.Abs(p.Trunk[d]-want) > 1e-9 {
+						t.Fatalf("particle %d trunk[%d] = %.12g, want %.12g", i, d, p.Trunk[d], want)
+					}
+				}
+				for j := range k {
+					for d := range p.Heads[j] {
+						if want := heads[j][i][d] + lr*headDir[j][i][d]; math.Abs(p.Heads[j][d]-want) > 1e-9 {
+							t.Fatalf("particle %d head %d [%d] = %.12g, want %.12g", i, j, d, p.Heads[j][d], want)
+						}
+					}
+				}
+			}
+		})
+	}
+}
