@@ -31,7 +31,9 @@ func (m Independent) HeadParams(task int) []Param {
 }
 
 // Trunk passes the input through.
-func (m Independent) Trunk(x *gorgonia.Node, _ []*gorgonia.Node) (*gorgonia.Node, error) { return x, nil }
+func (m Independent) Trunk(x *gorgonia.Node, _ []*gorgonia.Node) (*gorgonia.Node, error) {
+	return x, nil
+}
 
 // Head runs network task on the input.
 func (m Independent) Head(x *gorgonia.Node, task int, p []*gorgonia.Node) (*gorgonia.Node, error) {
