@@ -164,18 +164,27 @@ func writeTable(w io.Writer, rep Report) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	m := len(rep.Tasks[0].Particles)
 	head := []string{"task"}
+	regression := rep.Tasks[0].Ensemble.Regression != nil
 	for i := range m {
-		head = append(head, fmt.Sprintf("p%d acc", i))
+		if regression {
+			head = append(head, fmt.Sprintf("p%d MSE", i))
+		} else {
+			head = append(head, fmt.Sprintf("p%d acc", i))
+		}
 	}
-	head = append(head, "ensemble acc", "Brier", "ECE", "NLL")
+	if regression {
+		head = append(head, "ensemble MSE")
+	} else {
+		head = append(head, "ensemble acc", "Brier", "ECE", "NLL")
+	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, t := range rep.Tasks {
 		row := []string{t.Task}
 		if t.Ensemble.Regression != nil {
 			for _, p := range t.Particles {
-				row = append(row, fmt.Sprintf("mse %.4f", p.MSE))
+				row = append(row, fmt.Sprintf("%.4f", p.MSE))
 			}
-			row = append(row, fmt.Sprintf("mse %.4f", t.Ensemble.MSE), "", "", "")
+			row = append(row, fmt.Sprintf("%.4f", t.Ensemble.MSE))
 		} else {
 			for _, p := range t.Particles {
 				row = append(row, fmt.Sprintf("%.4f", p.Accuracy))

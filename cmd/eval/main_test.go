@@ -163,7 +163,7 @@ func TestSarcosValidation(t *testing.T) {
 	if err := run(context.Background(), o, &stdout); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(stdout.String(), "torque7") || !strings.Contains(stdout.String(), "mse ") {
+	if !strings.Contains(stdout.String(), "torque7") || !strings.Contains(stdout.String(), "ensemble MSE") {
 		t.Errorf("table:\n%s", stdout.String())
 	}
 }
