@@ -102,8 +102,19 @@ func final(t *testing.T, out string) *checkpoints.Checkpoint {
 // and one interrupted in the middle of its second epoch, end with exactly
 // the parameters, optimiser states and metrics of an uninterrupted run.
 func TestExactResume(t *testing.T) {
+	for _, method := range []string{"mtsgd", "pareto-mtl"} { // pareto-mtl: its phase depends on the step
+		t.Run(method, func(t *testing.T) { exactResume(t, method) })
+	}
+}
+
+func exactResume(t *testing.T, method string) {
+	settings := func(epochs int) Settings {
+		s := testSettings(epochs)
+		s.Method = method
+		return s
+	}
 	whole := t.TempDir()
-	if err := newRun(t, testSettings(2), whole).Train(context.Background()); err != nil {
+	if err := newRun(t, settings(2), whole).Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	want := final(t, whole)
@@ -112,7 +123,7 @@ func TestExactResume(t *testing.T) {
 	}
 
 	stopped := t.TempDir()
-	if err := newRun(t, testSettings(1), stopped).Train(context.Background()); err != nil {
+	if err := newRun(t, settings(1), stopped).Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := resume(t, stopped, 2).Train(context.Background()); err != nil {
@@ -124,7 +135,7 @@ func TestExactResume(t *testing.T) {
 
 	interrupted := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := newRun(t, testSettings(2), interrupted)
+	r := newRun(t, settings(2), interrupted)
 	r.Hooks.Step = func(epoch, batch int, _ []float64) {
 		if epoch == 1 && batch == 1 {
 			cancel() // seen before the next step

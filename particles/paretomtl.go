@@ -19,9 +19,9 @@ import (
 // kernel, no interaction between particles.
 //
 // While a particle is outside its sub-region during the first InitSteps
-// calls (the feasibility phase), it descends the active constraints: the
-// min-norm combination β of their gradients ∇G_j = Σ_k (u_jk − u_ik)∇F_k.
-// After that, each step takes the min-norm combination (λ, β) of the K
+// steps (Ensemble.Step < InitSteps: the feasibility phase), it descends the
+// active constraints: the min-norm combination β of their gradients
+// ∇G_j = Σ_k (u_jk − u_ik)∇F_k. Otherwise each step takes the min-norm combination (λ, β) of the K
 // objective gradients and the gradients of the active constraints
 // (G_j > 0), and moves along Σ_k a_k s_k with task weights
 // a_k = λ_k + Σ_j β_j (u_jk − u_ik), normalised to Σ|a_k| = 1, as the
@@ -29,15 +29,13 @@ import (
 type ParetoMTL struct {
 	// Prefs[i] is particle i's preference vector (length K).
 	Prefs [][]float64
-	// InitSteps bounds the feasibility phase, in calls of Direction.
+	// InitSteps bounds the feasibility phase, in steps.
 	InitSteps int
 	QP        minnorm.Solver
 
-	calls    int
-	feasible []bool
-	h        []float64 // K×K Gram matrix of the scores
-	vecs     [][]float64
-	gram, w  []float64
+	h       []float64 // K×K Gram matrix of the scores
+	vecs    [][]float64
+	gram, w []float64
 }
 
 // Preferences returns m preference vectors for k objectives as Lin et al.
@@ -71,11 +69,7 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 	if len(r.Prefs) != m {
 		return fmt.Errorf("pareto-mtl: %d preference vectors for %d particles", len(r.Prefs), m)
 	}
-	if len(r.feasible) != m {
-		r.feasible = make([]bool, m)
-	}
-	r.calls++
-	initPhase := r.calls <= r.InitSteps
+	initPhase := e.Step < r.InitSteps
 	r.h = resize(r.h, k*k)
 	f := make([]float64, k)
 	for i := range m {
@@ -108,9 +102,6 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 				active = append(active, w)
 			}
 		}
-		if len(active) == 0 {
-			r.feasible[i] = true
-		}
 		for a := range k {
 			for b := a; b < k; b++ {
 				v := dot(e.Scores[a][i], e.Scores[b][i])
@@ -119,7 +110,7 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 		}
 		// The vectors of the QP, as coefficients over the K gradients.
 		var vecs [][]float64
-		feasibility := initPhase && !r.feasible[i]
+		feasibility := initPhase && len(active) > 0
 		if !feasibility {
 			for t := range k {
 				unit := make([]float64, k)

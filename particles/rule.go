@@ -30,6 +30,10 @@ type Ensemble struct {
 	// Values[k][m], when set, is objective k's value at Theta[m] (for a
 	// network, task k's loss). Only ParetoMTL needs it.
 	Values [][]float64
+	// Step counts the updates made before this one. Only ParetoMTL, whose
+	// first steps are a separate phase, reads it; keeping the count here
+	// rather than in the rule makes a resumed run continue exactly.
+	Step int
 }
 
 // Rule computes the update direction of every particle.

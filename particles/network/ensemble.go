@@ -244,7 +244,7 @@ func (e *Ensemble) directions(u Update, step int) error {
 		return nil
 	}
 	if len(e.trunks[0]) > 0 { // models without a shared trunk have none
-		ens := particles.Ensemble{Theta: e.trunks, Scores: e.trunkScores, Values: e.losses}
+		ens := particles.Ensemble{Theta: e.trunks, Scores: e.trunkScores, Values: e.losses, Step: step - 1}
 		if err := u.Trunk.Direction(e.trunkDir, ens); err != nil {
 			return fmt.Errorf("step %d: trunk update: %w", step, err)
 		}
