@@ -150,9 +150,9 @@ var Methods = []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "sin
 //	mgda        no interaction: each trunk follows the min-norm combination
 //	            of its task scores; each head its own task's score
 //	pareto-mtl  no interaction: particle i follows Pareto MTL with Lin et
-//	            al.'s preference vector i (two tasks only), its feasibility
-//	            phase lasting at most two epochs of the budget; each head its
-//	            own task's score
+//	            al.'s preference vector i (two tasks only); during the first
+//	            two epochs of the budget a particle outside its sub-region
+//	            takes feasibility steps; each head its own task's score
 //	single      one whole network per task and particle (no shared trunk),
 //	            each following its own task's score
 func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, err error) {
