@@ -223,13 +223,13 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.DataDir, "data-dir", "", "networks: data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
 	fs.StringVar(&o.Preview, "preview", "", "networks: write a grid of 16 training examples with their labels to this PNG file and exit")
 	fs.BoolVar(&o.Stats, "stats", false, "networks: print the data sets' sizes and label histograms and exit")
-	fs.IntVar(&o.Epochs, "epochs", 100, "networks: passes over the training set (default 100 Multi-MNIST, 1000 SARCOS)")
-	fs.IntVar(&o.Batch, "batch", 256, "networks: examples per step (default 256 Multi-MNIST, 512 SARCOS)")
+	fs.IntVar(&o.Epochs, "epochs", 0, "networks: passes over the training set (default 100 Multi-MNIST, 1000 SARCOS)")
+	fs.IntVar(&o.Batch, "batch", 0, "networks: examples per step (default 256 Multi-MNIST, 512 SARCOS)")
 	fs.IntVar(&o.TrainLimit, "train-limit", 0, "networks: train on the first N training examples only (0: all)")
 	fs.IntVar(&o.TestLimit, "test-limit", 0, "networks: evaluate on the first N test examples only (0: all)")
 	fs.IntVar(&o.Warmup, "warmup", 0, "networks: epochs of plain gradient steps (no kernel) before the update rule")
 	fs.Float64Var(&o.HeadRepulsion, "head-repulsion", 1, "networks: weight of the kernel-gradient term of the heads' svgd")
-	fs.StringVar(&o.Schedule, "lr-schedule", "multistep", "networks: learning-rate schedule: multistep, exponential or constant (default multistep Multi-MNIST, constant SARCOS)")
+	fs.StringVar(&o.Schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default multistep Multi-MNIST, constant SARCOS)")
 	fs.StringVar(&o.Milestones, "lr-milestones", "15,30,45,60,75,90", "networks: multistep: epochs at which the rate is multiplied by -lr-gamma")
 	fs.Float64Var(&o.Gamma, "lr-gamma", 0.5, "networks: factor of each learning-rate decay")
 	fs.IntVar(&o.Every, "lr-every", 1, "networks: exponential: epochs between decays")
@@ -237,7 +237,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
 	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
-	fs.StringVar(&o.BestMetric, "best-metric", "accuracy", "networks: metric that selects DIR/best: "+strings.Join(experiment.BestMetrics, ", ")+" (default accuracy; mse on SARCOS, on its validation split)")
+	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best: "+strings.Join(experiment.BestMetrics, ", ")+" (default accuracy; mse on SARCOS, on its validation split)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -289,7 +289,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		"lr-schedule": func() { o.Schedule = d.Schedule },
 		"best-metric": func() { o.BestMetric = experiment.DefaultBest(o.Dataset) },
 	} {
-		if !set[name] && (network || name == "particles" || name == "lr" || name == "optimizer") {
+		if !set[name] {
 			apply()
 		}
 	}
@@ -326,7 +326,7 @@ func (o Options) checkRunning() error {
 		return fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
 	case o.CheckpointEvery < 0:
 		return fmt.Errorf("-checkpoint-every must be 0 or positive, got %d", o.CheckpointEvery)
-	case !slices.Contains(experiment.BestMetrics, o.BestMetric):
+	case o.BestMetric != "" && !slices.Contains(experiment.BestMetrics, o.BestMetric):
 		return fmt.Errorf("-best-metric must be one of %s, got %q", strings.Join(experiment.BestMetrics, ", "), o.BestMetric)
 	}
 	return nil

@@ -86,7 +86,10 @@ func loadData(s experiment.Settings, dataDir string) (experiment.Data, error) {
 
 // trainNetwork runs r to its last epoch with progress and log lines.
 func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
-	r.Out, r.CheckpointEvery, r.Best = o.Out, o.CheckpointEvery, o.BestMetric
+	r.Out, r.CheckpointEvery = o.Out, o.CheckpointEvery
+	if o.BestMetric != "" {
+		r.Best = o.BestMetric
+	}
 	var bar *progress
 	parts := make([]string, len(r.TrainSet.Tasks()))
 	r.Hooks = experiment.Hooks{
