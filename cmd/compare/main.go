@@ -17,7 +17,8 @@
 // The table has one row per method and task: the ensemble's accuracy,
 // Brier score and ECE (MSE for regression) on the test set after the last
 // epoch, as mean ± standard deviation over the seeds (sample deviation;
-// none for a single seed), and the training seconds per epoch. It is
+// none for a single seed), and the wall seconds per epoch (steps and
+// evaluation, summed over resumes). It is
 // printed and written to OUT/compare.md, and as CSV to OUT/compare.csv.
 //
 // Flags:
