@@ -18,8 +18,8 @@
 // Brier score and ECE (MSE for regression) on the test set after the last
 // epoch, as mean ± standard deviation over the seeds (sample deviation;
 // none for a single seed), and the wall seconds per epoch (steps and
-// evaluation, summed over resumes). It is
-// printed and written to OUT/compare.md, and as CSV to OUT/compare.csv.
+// evaluation, summed over resumes). It is printed and written to
+// OUT/compare.md, and as CSV to OUT/compare.csv.
 //
 // Flags:
 //
