@@ -19,11 +19,8 @@ import (
 // directory and its evaluation history.
 func trainSmall(t *testing.T) (string, []experiment.MetricsLine) {
 	t.Helper()
-	s := experiment.Settings{
-		Dataset: "multi-mnist", Model: "lenet", Method: "mtsgd", Particles: 2, Epochs: 2, Batch: 32,
-		LR: 0.01, Optimizer: "sgd", Momentum: 0.9, Schedule: "constant", Gamma: 0.5, Every: 1,
-		KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 4, TrainLimit: 96, TestLimit: 70, Dtype: "float32",
-	}
+	s := experiment.Defaults("multi-mnist")
+	s.Particles, s.Epochs, s.Batch, s.LR, s.Seed, s.TrainLimit, s.TestLimit = 2, 2, 32, 0.01, 4, 96, 70
 	d, _, err := experiment.LoadData(s, "")
 	testenv.CheckData(t, err)
 	r, err := experiment.New(s, d, 2)
@@ -123,11 +120,8 @@ func TestBadInput(t *testing.T) {
 // figures of the training run's validation lines.
 func TestSarcosValidation(t *testing.T) {
 	dir := testenv.SarcosFixture(t)
-	s := experiment.Settings{
-		Dataset: "sarcos", Model: "mlp", Method: "mtsgd", Particles: 2, Epochs: 1, Batch: 256,
-		LR: 1e-3, Optimizer: "adam", Momentum: 0.9, Schedule: "constant", Gamma: 0.5, Every: 1,
-		KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 2, TrainLimit: 512, TestLimit: 100, Dtype: "float32",
-	}
+	s := experiment.Defaults("sarcos")
+	s.Particles, s.Epochs, s.Batch, s.LR, s.Seed, s.TrainLimit, s.TestLimit = 2, 1, 256, 1e-3, 2, 512, 100
 	d, _, err := experiment.LoadData(s, dir)
 	if err != nil {
 		t.Fatal(err)
