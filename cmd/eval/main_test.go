@@ -15,13 +15,11 @@ import (
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
-// trainSmall trains a tiny run on real Multi-MNIST and returns its
+// trainSmall trains a tiny run of s with data from dataDir and returns its
 // directory and its evaluation history.
-func trainSmall(t *testing.T) (string, []experiment.MetricsLine) {
+func trainSmall(t *testing.T, s experiment.Settings, dataDir string) (string, []experiment.MetricsLine) {
 	t.Helper()
-	s := experiment.Defaults("multi-mnist")
-	s.Particles, s.Epochs, s.Batch, s.LR, s.Seed, s.TrainLimit, s.TestLimit = 2, 2, 32, 0.01, 4, 96, 70
-	d, _, err := experiment.LoadData(s, "")
+	d, _, err := experiment.LoadData(s, dataDir)
 	testenv.CheckData(t, err)
 	r, err := experiment.New(s, d, 2)
 	if err != nil {
@@ -37,7 +35,9 @@ func trainSmall(t *testing.T) (string, []experiment.MetricsLine) {
 // eval -json on a run's checkpoint prints exactly the figures its training
 // printed for the checkpoint's epoch, for the ensemble and every particle.
 func TestJSONReproducesTraining(t *testing.T) {
-	out, history := trainSmall(t)
+	s := experiment.Defaults("multi-mnist")
+	s.Particles, s.Epochs, s.Batch, s.LR, s.Seed, s.TrainLimit, s.TestLimit = 2, 2, 32, 0.01, 4, 96, 70
+	out, history := trainSmall(t, s, "")
 	var stdout bytes.Buffer
 	o, err := parseFlags([]string{"-ckpt", out, "-json", "-reliability", filepath.Join(out, "rel")}, &bytes.Buffer{})
 	if err != nil {
@@ -122,20 +122,9 @@ func TestSarcosValidation(t *testing.T) {
 	dir := testenv.SarcosFixture(t)
 	s := experiment.Defaults("sarcos")
 	s.Particles, s.Epochs, s.Batch, s.LR, s.Seed, s.TrainLimit, s.TestLimit = 2, 1, 256, 1e-3, 2, 512, 100
-	d, _, err := experiment.LoadData(s, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := experiment.New(s, d, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Out = t.TempDir()
-	if err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	out, history := trainSmall(t, s, dir)
 	var stdout bytes.Buffer
-	o, _ := parseFlags([]string{"-ckpt", r.Out, "-split", "valid", "-json", "-data-dir", dir}, &bytes.Buffer{})
+	o, _ := parseFlags([]string{"-ckpt", out, "-split", "valid", "-json", "-data-dir", dir}, &bytes.Buffer{})
 	if err := run(context.Background(), o, &stdout); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +136,7 @@ func TestSarcosValidation(t *testing.T) {
 		t.Fatalf("%d examples, %d tasks", rep.Examples, len(rep.Tasks))
 	}
 	for j, task := range rep.Tasks {
-		line := r.History()[j] // epoch 1, split valid, task j
+		line := history[j] // epoch 1, split valid, task j
 		if line.Split != "valid" || task.Ensemble.Regression == nil || task.Ensemble.MSE != line.MSE {
 			t.Errorf("task %s: eval MSE %v, training's %s line %v", task.Task, task.Ensemble.Regression, line.Split, line.MSE)
 		}
