@@ -17,9 +17,11 @@
 //	step         updates done in all
 //	metrics      the last evaluation, as the training command wrote it
 //	particles    M, the number of particles
-//	layout       {"trunk": [T...], "heads": [[T...] per task]}, where T is
-//	             {"name": string, "shape": [int...]}: the parameter tensors
-//	             of the trunk and of each head, in order
+//	layout       {"trunk": [T...], "heads": [[T...] per task],
+//	             "stats": [T...]}, where T is {"name": string, "shape":
+//	             [int...]}: the parameter tensors of the trunk and of each
+//	             head, and the trunk's batch-normalisation running
+//	             statistics (absent for models without any), in order
 //	optimizer    {"lengths": [[n_trunk, n_head0, n_head1, ...] per particle]}:
 //	             the length of each optimiser state vector (0 before the
 //	             optimiser's first step)
@@ -29,8 +31,9 @@
 // Both binary files are little-endian IEEE-754 float64 values, one vector
 // after another with no padding or headers. The parameters file holds, for
 // particle 0, 1, …, M−1 in turn, the trunk vector (the layout's trunk
-// tensors, each row-major, concatenated) and then each head vector in task
-// order. The optimizer file holds, in the same order, each vector's
+// tensors, each row-major, concatenated), then each head vector in task
+// order, then the statistics vector (empty without statistics). The
+// optimizer file holds, in the same order, each vector's
 // optimiser state (for SGD the momentum buffer; for Adam the step count,
 // then the first and then the second moment estimates).
 //
@@ -82,10 +85,12 @@ type Tensor struct {
 	Shape []int  `json:"shape"`
 }
 
-// Layout lists the parameter tensors of a trunk and of each head.
+// Layout lists the parameter tensors of a trunk and of each head, and the
+// running statistics of the trunk's batch normalisation.
 type Layout struct {
 	Trunk []Tensor   `json:"trunk"`
 	Heads [][]Tensor `json:"heads"`
+	Stats []Tensor   `json:"stats,omitempty"`
 }
 
 // size is the number of values in ts.
@@ -129,13 +134,15 @@ func (l Layout) Equal(o Layout) error {
 			return err
 		}
 	}
-	return nil
+	return cmp("the statistics", l.Stats, o.Stats)
 }
 
-// Particle is one particle's parameters and optimiser states.
+// Particle is one particle's parameters, running statistics and optimiser
+// states.
 type Particle struct {
 	Trunk    []float64
 	Heads    [][]float64
+	Stats    []float64
 	TrunkOpt []float64
 	HeadOpts [][]float64
 }
@@ -199,6 +206,7 @@ func Save(dir string, c *Checkpoint) error {
 		for _, h := range p.Heads {
 			writeFloats(&params, h)
 		}
+		writeFloats(&params, p.Stats)
 		lengths := []int{len(p.TrunkOpt)}
 		writeFloats(&opt, p.TrunkOpt)
 		for _, h := range p.HeadOpts {
@@ -277,11 +285,15 @@ func (c *Checkpoint) check() error {
 			return err
 		}
 	}
+	stats, err := size(c.Layout.Stats)
+	if err != nil {
+		return err
+	}
 	if len(c.Particles) == 0 {
 		return errors.New("no particles")
 	}
 	for i, p := range c.Particles {
-		if len(p.Trunk) != trunk || len(p.Heads) != len(heads) || len(p.HeadOpts) != len(heads) {
+		if len(p.Trunk) != trunk || len(p.Heads) != len(heads) || len(p.HeadOpts) != len(heads) || len(p.Stats) != stats {
 			return fmt.Errorf("particle %d does not match the layout", i)
 		}
 		for j, h := range p.Heads {
@@ -335,6 +347,10 @@ func Load(dir string) (*Checkpoint, error) {
 			return nil, fmt.Errorf("%s: layout: %w", mpath, err)
 		}
 	}
+	stats, err := size(m.Layout.Stats)
+	if err != nil {
+		return nil, fmt.Errorf("%s: layout: %w", mpath, err)
+	}
 	if m.Particles < 1 || len(m.Optimizer.Lengths) != m.Particles {
 		return nil, fmt.Errorf("%s: %d particles with %d optimizer length lists", mpath, m.Particles, len(m.Optimizer.Lengths))
 	}
@@ -350,6 +366,9 @@ func Load(dir string) (*Checkpoint, error) {
 		p := Particle{Trunk: params.next(trunk)}
 		for _, n := range heads {
 			p.Heads = append(p.Heads, params.next(n))
+		}
+		if stats > 0 {
+			p.Stats = params.next(stats)
 		}
 		lengths := m.Optimizer.Lengths[i]
 		if len(lengths) != 1+len(heads) {

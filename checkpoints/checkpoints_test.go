@@ -10,13 +10,14 @@ import (
 	"testing"
 )
 
-// sample is a checkpoint of two particles with a 2-tensor trunk and two
-// one-tensor heads, values chosen so that any misplaced number shows, and
-// one optimiser state still empty.
+// sample is a checkpoint of two particles with a 2-tensor trunk, two
+// one-tensor heads and one batch norm's statistics, values chosen so that
+// any misplaced number shows, and one optimiser state still empty.
 func sample() *Checkpoint {
 	layout := Layout{
 		Trunk: []Tensor{{"w", []int{2, 3}}, {"b", []int{3}}},
 		Heads: [][]Tensor{{{"h0", []int{3, 2}}}, {{"h1", []int{3}}}},
+		Stats: []Tensor{{"bn.running_mean", []int{1, 2, 1, 1}}, {"bn.running_var", []int{1, 2, 1, 1}}},
 	}
 	c := &Checkpoint{
 		Settings: json.RawMessage(`{"dataset":"multi-mnist","seed":7}`),
@@ -35,7 +36,7 @@ func sample() *Checkpoint {
 	}
 	for range 2 {
 		c.Particles = append(c.Particles, Particle{
-			Trunk: vec(9), Heads: [][]float64{vec(6), vec(3)},
+			Trunk: vec(9), Heads: [][]float64{vec(6), vec(3)}, Stats: vec(4),
 			TrunkOpt: vec(9), HeadOpts: [][]float64{vec(13), nil},
 		})
 	}
@@ -70,6 +71,32 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if got, err = Load(dir); err != nil || got.Epoch != 4 || got.Particles[0].Trunk[0] != -1 {
 		t.Errorf("second save: %v, epoch %d", err, got.Epoch)
+	}
+}
+
+// A model without batch normalisation has no statistics: none are
+// written and none come back.
+func TestRoundTripWithoutStats(t *testing.T) {
+	dir := t.TempDir()
+	c := sample()
+	c.Layout.Stats = nil
+	for i := range c.Particles {
+		c.Particles[i].Stats = nil
+		c.Particles[i].HeadOpts[1] = []float64{}
+	}
+	if err := Save(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, c) {
+		t.Errorf("loaded\n%+v\nsaved\n%+v", got, c)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, ManifestName))
+	if strings.Contains(string(raw), `"stats"`) {
+		t.Errorf("manifest names statistics the model does not have:\n%s", raw)
 	}
 }
 

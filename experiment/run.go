@@ -374,7 +374,7 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 	}
 	for i, p := range r.Ensemble.Particles {
 		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
-		cp := checkpoints.Particle{Trunk: p.Trunk, Heads: p.Heads}
+		cp := checkpoints.Particle{Trunk: p.Trunk, Heads: p.Heads, Stats: p.Stats}
 		s, err := optimizerState(trunkOpt)
 		if err != nil {
 			return nil, err
@@ -409,7 +409,7 @@ func layout(cfg *network.Config) checkpoints.Layout {
 		}
 		return ts
 	}
-	l := checkpoints.Layout{Trunk: tensors(cfg.Model.TrunkParams())}
+	l := checkpoints.Layout{Trunk: tensors(cfg.Model.TrunkParams()), Stats: tensors(cfg.Model.TrunkStats())}
 	for j := range cfg.Tasks {
 		l.Heads = append(l.Heads, tensors(cfg.Model.HeadParams(j)))
 	}
@@ -480,6 +480,7 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 		for j := range p.Heads {
 			copy(p.Heads[j], cp.Heads[j])
 		}
+		copy(p.Stats, cp.Stats)
 		p.Sync()
 		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
 		if err := restoreState(trunkOpt, cp.TrunkOpt, len(p.Trunk)); err != nil {

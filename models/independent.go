@@ -9,7 +9,8 @@ import (
 // Independent turns single-task networks into a multi-task model with no
 // shared trunk: "head" j is the whole of network j (its trunk and its one
 // head), so each task is learnt by its own network, as the single-task
-// baseline needs. Nets[j] must have one head; all must take the same input.
+// baseline needs. Nets[j] must have one head and no batch normalisation;
+// all must take the same input.
 type Independent struct {
 	Nets []Model
 }
@@ -30,8 +31,11 @@ func (m Independent) HeadParams(task int) []Param {
 	return ps
 }
 
+// TrunkStats is empty: there is no trunk.
+func (m Independent) TrunkStats() []Param { return nil }
+
 // Trunk passes the input through.
-func (m Independent) Trunk(x *gorgonia.Node, _ []*gorgonia.Node) (*gorgonia.Node, error) {
+func (m Independent) Trunk(x *gorgonia.Node, _ []*gorgonia.Node, _ *Norm) (*gorgonia.Node, error) {
 	return x, nil
 }
 
@@ -39,7 +43,10 @@ func (m Independent) Trunk(x *gorgonia.Node, _ []*gorgonia.Node) (*gorgonia.Node
 func (m Independent) Head(x *gorgonia.Node, task int, p []*gorgonia.Node) (*gorgonia.Node, error) {
 	net := m.Nets[task]
 	n := len(net.TrunkParams())
-	features, err := net.Trunk(x, p[:n])
+	if len(net.TrunkStats()) > 0 {
+		return nil, fmt.Errorf("independent networks: task %d's network has batch normalisation", task)
+	}
+	features, err := net.Trunk(x, p[:n], &Norm{})
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,7 @@
 // project: a trunk α shared by the tasks and one head βʲ per task, each a
 // list of parameters that the particle rules see as one flat vector. Each
 // architecture lives in its own package and is read as name.New
-// (models/lenet; models/resnet18 and models/mlp later). A model builds its
+// (models/lenet, models/resnet18, models/mlp). A model builds its
 // computation into a Gorgonia graph from parameter nodes it is given, so
 // that the caller decides how parameters are stored, shared between graphs
 // and updated.
@@ -67,10 +67,14 @@ type Model interface {
 	TrunkParams() []Param
 	// HeadParams lists task's head parameters, in flat-vector order.
 	HeadParams(task int) []Param
+	// TrunkStats lists the running statistics of the trunk's batch
+	// normalisation layers (see Norm), or nothing.
+	TrunkStats() []Param
 	// Trunk adds the trunk applied to the batch x (batch × InputShape) to
-	// x's graph, with parameter nodes in TrunkParams order, and returns
-	// the features (batch × features).
-	Trunk(x *gorgonia.Node, params []*gorgonia.Node) (*gorgonia.Node, error)
+	// x's graph, with parameter nodes in TrunkParams order and batch
+	// normalisation as norm says, and returns the features (batch ×
+	// features).
+	Trunk(x *gorgonia.Node, params []*gorgonia.Node, norm *Norm) (*gorgonia.Node, error)
 	// Head adds task's head applied to features, with parameter nodes in
 	// HeadParams order, and returns its outputs (batch × outputs): logits
 	// for a classification task, predictions for a regression task.

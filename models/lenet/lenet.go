@@ -64,6 +64,9 @@ func (*LeNet) TrunkParams() []models.Param {
 	}
 }
 
+// TrunkStats is empty: LeNet has no batch normalisation.
+func (*LeNet) TrunkStats() []models.Param { return nil }
+
 func (l *LeNet) HeadParams(task int) []models.Param {
 	return []models.Param{
 		param(fmt.Sprintf("head%d.weight", task), Features, Features, l.classes[task]),
@@ -71,7 +74,7 @@ func (l *LeNet) HeadParams(task int) []models.Param {
 	}
 }
 
-func (l *LeNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node) (*gorgonia.Node, error) {
+func (l *LeNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node, _ *models.Norm) (*gorgonia.Node, error) {
 	if s := x.Shape(); len(s) != 4 || s[1] != 1 || s[2] != Side || s[3] != Side {
 		return nil, fmt.Errorf("lenet: input of shape %v, want (batch, 1, %d, %d)", s, Side, Side)
 	}

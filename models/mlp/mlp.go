@@ -54,11 +54,14 @@ func (m *MLP) TrunkParams() []models.Param {
 	return ps
 }
 
+// TrunkStats is empty: the MLP has no batch normalisation.
+func (*MLP) TrunkStats() []models.Param { return nil }
+
 func (m *MLP) HeadParams(task int) []models.Param {
 	return linearParams(fmt.Sprintf("head%d", task), m.hidden[len(m.hidden)-1], m.outputs[task])
 }
 
-func (m *MLP) Trunk(x *gorgonia.Node, p []*gorgonia.Node) (*gorgonia.Node, error) {
+func (m *MLP) Trunk(x *gorgonia.Node, p []*gorgonia.Node, _ *models.Norm) (*gorgonia.Node, error) {
 	if s := x.Shape(); len(s) != 2 || s[1] != m.inputs {
 		return nil, fmt.Errorf("mlp: input of shape %v, want (batch, %d)", s, m.inputs)
 	}

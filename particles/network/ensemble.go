@@ -206,6 +206,9 @@ func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
 	}
 	err = e.parallel(m, func(i int) error {
 		p := e.Particles[i]
+		if err := p.UpdateStats(e.in.N); err != nil {
+			return err
+		}
 		negate(e.trunkDir[i]) // the optimisers descend: gradient = −φ
 		if err := e.trunkOpt[i].Step(p.Trunk, e.trunkDir[i]); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/models"
 )
 
 // Inputs is a batch laid out as the graphs read it: always Config.Batch
@@ -112,6 +113,8 @@ type taskGraph struct {
 	inputs               [3]binding // x, target, weight
 	loss                 *gorgonia.Node
 	trunkGrads, headGrad []*gorgonia.Node
+	batchStats           []*gorgonia.Value // each batch norm's mean, then variance
+	spatial              []int             // each batch norm's H·W
 }
 
 // inputNode adds the batch input (Batch × InputShape) to g.
@@ -143,9 +146,14 @@ func newTaskGraph(p *Particle, task int) (*taskGraph, error) {
 	vals := p.newValues(task)
 	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
 	head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
-	features, err := cfg.Model.Trunk(tg.x, trunk)
+	norm := &models.Norm{Weight: tg.weight}
+	features, err := cfg.Model.Trunk(tg.x, trunk, norm)
 	if err != nil {
 		return nil, err
+	}
+	tg.batchStats, tg.spatial = norm.Batch, norm.Spatial
+	if len(norm.Batch) != len(cfg.Model.TrunkStats()) {
+		return nil, fmt.Errorf("network: the trunk has %d batch statistics, its model lists %d", len(norm.Batch), len(cfg.Model.TrunkStats()))
 	}
 	out, err := cfg.Model.Head(features, task, head)
 	if err != nil {
@@ -288,6 +296,11 @@ func (p *Particle) Gradients(in *Inputs, task int, trunkGrad, headGrad []float64
 		if err := gather(tg.trunkGrads, trunkGrad); err != nil {
 			return err
 		}
+		if task == 0 {
+			if err := gatherValues(tg.batchStats, p.batchStats); err != nil {
+				return err
+			}
+		}
 		return gather(tg.headGrad, headGrad)
 	})
 	if err != nil {
@@ -298,18 +311,38 @@ func (p *Particle) Gradients(in *Inputs, task int, trunkGrad, headGrad []float64
 
 // gather copies the values of nodes into the flat vector dst, in order.
 func gather(nodes []*gorgonia.Node, dst []float64) error {
-	for _, n := range nodes {
-		size := n.Shape().TotalSize()
-		if size > len(dst) {
-			return fmt.Errorf("network: gradient of %d values overflows its vector", size)
+	vals := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		vals[i] = n.Value()
+	}
+	return copyValues(vals, dst)
+}
+
+// gatherValues copies the values Read placed into the flat vector dst.
+func gatherValues(places []*gorgonia.Value, dst []float64) error {
+	vals := make([]gorgonia.Value, len(places))
+	for i, v := range places {
+		vals[i] = *v
+	}
+	return copyValues(vals, dst)
+}
+
+func copyValues(vals []gorgonia.Value, dst []float64) error {
+	for _, v := range vals {
+		if v == nil {
+			return fmt.Errorf("network: a value the graph did not compute")
 		}
-		if err := getFloats(n.Value(), dst[:size]); err != nil {
+		size := v.Shape().TotalSize()
+		if size > len(dst) {
+			return fmt.Errorf("network: %d values overflow their vector", size)
+		}
+		if err := getFloats(v, dst[:size]); err != nil {
 			return err
 		}
 		dst = dst[size:]
 	}
 	if len(dst) != 0 {
-		return fmt.Errorf("network: %d values of the gradient vector left unset", len(dst))
+		return fmt.Errorf("network: %d values of the vector left unset", len(dst))
 	}
 	return nil
 }
@@ -321,6 +354,7 @@ type predictGraph struct {
 	vm        gorgonia.VM
 	x         *gorgonia.Node
 	input     binding
+	stats     []*tensor.Dense // the running statistics the graph reads
 	outs      []*gorgonia.Node
 	outValues [][]float64
 }
@@ -336,7 +370,9 @@ func newPredictGraph(p *Particle) (*predictGraph, error) {
 	}
 	vals := p.newValues(all...)
 	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
-	features, err := cfg.Model.Trunk(pg.x, trunk)
+	vals.stats = newTensors(cfg.Model.TrunkStats(), cfg.Dtype)
+	scatter(p.Stats, vals.stats)
+	features, err := cfg.Model.Trunk(pg.x, trunk, &models.Norm{Running: paramNodes(g, cfg.Model.TrunkStats(), vals.stats)})
 	if err != nil {
 		return nil, err
 	}
@@ -351,6 +387,7 @@ func newPredictGraph(p *Particle) (*predictGraph, error) {
 	}
 	pg.vm = gorgonia.NewTapeMachine(g)
 	pg.input = binding{node: pg.x}
+	pg.stats = vals.stats
 	return pg, nil
 }
 

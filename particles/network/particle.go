@@ -9,6 +9,12 @@
 // all heads for prediction. The task graphs share the particle's trunk
 // tensors.
 //
+// Batch normalisation: the task graphs normalise with the batch's
+// statistics (training mode) and the prediction graph with the particle's
+// running statistics (evaluation mode). Every task graph sees the same
+// parameters and batch, so task 0's batch statistics update the running
+// ones once per step, as PyTorch's forward pass in training mode does.
+//
 // Why one graph per task: MT-SGD needs each task's trunk gradient
 // separately. Gorgonia's symbolic differentiation keeps one derivative per
 // node, so a second Grad in the same graph returns the first loss's
@@ -77,8 +83,12 @@ type Particle struct {
 	Trunk []float64
 	// Heads[j] is βʲ, task j's head parameters as one flat vector.
 	Heads [][]float64
+	// Stats are the running statistics of the trunk's batch
+	// normalisation (models.Model.TrunkStats), empty without any.
+	Stats []float64
 
 	cfg        *Config
+	batchStats []float64 // the last training batch's, from task 0's graph
 	values     []*values // every graph's copy of the parameters
 	taskGraphs []*taskGraph
 	predict    *predictGraph
@@ -91,6 +101,7 @@ type Particle struct {
 type values struct {
 	trunk []*tensor.Dense
 	heads [][]*tensor.Dense // nil for the heads the graph does not use
+	stats []*tensor.Dense   // running statistics, in the prediction graph
 }
 
 // newValues allocates a copy of the trunk and of the listed heads, filled
@@ -108,6 +119,7 @@ func (p *Particle) newValues(heads ...int) *values {
 
 func (v *values) sync(p *Particle) {
 	scatter(p.Trunk, v.trunk)
+	scatter(p.Stats, v.stats)
 	for j, h := range v.heads {
 		if h != nil {
 			scatter(p.Heads[j], h)
@@ -132,6 +144,10 @@ func NewParticle(cfg *Config, rng *rand.Rand) (*Particle, error) {
 		models.Init(hp, rng, h)
 		p.Heads = append(p.Heads, h)
 	}
+	stats := m.TrunkStats()
+	p.Stats = make([]float64, models.Size(stats))
+	models.Init(stats, rng, p.Stats)
+	p.batchStats = make([]float64, len(p.Stats))
 	for j := range cfg.Tasks {
 		tg, err := newTaskGraph(p, j)
 		if err != nil {
@@ -156,7 +172,7 @@ func newTensors(ps []models.Param, dt tensor.Dtype) []*tensor.Dense {
 }
 
 // Sync copies the flat vectors into the graphs' parameter tensors. Call it
-// after changing Trunk or Heads.
+// after changing Trunk, Heads or Stats.
 func (p *Particle) Sync() {
 	for _, v := range p.values {
 		v.sync(p)
@@ -208,6 +224,25 @@ func getFloats(v gorgonia.Value, dst []float64) error {
 	default:
 		return fmt.Errorf("network: value of %T", d)
 	}
+	return nil
+}
+
+// UpdateStats moves the running statistics towards those of the last
+// batch Gradients saw for task 0, which had n real examples, and syncs
+// them into the prediction graph.
+func (p *Particle) UpdateStats(n int) error {
+	if len(p.Stats) == 0 {
+		return nil
+	}
+	spatial := p.taskGraphs[0].spatial
+	counts := make([]int, len(spatial))
+	for l, hw := range spatial {
+		counts[l] = n * hw
+	}
+	if err := models.UpdateRunning(p.Stats, p.batchStats, p.cfg.Model.TrunkStats(), counts, models.BatchNormMomentum); err != nil {
+		return err
+	}
+	scatter(p.Stats, p.predict.stats)
 	return nil
 }
 

@@ -126,7 +126,7 @@ func sharedTrunk(t *testing.T, cfg *Config, p *Particle, in *Inputs) (trunk, los
 	x := inputNode(g, cfg)
 	vals := p.newValues(0, 1)
 	trunk = paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
-	features, err := cfg.Model.Trunk(x, trunk)
+	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{})
 	if err != nil {
 		t.Fatal(err)
 	}
