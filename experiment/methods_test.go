@@ -43,12 +43,13 @@ func TestOneStepPerMethod(t *testing.T) {
 			losses := [][]float64{make([]float64, m), make([]float64, m)}
 			for i, p := range r.Ensemble.Particles {
 				trunks[i] = slices.Clone(p.Trunk)
+				g := network.NewGrads(cfg)
+				if err := r.Ensemble.Gradients(i, in, g); err != nil {
+					t.Fatal(err)
+				}
 				for j := range k {
 					heads[j][i] = slices.Clone(p.Heads[j])
-					ts[j][i], hs[j][i] = make([]float64, len(p.Trunk)), make([]float64, len(p.Heads[j]))
-					if losses[j][i], err = p.Gradients(in, j, ts[j][i], hs[j][i]); err != nil {
-						t.Fatal(err)
-					}
+					ts[j][i], hs[j][i], losses[j][i] = g.Trunk[j], g.Head[j], g.Loss[j]
 					for _, v := range [][]float64{ts[j][i], hs[j][i]} {
 						for d := range v {
 							v[d] = -v[d]

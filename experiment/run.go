@@ -481,7 +481,6 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 			copy(p.Heads[j], cp.Heads[j])
 		}
 		copy(p.Stats, cp.Stats)
-		p.Sync()
 		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
 		if err := restoreState(trunkOpt, cp.TrunkOpt, len(p.Trunk)); err != nil {
 			return nil, fmt.Errorf("checkpoint particle %d trunk optimizer: %w", i, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
+	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // trainSmall trains a tiny run of s with data from dataDir and returns its
@@ -148,5 +149,38 @@ func TestSarcosValidation(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "torque7") || !strings.Contains(stdout.String(), "ensemble MSE") {
 		t.Errorf("table:\n%s", stdout.String())
+	}
+}
+
+// CelebA: eval on a ResNet-18 run's checkpoint prints the figures its
+// training printed for the test split. Evaluation normalises with the
+// running statistics, so this holds only if the checkpoint carries them.
+func TestCelebAFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains ResNet-18")
+	}
+	dir := testenv.CelebAFixture(t, 40, nil)
+	s := experiment.Defaults("celeba")
+	s.Particles, s.Epochs, s.Batch, s.Tasks = 2, 1, 16, "Male,Smiling"
+	out, history := trainSmall(t, s, dir)
+	var stdout bytes.Buffer
+	o, _ := parseFlags([]string{"-ckpt", out, "-json", "-data-dir", dir}, &bytes.Buffer{})
+	if err := run(context.Background(), o, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Examples != 8 || len(rep.Tasks) != 2 {
+		t.Fatalf("%d examples, %d tasks; want the fixture's 8 test images, 2 tasks", rep.Examples, len(rep.Tasks))
+	}
+	for j, task := range rep.Tasks {
+		line := history[2+j] // epoch 1: valid lines, then test lines
+		got, _ := json.Marshal(task)
+		want, _ := json.Marshal(network.TaskScores{Task: line.Task, Ensemble: line.Score, Particles: line.Particles})
+		if line.Split != "test" || string(got) != string(want) {
+			t.Errorf("eval %s\ntraining's %s line %s", got, line.Split, want)
+		}
 	}
 }

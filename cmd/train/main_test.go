@@ -401,3 +401,56 @@ func TestTrainSarcosFixture(t *testing.T) {
 		}
 	}
 }
+
+// CelebA in its official layout (a fixture of 40 small JPEGs with the
+// real attribute and partition file formats): the defaults are the
+// paper's, and one epoch of two ResNet-18 particles trains, with a
+// validation and a test line per task and checkpoints that carry the
+// batch norms' running statistics, moved away from their initial values.
+func TestTrainCelebAFixture(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains ResNet-18")
+	}
+	dir := testenv.CelebAFixture(t, 40, nil)
+	out := t.TempDir()
+	// Batch 16: the 24 training images make one full batch and one padded.
+	o, err := parseFlags([]string{"-dataset", "celeba", "-data-dir", dir, "-particles", "2", "-epochs", "1", "-batch", "16",
+		"-out", out, "-progress=false"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Model != "resnet18" || o.Optimizer != "adam" || o.LR != 5e-4 || o.Schedule != "exponential" || o.Gamma != 0.85 ||
+		o.Every != 10 || o.Tasks != "10" || o.TrainLimit != 40000 || o.BestMetric != "accuracy" {
+		t.Errorf("CelebA defaults: %+v", o.Settings)
+	}
+	if err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 2*10 {
+		t.Fatalf("%d metrics lines, want 2 splits × 10 tasks", len(lines))
+	}
+	var last map[string]any
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if last["split"] != "test" || last["task"] != "Blond_Hair" {
+		t.Errorf("last line %v", last)
+	}
+	c, err := checkpoints.Load(filepath.Join(out, "last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Step != 2 || len(c.Layout.Stats) != 40 || c.Layout.Stats[1].Name != "bn1.running_var" {
+		t.Fatalf("checkpoint at step %d with %d statistics tensors", c.Step, len(c.Layout.Stats))
+	}
+	// bn1's running means start at 0: two updates move them.
+	if mean := c.Particles[0].Stats[0]; mean == 0 {
+		t.Errorf("bn1's running mean is still %v after two steps", mean)
+	}
+	if _, err := checkpoints.Load(filepath.Join(out, "best")); err != nil {
+		t.Error(err)
+	}
+}

@@ -2,10 +2,6 @@ package celeba
 
 import (
 	"errors"
-	"fmt"
-	"image"
-	"image/color"
-	"image/jpeg"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,62 +9,13 @@ import (
 	"testing"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
-// The 40 attribute names of list_attr_celeba.txt, in its order.
-var attributes = strings.Fields(`5_o_Clock_Shadow Arched_Eyebrows Attractive Bags_Under_Eyes Bald Bangs Big_Lips Big_Nose
-Black_Hair Blond_Hair Blurry Brown_Hair Bushy_Eyebrows Chubby Double_Chin Eyeglasses Goatee Gray_Hair Heavy_Makeup
-High_Cheekbones Male Mouth_Slightly_Open Mustache Narrow_Eyes No_Beard Oval_Face Pale_Skin Pointy_Nose Receding_Hairline
-Rosy_Cheeks Sideburns Smiling Straight_Hair Wavy_Hair Wearing_Earrings Wearing_Hat Wearing_Lipstick Wearing_Necklace
-Wearing_Necktie Young`)
-
-// fixture writes n images in the official layout: image i is a solid
-// colour (10i mod 256, 200, 255 − 10i mod 256), 22×18 like CelebA's 218×178
-// scaled down; attribute a of image i is 1 when (i+a) is even; splits
-// cycle train, train, train, valid, test. edit may change the text files
-// before they are written.
+// fixture writes n images in the official layout (testenv.CelebAFixture).
 func fixture(t *testing.T, n int, edit func(attr, part []string) ([]string, []string)) string {
 	t.Helper()
-	root := t.TempDir()
-	dir := filepath.Join(root, Subdir)
-	if err := os.MkdirAll(filepath.Join(dir, ImageDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	attr := []string{fmt.Sprint(n), strings.Join(attributes, " ")}
-	var part []string
-	for i := range n {
-		name := fmt.Sprintf("%06d.jpg", i+1)
-		img := image.NewRGBA(image.Rect(0, 0, 18, 22))
-		c := color.RGBA{uint8(10 * i % 256), 200, uint8(255 - 10*i%256), 255}
-		for p := 0; p < len(img.Pix); p += 4 {
-			img.Pix[p], img.Pix[p+1], img.Pix[p+2], img.Pix[p+3] = c.R, c.G, c.B, 255
-		}
-		f, err := os.Create(filepath.Join(dir, ImageDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := jpeg.Encode(f, img, &jpeg.Options{Quality: 95}); err != nil {
-			t.Fatal(err)
-		}
-		f.Close()
-		row := name
-		for a := range attributes {
-			// The official file pads with spaces: "000001.jpg -1  1  1 -1".
-			if (i+a)%2 == 0 {
-				row += "  1"
-			} else {
-				row += " -1"
-			}
-		}
-		attr = append(attr, row)
-		part = append(part, fmt.Sprintf("%s %d", name, []int{0, 0, 0, 1, 2}[i%5]))
-	}
-	if edit != nil {
-		attr, part = edit(attr, part)
-	}
-	os.WriteFile(filepath.Join(dir, AttributeFile), []byte(strings.Join(attr, "\n")+"\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, PartitionFile), []byte(strings.Join(part, "\r\n")+"\r\n"), 0o644)
-	return root
+	return testenv.CelebAFixture(t, n, edit)
 }
 
 func TestLoad(t *testing.T) {

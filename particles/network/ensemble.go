@@ -35,8 +35,10 @@ type Ensemble struct {
 
 	cfg      *Config
 	in       *Inputs
-	workers  int
-	trunkOpt []optim.Optimizer   // [particle]
+	machines []*machine // one per worker
+	grads    []*Grads   // [particle], views of the buffers below
+	stats    [][]float64
+	trunkOpt []optim.Optimizer // [particle]
 	headOpt  [][]optim.Optimizer // [particle][task]
 
 	// The rules' views of the parameters: trunks[i] is Particles[i].Trunk,
@@ -59,12 +61,20 @@ const initStream = 0x696e6974000000
 
 // NewEnsemble builds m particles initialised from seed (particle i from
 // its own stream, so that the particles do not depend on m), each with
-// fresh optimisers from newOpt. workers bounds the graphs run at once.
+// fresh optimisers from newOpt. workers is the number of particles run at
+// once, each worker with graphs of its own.
 func NewEnsemble(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer, workers int) (*Ensemble, error) {
 	if m < 1 {
 		return nil, fmt.Errorf("network: %d particles", m)
 	}
-	e := &Ensemble{cfg: cfg, in: NewInputs(cfg), workers: max(1, workers)}
+	e := &Ensemble{cfg: cfg, in: NewInputs(cfg)}
+	for range min(max(1, workers), m) {
+		mc, err := newMachine(cfg)
+		if err != nil {
+			return nil, err
+		}
+		e.machines = append(e.machines, mc)
+	}
 	for i := range m {
 		p, err := NewParticle(cfg, rand.New(rand.NewPCG(seed, initStream+uint64(i))))
 		if err != nil {
@@ -95,6 +105,14 @@ func NewEnsemble(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer,
 			e.heads[j] = append(e.heads[j], p.Heads[j])
 		}
 	}
+	for i := range e.Particles {
+		g := &Grads{Loss: make([]float64, k), Stats: make([]float64, len(e.Particles[i].Stats))}
+		for j := range k {
+			g.Trunk = append(g.Trunk, e.trunkScores[j][i])
+			g.Head = append(g.Head, e.headScores[j][i])
+		}
+		e.grads = append(e.grads, g)
+	}
 	return e, nil
 }
 
@@ -102,6 +120,12 @@ func NewEnsemble(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer,
 // one per task, for saving and restoring their state.
 func (e *Ensemble) Optimizers(i int) (trunk optim.Optimizer, heads []optim.Optimizer) {
 	return e.trunkOpt[i], e.headOpt[i]
+}
+
+// Gradients computes particle i's losses and gradients on in, as a step
+// does before any update, without changing the ensemble.
+func (e *Ensemble) Gradients(i int, in *Inputs, out *Grads) error {
+	return e.machines[0].gradients(e.Particles[i], in, out)
 }
 
 // Config returns the ensemble's configuration.
@@ -117,21 +141,21 @@ func (e *Ensemble) SetLR(lr float64) {
 	}
 }
 
-// parallel runs f(0..n-1) on e.workers goroutines and returns the first
-// error.
-func (e *Ensemble) parallel(n int, f func(i int) error) error {
+// parallel runs f(w, i) for i in 0..n-1 on one goroutine per worker w
+// and returns the first error.
+func (e *Ensemble) parallel(n int, f func(w, i int) error) error {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
 		next  = make(chan int)
 	)
-	for range min(e.workers, n) {
+	for w := range min(len(e.machines), n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				if err := f(i); err != nil {
+				if err := f(w, i); err != nil {
 					mu.Lock()
 					if first == nil {
 						first = err
@@ -178,24 +202,25 @@ func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
 		return nil, err
 	}
 	k, m := len(e.cfg.Tasks), len(e.Particles)
-	err := e.parallel(m*k, func(job int) error {
-		i, j := job/k, job%k
-		loss, err := e.Particles[i].Gradients(e.in, j, e.trunkScores[j][i], e.headScores[j][i])
-		if err != nil {
+	err := e.parallel(m, func(w, i int) error {
+		g := e.grads[i]
+		if err := e.machines[w].gradients(e.Particles[i], e.in, g); err != nil {
 			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
 		}
-		e.losses[j][i] = loss
-		task := e.cfg.Tasks[j].Name
-		for _, c := range []struct {
-			what string
-			v    []float64
-		}{{"loss", []float64{loss}}, {"trunk gradient", e.trunkScores[j][i]}, {"head gradient", e.headScores[j][i]}} {
-			if at := finite(c.v); at >= 0 {
-				return &NotFiniteError{Step: step, Particle: i, Task: task, What: c.what, Index: at}
+		for j := range k {
+			e.losses[j][i] = g.Loss[j]
+			task := e.cfg.Tasks[j].Name
+			for _, c := range []struct {
+				what string
+				v    []float64
+			}{{"loss", g.Loss[j : j+1]}, {"trunk gradient", g.Trunk[j]}, {"head gradient", g.Head[j]}} {
+				if at := finite(c.v); at >= 0 {
+					return &NotFiniteError{Step: step, Particle: i, Task: task, What: c.what, Index: at}
+				}
 			}
+			negate(g.Trunk[j])
+			negate(g.Head[j])
 		}
-		negate(e.trunkScores[j][i])
-		negate(e.headScores[j][i])
 		return nil
 	})
 	if err != nil {
@@ -204,9 +229,9 @@ func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
 	if err := e.directions(u, step); err != nil {
 		return nil, err
 	}
-	err = e.parallel(m, func(i int) error {
+	err = e.parallel(m, func(w, i int) error {
 		p := e.Particles[i]
-		if err := p.UpdateStats(e.in.N); err != nil {
+		if err := e.machines[w].updateStats(p, e.grads[i].Stats, e.in.N); err != nil {
 			return err
 		}
 		negate(e.trunkDir[i]) // the optimisers descend: gradient = −φ
@@ -219,7 +244,6 @@ func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
 				return err
 			}
 		}
-		p.Sync()
 		return nil
 	})
 	if err != nil {
@@ -331,8 +355,8 @@ func (e *Ensemble) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 		if err := e.in.Load(e.cfg, b); err != nil {
 			return nil, err
 		}
-		err := e.parallel(m, func(i int) error {
-			res, err := e.Particles[i].Predict(e.in)
+		err := e.parallel(m, func(w, i int) error {
+			res, err := e.machines[w].predict(e.Particles[i], e.in)
 			if err != nil {
 				return fmt.Errorf("particle %d: %w", i, err)
 			}

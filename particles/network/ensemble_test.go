@@ -149,7 +149,6 @@ func TestWarmupStep(t *testing.T) {
 func TestStepReportsNotFinite(t *testing.T) {
 	e := newTestEnsemble(t, 2, 4, 0.1)
 	e.Particles[1].Heads[1][500] = math.NaN() // head1.bias[0]
-	e.Particles[1].Sync()
 	b := randomBatch(rand.New(rand.NewPCG(24, 0)), 4, 2)
 	_, err := e.Step(b, Update{Warmup: true})
 	var nf *NotFiniteError
@@ -203,8 +202,7 @@ func TestEvaluate(t *testing.T) {
 			}
 			copy(q.Trunk, p.Trunk)
 			copy(q.Heads[j], p.Heads[j])
-			q.Sync()
-			out, err := q.Predict(in)
+			out, err := predict(t, q, in)
 			if err != nil {
 				t.Fatal(err)
 			}

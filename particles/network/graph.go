@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -16,6 +17,7 @@ import (
 // every particle; each graph copies it into tensors of its own.
 type Inputs struct {
 	N       int
+	cfg     *Config
 	x       *tensor.Dense   // Batch × InputShape, in the graphs' dtype
 	targets []*tensor.Dense // task j: Batch × C one-hot, or Batch values
 	weight  *tensor.Dense   // Batch: 1/N for real rows, 0 for padding
@@ -36,6 +38,7 @@ func (in *Inputs) scratch(n int) []float64 {
 func NewInputs(cfg *Config) *Inputs {
 	shape := append([]int{cfg.Batch}, cfg.Model.InputShape()...)
 	in := &Inputs{
+		cfg:    cfg,
 		x:      tensor.New(tensor.WithShape(shape...), tensor.Of(cfg.Dtype)),
 		weight: tensor.New(tensor.WithShape(cfg.Batch), tensor.Of(cfg.Dtype)),
 	}
@@ -103,18 +106,106 @@ func setFloat32s(t *tensor.Dense, src []float32) {
 	}
 }
 
-// taskGraph computes one task's loss on a batch and its gradient with
-// respect to the trunk and that task's head.
-type taskGraph struct {
-	task                 int
-	g                    *gorgonia.ExprGraph
-	vm                   gorgonia.VM
-	x, target, weight    *gorgonia.Node
-	inputs               [3]binding // x, target, weight
-	loss                 *gorgonia.Node
-	trunkGrads, headGrad []*gorgonia.Node
-	batchStats           []*gorgonia.Value // each batch norm's mean, then variance
-	spatial              []int             // each batch norm's H·W
+// machine holds one worker's graphs (see the package doc) and runs
+// particles through them.
+type machine struct {
+	cfg *Config
+	// steps is one step graph for every task, or, for a model without
+	// trunk parameters, one per task: Gorgonia's analysis of a second
+	// Backpropagate fails on the backward nodes of max-pooling in a first
+	// one's, and without a trunk each head holds its own pooling.
+	steps      []*stepGraph
+	trunk      *trunkGraph // nil with one task or no trunk parameters
+
+	prediction *predictGraph
+}
+
+func newMachine(cfg *Config) (*machine, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	m := &machine{cfg: cfg}
+	var err error
+	all := make([]int, len(cfg.Tasks))
+	for j := range all {
+		all[j] = j
+	}
+	if len(cfg.Model.TrunkParams()) > 0 {
+		sg, err := newStepGraph(cfg, all)
+		if err != nil {
+			return nil, err
+		}
+		m.steps = append(m.steps, sg)
+	} else {
+		for _, j := range all {
+			sg, err := newStepGraph(cfg, []int{j})
+			if err != nil {
+				return nil, err
+			}
+			m.steps = append(m.steps, sg)
+		}
+	}
+	if len(cfg.Tasks) > 1 && len(cfg.Model.TrunkParams()) > 0 {
+		if m.trunk, err = newTrunkGraph(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if m.prediction, err = newPredictGraph(cfg); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// values is one graph's copy of a particle's parameters in the graph's
+// dtype, loaded before each run. Graphs never share tensors: Gorgonia
+// transposes a weight tensor in place while it differentiates a matrix
+// product, so graphs that run at the same time must not share them.
+type values struct {
+	trunk []*tensor.Dense
+	heads [][]*tensor.Dense // nil for the heads the graph does not use
+	stats []*tensor.Dense   // running statistics, in the prediction graph
+}
+
+// newValues allocates tensors for the trunk and, if heads, every head and
+// adds their nodes to g.
+func newValues(g *gorgonia.ExprGraph, cfg *Config, heads bool) (v *values, trunk []*gorgonia.Node, head [][]*gorgonia.Node) {
+	m := cfg.Model
+	v = &values{trunk: newTensors(m.TrunkParams(), cfg.Dtype)}
+	trunk = paramNodes(g, m.TrunkParams(), v.trunk)
+	if heads {
+		for j := range cfg.Tasks {
+			v.heads = append(v.heads, newTensors(m.HeadParams(j), cfg.Dtype))
+			head = append(head, paramNodes(g, m.HeadParams(j), v.heads[j]))
+		}
+	}
+	return v, trunk, head
+}
+
+// load copies p's vectors into the tensors.
+func (v *values) load(p *Particle) {
+	scatter(p.Trunk, v.trunk)
+	for j, h := range v.heads {
+		scatter(p.Heads[j], h)
+	}
+	scatter(p.Stats, v.stats)
+}
+
+// stepGraph computes every task's loss on a batch and the gradients of
+// the package doc.
+type stepGraph struct {
+	tasks  []int // the tasks it computes; the slices below follow them
+	g      *gorgonia.ExprGraph
+	vm     gorgonia.VM
+	vals   *values
+	inputs []binding // x, weight, then each task's target
+	// Read places: a run copies these values as they are computed, since
+	// the tape machine reuses the memory of a node after its last use.
+	losses       []*gorgonia.Value
+	featureGrads []*gorgonia.Value // tasks after the first: ∂loss/∂features
+	stats        []*gorgonia.Value // each batch norm's mean, then variance
+	spatial      []int             // each batch norm's H·W
+	trunkGrad    []*gorgonia.Node  // the first task's
+	headGrads    [][]*gorgonia.Node
 }
 
 // inputNode adds the batch input (Batch × InputShape) to g.
@@ -123,57 +214,163 @@ func inputNode(g *gorgonia.ExprGraph, cfg *Config) *gorgonia.Node {
 	return gorgonia.NewTensor(g, cfg.Dtype, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("x"))
 }
 
-// lossInputNodes adds task's targets and the examples' weights to g.
-// Names are unique per task: Gorgonia merges identical nodes in a graph.
-func lossInputNodes(g *gorgonia.ExprGraph, cfg *Config, task int) (target, weight *gorgonia.Node) {
-	weight = gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName("weight"))
+// weightNode adds the examples' weights (Batch) to g.
+func weightNode(g *gorgonia.ExprGraph, cfg *Config) *gorgonia.Node {
+	return gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName("weight"))
+}
+
+// targetNode adds task's targets to g. Names are unique per task:
+// Gorgonia merges identical nodes in a graph.
+func targetNode(g *gorgonia.ExprGraph, cfg *Config, task int) *gorgonia.Node {
 	t := cfg.Tasks[task]
 	name := fmt.Sprintf("target%d", task)
 	if t.Kind == data.Classification {
-		target = gorgonia.NewMatrix(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch, t.Classes), gorgonia.WithName(name))
-	} else {
-		target = gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName(name))
+		return gorgonia.NewMatrix(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch, t.Classes), gorgonia.WithName(name))
 	}
-	return target, weight
+	return gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName(name))
 }
 
-func newTaskGraph(p *Particle, task int) (*taskGraph, error) {
-	cfg := p.cfg
+// read adds a Read of n to its graph and returns the place it fills.
+func read(n *gorgonia.Node) *gorgonia.Value {
+	v := new(gorgonia.Value)
+	gorgonia.Read(n, v)
+	return v
+}
+
+func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 	g := gorgonia.NewGraph()
-	tg := &taskGraph{task: task, g: g}
-	tg.x = inputNode(g, cfg)
-	tg.target, tg.weight = lossInputNodes(g, cfg, task)
-	vals := p.newValues(task)
-	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
-	head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
-	norm := &models.Norm{Weight: tg.weight}
-	features, err := cfg.Model.Trunk(tg.x, trunk, norm)
+	sg := &stepGraph{g: g, tasks: only}
+	x, weight := inputNode(g, cfg), weightNode(g, cfg)
+	sg.inputs = []binding{{node: x}, {node: weight}}
+	vals, trunk, heads := newValues(g, cfg, true)
+	sg.vals = vals
+	norm := &models.Norm{Weight: weight}
+	features, err := cfg.Model.Trunk(x, trunk, norm)
 	if err != nil {
 		return nil, err
 	}
-	tg.batchStats, tg.spatial = norm.Batch, norm.Spatial
 	if len(norm.Batch) != len(cfg.Model.TrunkStats()) {
 		return nil, fmt.Errorf("network: the trunk has %d batch statistics, its model lists %d", len(norm.Batch), len(cfg.Model.TrunkStats()))
 	}
-	out, err := cfg.Model.Head(features, task, head)
+	sg.stats, sg.spatial = norm.Batch, norm.Spatial
+	type task struct {
+		loss, features *gorgonia.Node // features: the task's copy, j ≥ 1
+		wrt            []*gorgonia.Node
+	}
+	tasks := make([]task, len(only))
+	for j, tj := range only {
+		t := cfg.Tasks[tj]
+		target := targetNode(g, cfg, tj)
+		sg.inputs = append(sg.inputs, binding{node: target})
+		in := features
+		if j > 0 && len(trunk) > 0 {
+			// Task j's own copy of the features: features × 1, with a
+			// one of its own so that Gorgonia does not merge the copies.
+			one := gorgonia.NewScalar(g, cfg.Dtype, gorgonia.WithName(fmt.Sprintf("one%d", j)), gorgonia.WithValue(one(cfg.Dtype)))
+			if in, err = gorgonia.Mul(features, one); err != nil {
+				return nil, err
+			}
+			tasks[j].features = in
+		}
+		out, err := cfg.Model.Head(in, tj, heads[tj])
+		if err != nil {
+			return nil, err
+		}
+		if tasks[j].loss, err = taskLoss(t, out, target, weight); err != nil {
+			return nil, fmt.Errorf("network: task %s loss: %w", t.Name, err)
+		}
+		tasks[j].wrt = heads[tj]
+		if j == 0 {
+			tasks[j].wrt = append(slices.Clone(trunk), heads[tj]...)
+		} else if tasks[j].features != nil {
+			tasks[j].wrt = append([]*gorgonia.Node{in}, heads[tj]...)
+		}
+	}
+	// Differentiate the first task, through the trunk, last: Gorgonia's analysis
+	// of a later Backpropagate fails on the trunk's backward nodes
+	// (max-pooling's), and Reads are added after every Backpropagate,
+	// which refuses nodes only a Read consumes.
+	sg.headGrads = make([][]*gorgonia.Node, len(tasks))
+	sg.featureGrads = make([]*gorgonia.Value, len(tasks))
+	featureGrads := make([]*gorgonia.Node, len(tasks))
+	for j := len(tasks) - 1; j >= 0; j-- {
+		grads, err := grad(tasks[j].loss, tasks[j].wrt)
+		if err != nil {
+			return nil, fmt.Errorf("network: task %s gradient: %w", cfg.Tasks[only[j]].Name, err)
+		}
+		switch {
+		case j == 0:
+			sg.trunkGrad, grads = grads[:len(trunk)], grads[len(trunk):]
+		case tasks[j].features != nil:
+			featureGrads[j], grads = grads[0], grads[1:]
+		}
+		sg.headGrads[j] = grads
+	}
+	for j, t := range tasks {
+		sg.losses = append(sg.losses, read(t.loss))
+		if featureGrads[j] != nil {
+			sg.featureGrads[j] = read(featureGrads[j])
+		}
+	}
+	sg.vm = gorgonia.NewTapeMachine(g)
+	return sg, nil
+}
+
+// grad is gorgonia.Grad without its rule that one differentiates only
+// with respect to input nodes: a task's copy of the features is not one.
+func grad(loss *gorgonia.Node, wrt []*gorgonia.Node) (gorgonia.Nodes, error) {
+	seed := loss.Graph().AddNode(gorgonia.NewConstant(one(loss.Dtype())))
+	return gorgonia.Backpropagate(gorgonia.Nodes{loss}, gorgonia.Nodes{seed}, wrt)
+}
+
+func one(dt tensor.Dtype) any {
+	if dt == tensor.Float32 {
+		return float32(1)
+	}
+	return 1.0
+}
+
+func taskLoss(t data.Task, out, target, weight *gorgonia.Node) (*gorgonia.Node, error) {
+	if t.Kind == data.Classification {
+		return crossEntropy(out, target, weight)
+	}
+	return squaredError(out, target, weight)
+}
+
+// trunkGraph computes the trunk's vector-Jacobian product: the gradient
+// of ⟨features, G⟩ with respect to the trunk, for a given G.
+type trunkGraph struct {
+	g         *gorgonia.ExprGraph
+	vm        gorgonia.VM
+	vals      *values
+	inputs    [3]binding // x, weight, G
+	trunkGrad []*gorgonia.Node
+}
+
+func newTrunkGraph(cfg *Config) (*trunkGraph, error) {
+	g := gorgonia.NewGraph()
+	tg := &trunkGraph{g: g}
+	x, weight := inputNode(g, cfg), weightNode(g, cfg)
+	vals, trunk, _ := newValues(g, cfg, false)
+	tg.vals = vals
+	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{Weight: weight})
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Tasks[task].Kind == data.Classification {
-		tg.loss, err = crossEntropy(out, tg.target, tg.weight)
-	} else {
-		tg.loss, err = squaredError(out, tg.target, tg.weight)
-	}
+	upstream := gorgonia.NewTensor(g, cfg.Dtype, features.Dims(), gorgonia.WithShape(features.Shape()...), gorgonia.WithName("G"))
+	prod, err := gorgonia.HadamardProd(features, upstream)
 	if err != nil {
-		return nil, fmt.Errorf("network: task %s loss: %w", cfg.Tasks[task].Name, err)
+		return nil, err
 	}
-	grads, err := gorgonia.Grad(tg.loss, append(trunk, head...)...)
+	inner, err := gorgonia.Sum(prod)
 	if err != nil {
-		return nil, fmt.Errorf("network: task %s gradient: %w", cfg.Tasks[task].Name, err)
+		return nil, err
 	}
-	tg.trunkGrads, tg.headGrad = grads[:len(trunk)], grads[len(trunk):]
+	if tg.trunkGrad, err = gorgonia.Grad(inner, trunk...); err != nil {
+		return nil, fmt.Errorf("network: trunk gradient: %w", err)
+	}
 	tg.vm = gorgonia.NewTapeMachine(g)
-	tg.inputs = [3]binding{{node: tg.x}, {node: tg.target}, {node: tg.weight}}
+	tg.inputs = [3]binding{{node: x}, {node: weight}, {node: upstream}}
 	return tg, nil
 }
 
@@ -266,9 +463,8 @@ func weightedSum(v, w *gorgonia.Node) (*gorgonia.Node, error) {
 	return gorgonia.Sum(p)
 }
 
-// run evaluates the graph on in and hands the machine to read, then
-// resets it (Gorgonia's TapeMachine does nothing on its next run without
-// a reset).
+// run evaluates the graph and hands the machine to read, then resets it
+// (Gorgonia's TapeMachine does nothing on its next run without a reset).
 func run(vm gorgonia.VM, read func() error) error {
 	defer vm.Reset()
 	if err := vm.RunAll(); err != nil {
@@ -277,36 +473,145 @@ func run(vm gorgonia.VM, read func() error) error {
 	return read()
 }
 
-// Gradients evaluates task's loss on in and writes its gradient with
-// respect to the trunk into trunkGrad and with respect to task's head into
-// headGrad. The loss is the batch mean: the graph weights each real
-// example 1/in.N and padding 0.
-func (p *Particle) Gradients(in *Inputs, task int, trunkGrad, headGrad []float64) (loss float64, err error) {
-	tg := p.taskGraphs[task]
-	for i, src := range []*tensor.Dense{in.x, in.targets[task], in.weight} {
+// Grads receive a particle's losses and gradients on a batch.
+type Grads struct {
+	Loss  []float64   // per task: the batch-mean loss
+	Trunk [][]float64 // per task: the loss's gradient with respect to α
+	Head  [][]float64 // per task j: the loss's gradient with respect to βʲ
+	Stats []float64   // the batch statistics of every batch norm (mean, then variance)
+	// features is the scratch for ∂loss_j/∂features.
+	features []float64
+}
+
+// NewGrads allocates Grads for particles of cfg.
+func NewGrads(cfg *Config) *Grads {
+	m := cfg.Model
+	g := &Grads{Loss: make([]float64, len(cfg.Tasks)), Stats: make([]float64, models.Size(m.TrunkStats()))}
+	for j := range cfg.Tasks {
+		g.Trunk = append(g.Trunk, make([]float64, models.Size(m.TrunkParams())))
+		g.Head = append(g.Head, make([]float64, models.Size(m.HeadParams(j))))
+	}
+	return g
+}
+
+// gradients evaluates every task's loss on in for particle p and its
+// gradients with respect to the trunk and the task's head, into out. The
+// loss is the batch mean: the graphs weight each real example 1/in.N and
+// padding 0.
+func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
+	var features [][]float64 // per task j ≥ 1, with a trunk
+	for _, sg := range m.steps {
+		f, err := m.runStep(sg, p, in, out)
+		if err != nil {
+			return err
+		}
+		features = append(features, f...)
+	}
+	if m.trunk == nil {
+		return nil
+	}
+	tg := m.trunk
+	tg.vals.load(p)
+	for i, src := range []*tensor.Dense{in.x, in.weight} {
 		if err := tg.inputs[i].set(src); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	var l [1]float64
-	err = run(tg.vm, func() error {
-		if err := getFloats(tg.loss.Value(), l[:]); err != nil {
+	if tg.inputs[2].val == nil {
+		tg.inputs[2].val = tensor.New(tensor.WithShape(tg.inputs[2].node.Shape()...), tensor.Of(m.cfg.Dtype))
+	}
+	for j := 1; j < len(m.cfg.Tasks); j++ {
+		setFloats(tg.inputs[2].val, features[j-1])
+		if err := gorgonia.Let(tg.inputs[2].node, tg.inputs[2].val); err != nil {
 			return err
 		}
-		if err := gather(tg.trunkGrads, trunkGrad); err != nil {
-			return err
+		err := run(tg.vm, func() error { return gather(tg.trunkGrad, out.Trunk[j]) })
+		if err != nil {
+			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
 		}
-		if task == 0 {
-			if err := gatherValues(tg.batchStats, p.batchStats); err != nil {
+	}
+	return nil
+}
+
+// runStep runs one step graph for p on in, writes what it computes into
+// out and returns the gradients of the losses of its tasks after the
+// first with respect to the features (none without a trunk).
+func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([][]float64, error) {
+	sg.vals.load(p)
+	srcs := []*tensor.Dense{in.x, in.weight}
+	for _, j := range sg.tasks {
+		srcs = append(srcs, in.targets[j])
+	}
+	for i, src := range srcs {
+		if err := sg.inputs[i].set(src); err != nil {
+			return nil, err
+		}
+	}
+	var features [][]float64
+	err := run(sg.vm, func() error {
+		for i, j := range sg.tasks {
+			if err := copyValues([]gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
 				return err
 			}
+			if err := gather(sg.headGrads[i], out.Head[j]); err != nil {
+				return fmt.Errorf("task %s: %w", m.cfg.Tasks[j].Name, err)
+			}
 		}
-		return gather(tg.headGrad, headGrad)
+		if err := gather(sg.trunkGrad, out.Trunk[sg.tasks[0]]); err != nil {
+			return err
+		}
+		if err := copyValues(deref(sg.stats), out.Stats); err != nil {
+			return err
+		}
+		n := 0
+		for _, fg := range sg.featureGrads {
+			if fg != nil && *fg != nil {
+				n += (*fg).Shape().TotalSize()
+			}
+		}
+		if cap(out.features) < n {
+			out.features = make([]float64, n)
+		}
+		off := 0
+		for _, fg := range sg.featureGrads[1:] {
+			if fg == nil {
+				continue
+			}
+			if *fg == nil {
+				return fmt.Errorf("network: a feature gradient the graph did not compute")
+			}
+			f := out.features[off : off+(*fg).Shape().TotalSize()]
+			off += len(f)
+			if err := copyValues([]gorgonia.Value{*fg}, f); err != nil {
+				return err
+			}
+			features = append(features, f)
+		}
+		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("task %s: %w", p.cfg.Tasks[task].Name, err)
+	return features, err
+}
+
+// updateStats moves p's running statistics towards the batch statistics
+// stats of a batch of n real examples.
+func (m *machine) updateStats(p *Particle, stats []float64, n int) error {
+	if len(p.Stats) == 0 {
+		return nil
 	}
-	return l[0], nil
+	spatial := m.steps[0].spatial
+	counts := make([]int, len(spatial))
+	for l, hw := range spatial {
+		counts[l] = n * hw
+	}
+	return models.UpdateRunning(p.Stats, stats, m.cfg.Model.TrunkStats(), counts, models.BatchNormMomentum)
+}
+
+func deref(places []*gorgonia.Value) []gorgonia.Value {
+	vals := make([]gorgonia.Value, len(places))
+	for i, v := range places {
+		vals[i] = *v
+	}
+	return vals
 }
 
 // gather copies the values of nodes into the flat vector dst, in order.
@@ -314,15 +619,6 @@ func gather(nodes []*gorgonia.Node, dst []float64) error {
 	vals := make([]gorgonia.Value, len(nodes))
 	for i, n := range nodes {
 		vals[i] = n.Value()
-	}
-	return copyValues(vals, dst)
-}
-
-// gatherValues copies the values Read placed into the flat vector dst.
-func gatherValues(places []*gorgonia.Value, dst []float64) error {
-	vals := make([]gorgonia.Value, len(places))
-	for i, v := range places {
-		vals[i] = *v
 	}
 	return copyValues(vals, dst)
 }
@@ -348,37 +644,29 @@ func copyValues(vals []gorgonia.Value, dst []float64) error {
 }
 
 // predictGraph computes every head's outputs on a batch, without
-// gradients.
+// gradients, normalising with the running statistics.
 type predictGraph struct {
 	g         *gorgonia.ExprGraph
 	vm        gorgonia.VM
-	x         *gorgonia.Node
+	vals      *values
 	input     binding
-	stats     []*tensor.Dense // the running statistics the graph reads
 	outs      []*gorgonia.Node
 	outValues [][]float64
 }
 
-func newPredictGraph(p *Particle) (*predictGraph, error) {
-	cfg := p.cfg
+func newPredictGraph(cfg *Config) (*predictGraph, error) {
 	g := gorgonia.NewGraph()
 	pg := &predictGraph{g: g}
-	pg.x = inputNode(g, cfg)
-	all := make([]int, len(cfg.Tasks))
-	for j := range all {
-		all[j] = j
-	}
-	vals := p.newValues(all...)
-	trunk := paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
+	x := inputNode(g, cfg)
+	vals, trunk, heads := newValues(g, cfg, true)
 	vals.stats = newTensors(cfg.Model.TrunkStats(), cfg.Dtype)
-	scatter(p.Stats, vals.stats)
-	features, err := cfg.Model.Trunk(pg.x, trunk, &models.Norm{Running: paramNodes(g, cfg.Model.TrunkStats(), vals.stats)})
+	pg.vals = vals
+	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{Running: paramNodes(g, cfg.Model.TrunkStats(), vals.stats)})
 	if err != nil {
 		return nil, err
 	}
 	for j, t := range cfg.Tasks {
-		head := paramNodes(g, cfg.Model.HeadParams(j), vals.heads[j])
-		out, err := cfg.Model.Head(features, j, head)
+		out, err := cfg.Model.Head(features, j, heads[j])
 		if err != nil {
 			return nil, err
 		}
@@ -386,17 +674,17 @@ func newPredictGraph(p *Particle) (*predictGraph, error) {
 		pg.outValues = append(pg.outValues, make([]float64, cfg.Batch*outputs(t)))
 	}
 	pg.vm = gorgonia.NewTapeMachine(g)
-	pg.input = binding{node: pg.x}
-	pg.stats = vals.stats
+	pg.input = binding{node: x}
 	return pg, nil
 }
 
-// Predict evaluates every head on in and returns, per task, the outputs
-// of the in.N real examples, row-major (N × outputs): logits for a
+// predict evaluates every head of p on in and returns, per task, the
+// outputs of the in.N real examples, row-major (N × outputs): logits for a
 // classification task, predictions for a regression task. The slices are
 // reused by the next call.
-func (p *Particle) Predict(in *Inputs) ([][]float64, error) {
-	pg := p.predict
+func (m *machine) predict(p *Particle, in *Inputs) ([][]float64, error) {
+	pg := m.prediction
+	pg.vals.load(p)
 	if err := pg.input.set(in.x); err != nil {
 		return nil, err
 	}
@@ -412,7 +700,7 @@ func (p *Particle) Predict(in *Inputs) ([][]float64, error) {
 		return nil, err
 	}
 	res := make([][]float64, len(pg.outs))
-	for j, t := range p.cfg.Tasks {
+	for j, t := range m.cfg.Tasks {
 		res[j] = pg.outValues[j][:in.N*outputs(t)]
 	}
 	return res, nil

@@ -2,26 +2,38 @@
 // particle is a multi-task network (package models) whose trunk and heads
 // package particles' rules move as flat vectors.
 //
-// A particle keeps its parameters as float64 vectors, the trunk α and one
-// head βʲ per task, and builds its Gorgonia graphs once: one graph per task,
-// computing the trunk, that task's head and loss, and the loss's gradient
-// with respect to the trunk and that head; and one forward-only graph with
-// all heads for prediction. The task graphs share the particle's trunk
-// tensors.
+// A particle is its parameters as float64 vectors, the trunk α and one
+// head βʲ per task (and the running statistics of batch normalisation).
+// The Gorgonia graphs belong to a machine, one per worker, which copies a
+// particle's vectors into them for each run; so memory grows with the
+// workers, not with the particles or the tasks. A machine has three
+// graphs:
 //
-// Batch normalisation: the task graphs normalise with the batch's
-// statistics (training mode) and the prediction graph with the particle's
-// running statistics (evaluation mode). Every task graph sees the same
-// parameters and batch, so task 0's batch statistics update the running
-// ones once per step, as PyTorch's forward pass in training mode does.
+//   - the step graph runs the trunk once and every head and loss on its
+//     features, and differentiates: task 0's loss with respect to the trunk
+//     and head 0; task j's (j ≥ 1) with respect to head j and to the
+//     features, through a copy of them of its own;
+//   - the trunk graph runs the trunk again and differentiates ⟨features, G⟩
+//     with respect to the trunk for a given G: with G the gradient of task
+//     j's loss with respect to the features, that is task j's trunk
+//     gradient (a vector-Jacobian product), one run per task j ≥ 1;
+//   - the prediction graph runs the trunk and every head without
+//     gradients, batch normalisation using the running statistics.
 //
-// Why one graph per task: MT-SGD needs each task's trunk gradient
-// separately. Gorgonia's symbolic differentiation keeps one derivative per
-// node, so a second Grad in the same graph returns the first loss's
-// gradient for every node the two losses share (see
-// ../shared/notes/gorgonia.md). One graph per task is correct at the price
-// of one trunk forward pass per task; the tests check each gradient
-// against finite differences and their sum against the summed loss.
+// Why so: MT-SGD needs each task's trunk gradient separately. Gorgonia's
+// symbolic differentiation keeps one derivative per node, so a second Grad
+// in one graph returns the first loss's gradient for every node the two
+// losses share (../shared/notes/gorgonia.md); a node that only one loss
+// reaches, like a task's own copy of the features, is differentiated
+// correctly. A step costs K trunk passes forward and backward per
+// particle, as K separate task graphs would, in two graphs instead of K.
+// The tests check each gradient against finite differences and their sum
+// against the summed loss.
+//
+// Batch normalisation: the step and trunk graphs normalise with the
+// batch's statistics (training mode), and the step graph reports them so
+// that the running statistics move once per step, as PyTorch's forward
+// pass in training mode does.
 package network
 
 import (
@@ -77,7 +89,9 @@ func outputs(t data.Task) int {
 	return 1
 }
 
-// Particle is one network of an ensemble.
+// Particle is one network of an ensemble: its parameters and running
+// statistics as flat vectors. Particles hold no graphs: a machine (one per
+// worker) copies a particle's vectors into its graphs for each run.
 type Particle struct {
 	// Trunk is α, the trunk's parameters as one flat vector.
 	Trunk []float64
@@ -86,55 +100,16 @@ type Particle struct {
 	// Stats are the running statistics of the trunk's batch
 	// normalisation (models.Model.TrunkStats), empty without any.
 	Stats []float64
-
-	cfg        *Config
-	batchStats []float64 // the last training batch's, from task 0's graph
-	values     []*values // every graph's copy of the parameters
-	taskGraphs []*taskGraph
-	predict    *predictGraph
 }
 
-// values is one graph's copy of a particle's parameters in the graph's
-// dtype. Each graph has its own: Gorgonia transposes a weight tensor in
-// place while it differentiates a matrix product, so graphs that run at
-// the same time must not share parameter tensors.
-type values struct {
-	trunk []*tensor.Dense
-	heads [][]*tensor.Dense // nil for the heads the graph does not use
-	stats []*tensor.Dense   // running statistics, in the prediction graph
-}
-
-// newValues allocates a copy of the trunk and of the listed heads, filled
-// from the flat vectors and kept up to date by Sync.
-func (p *Particle) newValues(heads ...int) *values {
-	m := p.cfg.Model
-	v := &values{trunk: newTensors(m.TrunkParams(), p.cfg.Dtype), heads: make([][]*tensor.Dense, len(p.Heads))}
-	for _, j := range heads {
-		v.heads[j] = newTensors(m.HeadParams(j), p.cfg.Dtype)
-	}
-	p.values = append(p.values, v)
-	v.sync(p)
-	return v
-}
-
-func (v *values) sync(p *Particle) {
-	scatter(p.Trunk, v.trunk)
-	scatter(p.Stats, v.stats)
-	for j, h := range v.heads {
-		if h != nil {
-			scatter(p.Heads[j], h)
-		}
-	}
-}
-
-// NewParticle builds a particle with parameters drawn from rng by the
-// model's initialisation, and its graphs.
+// NewParticle draws a particle's parameters from rng by the model's
+// initialisation.
 func NewParticle(cfg *Config, rng *rand.Rand) (*Particle, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	m := cfg.Model
-	p := &Particle{cfg: cfg}
+	p := &Particle{}
 	trunkParams := m.TrunkParams()
 	p.Trunk = make([]float64, models.Size(trunkParams))
 	models.Init(trunkParams, rng, p.Trunk)
@@ -147,19 +122,6 @@ func NewParticle(cfg *Config, rng *rand.Rand) (*Particle, error) {
 	stats := m.TrunkStats()
 	p.Stats = make([]float64, models.Size(stats))
 	models.Init(stats, rng, p.Stats)
-	p.batchStats = make([]float64, len(p.Stats))
-	for j := range cfg.Tasks {
-		tg, err := newTaskGraph(p, j)
-		if err != nil {
-			return nil, err
-		}
-		p.taskGraphs = append(p.taskGraphs, tg)
-	}
-	pg, err := newPredictGraph(p)
-	if err != nil {
-		return nil, err
-	}
-	p.predict = pg
 	return p, nil
 }
 
@@ -169,14 +131,6 @@ func newTensors(ps []models.Param, dt tensor.Dtype) []*tensor.Dense {
 		vals[i] = tensor.New(tensor.WithShape(p.Shape...), tensor.Of(dt))
 	}
 	return vals
-}
-
-// Sync copies the flat vectors into the graphs' parameter tensors. Call it
-// after changing Trunk, Heads or Stats.
-func (p *Particle) Sync() {
-	for _, v := range p.values {
-		v.sync(p)
-	}
 }
 
 // scatter copies the flat vector src into the tensors dst, in order.
@@ -224,25 +178,6 @@ func getFloats(v gorgonia.Value, dst []float64) error {
 	default:
 		return fmt.Errorf("network: value of %T", d)
 	}
-	return nil
-}
-
-// UpdateStats moves the running statistics towards those of the last
-// batch Gradients saw for task 0, which had n real examples, and syncs
-// them into the prediction graph.
-func (p *Particle) UpdateStats(n int) error {
-	if len(p.Stats) == 0 {
-		return nil
-	}
-	spatial := p.taskGraphs[0].spatial
-	counts := make([]int, len(spatial))
-	for l, hw := range spatial {
-		counts[l] = n * hw
-	}
-	if err := models.UpdateRunning(p.Stats, p.batchStats, p.cfg.Model.TrunkStats(), counts, models.BatchNormMomentum); err != nil {
-		return err
-	}
-	scatter(p.Stats, p.predict.stats)
 	return nil
 }
 

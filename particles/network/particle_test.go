@@ -64,15 +64,37 @@ type grads struct {
 	headLen, idx int
 }
 
-func gradients(t *testing.T, p *Particle, in *Inputs, task int) grads {
+// testMachines keeps one machine per configuration for the tests.
+var testMachines = map[*Config]*machine{}
+
+func machineFor(t *testing.T, cfg *Config) *machine {
 	t.Helper()
-	g := grads{trunk: make([]float64, len(p.Trunk)), head: make([]float64, len(p.Heads[task]))}
-	loss, err := p.Gradients(in, task, g.trunk, g.head)
+	if m, ok := testMachines[cfg]; ok {
+		return m
+	}
+	m, err := newMachine(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.loss = loss
-	return g
+	testMachines[cfg] = m
+	return m
+}
+
+// gradients runs p on in, laid out for its configuration, and returns
+// task's loss and gradients.
+func gradients(t *testing.T, p *Particle, in *Inputs, task int) grads {
+	t.Helper()
+	out := NewGrads(in.cfg)
+	if err := machineFor(t, in.cfg).gradients(p, in, out); err != nil {
+		t.Fatal(err)
+	}
+	return grads{loss: out.Loss[task], trunk: out.Trunk[task], head: out.Head[task]}
+}
+
+// predict runs p's prediction graph on in.
+func predict(t *testing.T, p *Particle, in *Inputs) ([][]float64, error) {
+	t.Helper()
+	return machineFor(t, in.cfg).predict(p, in)
 }
 
 // Each task's trunk gradient and its head gradient match central finite
@@ -88,7 +110,6 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	in := load(t, cfg, randomBatch(rng, 5, 2)) // 5 of 6 rows: padding too
 	const h = 1e-6
 	lossAt := func(task int) float64 {
-		p.Sync()
 		return gradients(t, p, in, task).loss
 	}
 	check := func(task int, vec []float64, grad []float64, params []models.Param, what string) {
@@ -109,7 +130,6 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 			}
 			off += prm.Size()
 		}
-		p.Sync()
 	}
 	for task := range 2 {
 		g := gradients(t, p, in, task)
@@ -124,8 +144,8 @@ func sharedTrunk(t *testing.T, cfg *Config, p *Particle, in *Inputs) (trunk, los
 	t.Helper()
 	g = gorgonia.NewGraph()
 	x := inputNode(g, cfg)
-	vals := p.newValues(0, 1)
-	trunk = paramNodes(g, cfg.Model.TrunkParams(), vals.trunk)
+	vals, trunk, heads := newValues(g, cfg, true)
+	vals.load(p)
 	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{})
 	if err != nil {
 		t.Fatal(err)
@@ -136,9 +156,8 @@ func sharedTrunk(t *testing.T, cfg *Config, p *Particle, in *Inputs) (trunk, los
 		}
 	}
 	for task := range 2 {
-		y, w := lossInputNodes(g, cfg, task)
-		head := paramNodes(g, cfg.Model.HeadParams(task), vals.heads[task])
-		out, err := cfg.Model.Head(features, task, head)
+		y, w := targetNode(g, cfg, task), weightNode(g, cfg)
+		out, err := cfg.Model.Head(features, task, heads[task])
 		must(err)
 		l, err := crossEntropy(out, y, w)
 		must(err)
@@ -187,7 +206,7 @@ func TestTaskGradientsSumToGradientOfSum(t *testing.T) {
 	}
 }
 
-// Why one graph per task: in one graph, a second Grad over shared nodes
+// Why the trunk graph: in one graph, a second Grad over shared nodes
 // returns the first loss's trunk gradient (../shared/notes/gorgonia.md).
 // If this test starts failing, Gorgonia has changed and the design can be
 // revisited.
@@ -233,7 +252,7 @@ func TestPredictAndDtypes(t *testing.T) {
 	cfg64 := testConfig(8, tensor.Float64)
 	p64 := newTestParticle(t, cfg64, 11)
 	in64 := load(t, cfg64, b)
-	outs, err := p64.Predict(in64)
+	outs, err := predict(t, p64, in64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,13 +58,10 @@ func TestResNetGradientsMatchFiniteDifferences(t *testing.T) {
 					i := off + rng.IntN(prm.Size())
 					orig := c.vec[i]
 					c.vec[i] = orig + h
-					p.Sync()
 					up := gradients(t, p, in, task).loss
 					c.vec[i] = orig - h
-					p.Sync()
 					down := gradients(t, p, in, task).loss
 					c.vec[i] = orig
-					p.Sync()
 					if fd := (up - down) / (2 * h); math.Abs(fd-c.grad[i]) > 1e-6+1e-4*math.Abs(c.grad[i]) {
 						t.Errorf("task %d %s[%d]: gradient %.9g, finite difference %.9g", task, prm.Name, i-off, c.grad[i], fd)
 					}
@@ -108,7 +105,7 @@ func TestResNetEvaluationUsesRunningStatistics(t *testing.T) {
 	b := imageBatch(rand.New(rand.NewPCG(26, 0)), 5, 2, 3)
 	in := load(t, cfg, b)
 	lossFromPredict := func(task int) float64 {
-		outs, err := p.Predict(in)
+		outs, err := predict(t, p, in)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,20 +123,23 @@ func TestResNetEvaluationUsesRunningStatistics(t *testing.T) {
 		return loss
 	}
 	initial := slices.Clone(p.Stats)
-	train := gradients(t, p, in, 0).loss // task 0's run records the batch statistics
+	g := NewGrads(cfg)
+	mc := machineFor(t, cfg)
+	if err := mc.gradients(p, in, g); err != nil {
+		t.Fatal(err)
+	}
+	train := g.Loss[0]
 	if got := lossFromPredict(0); math.Abs(got-train) < 1e-3 {
 		t.Errorf("evaluation with the initial statistics gives training mode's loss %v", got)
 	}
-	batch := slices.Clone(p.batchStats)
+	batch := slices.Clone(g.Stats)
 	copy(p.Stats, batch)
-	p.Sync()
 	if got := lossFromPredict(0); math.Abs(got-train) > 1e-12 {
 		t.Errorf("evaluation with the batch's statistics: loss %.15g, training mode %.15g", got, train)
 	}
 
 	copy(p.Stats, initial)
-	p.Sync()
-	if err := p.UpdateStats(in.N); err != nil {
+	if err := mc.updateStats(p, batch, in.N); err != nil {
 		t.Fatal(err)
 	}
 	// Layer 0 (bn1) normalises 5 examples × 8×8 values per channel.
