@@ -38,7 +38,7 @@ type Ensemble struct {
 	machines []*machine // one per worker
 	grads    []*Grads   // [particle], views of the buffers below
 	stats    [][]float64
-	trunkOpt []optim.Optimizer // [particle]
+	trunkOpt []optim.Optimizer   // [particle]
 	headOpt  [][]optim.Optimizer // [particle][task]
 
 	// The rules' views of the parameters: trunks[i] is Particles[i].Trunk,

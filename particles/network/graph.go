@@ -114,8 +114,8 @@ type machine struct {
 	// trunk parameters, one per task: Gorgonia's analysis of a second
 	// Backpropagate fails on the backward nodes of max-pooling in a first
 	// one's, and without a trunk each head holds its own pooling.
-	steps      []*stepGraph
-	trunk      *trunkGraph // nil with one task or no trunk parameters
+	steps []*stepGraph
+	trunk *trunkGraph // nil with one task or no trunk parameters
 
 	prediction *predictGraph
 }
