@@ -37,7 +37,6 @@ type Ensemble struct {
 	in       *Inputs
 	machines []*machine // one per worker
 	grads    []*Grads   // [particle], views of the buffers below
-	stats    [][]float64
 	trunkOpt []optim.Optimizer   // [particle]
 	headOpt  [][]optim.Optimizer // [particle][task]
 
