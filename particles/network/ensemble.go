@@ -35,8 +35,8 @@ type Ensemble struct {
 
 	cfg      *Config
 	in       *Inputs
-	machines []*machine // one per worker
-	grads    []*Grads   // [particle], views of the buffers below
+	machines []*machine          // one per worker
+	grads    []*Grads            // [particle], views of the buffers below
 	trunkOpt []optim.Optimizer   // [particle]
 	headOpt  [][]optim.Optimizer // [particle][task]
 
