@@ -108,7 +108,7 @@ func BatchNorm(x, gamma, beta *gorgonia.Node, norm *Norm) (*gorgonia.Node, error
 		return nil, fmt.Errorf("batch norm statistics of shape %v for %d channels", ms, c)
 	}
 	// scale = γ/√(σ² + ε), then y = (x − μ)·scale + β.
-	eps := gorgonia.NewConstant(castTo(x.Dtype(), BatchNormEpsilon))
+	eps := gorgonia.NewConstant(Scalar(x.Dtype(), BatchNormEpsilon))
 	v, err := gorgonia.Add(variance, eps)
 	if err != nil {
 		return nil, err
@@ -152,8 +152,9 @@ func weightedChannelMean(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 	return gorgonia.Reshape(m, tensor.Shape{1, s[1], 1, 1})
 }
 
-// castTo returns v in dtype dt, for constants.
-func castTo(dt tensor.Dtype, v float64) any {
+// Scalar returns v as a Go value of dtype dt (float32 or float64), for
+// scalar nodes and constants.
+func Scalar(dt tensor.Dtype, v float64) any {
 	if dt == tensor.Float32 {
 		return float32(v)
 	}

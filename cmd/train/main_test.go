@@ -379,11 +379,7 @@ func TestTrainSarcosFixture(t *testing.T) {
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines := metricsLines(t, out)
 	if len(lines) != 2*2*7 {
 		t.Fatalf("%d metrics lines, want 2 epochs × 2 splits × 7 tasks", len(lines))
 	}
@@ -426,11 +422,7 @@ func TestTrainCelebAFixture(t *testing.T) {
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	lines := metricsLines(t, out)
 	if len(lines) != 2*10 {
 		t.Fatalf("%d metrics lines, want 2 splits × 10 tasks", len(lines))
 	}
@@ -453,4 +445,14 @@ func TestTrainCelebAFixture(t *testing.T) {
 	if _, err := checkpoints.Load(filepath.Join(out, "best")); err != nil {
 		t.Error(err)
 	}
+}
+
+// metricsLines returns the lines of out/metrics.jsonl.
+func metricsLines(t *testing.T, out string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }

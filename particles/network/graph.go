@@ -266,7 +266,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 		if j > 0 && len(trunk) > 0 {
 			// Task j's own copy of the features: features × 1, with a
 			// one of its own so that Gorgonia does not merge the copies.
-			one := gorgonia.NewScalar(g, cfg.Dtype, gorgonia.WithName(fmt.Sprintf("one%d", j)), gorgonia.WithValue(one(cfg.Dtype)))
+			one := gorgonia.NewScalar(g, cfg.Dtype, gorgonia.WithName(fmt.Sprintf("one%d", j)), gorgonia.WithValue(models.Scalar(cfg.Dtype, 1)))
 			if in, err = gorgonia.Mul(features, one); err != nil {
 				return nil, err
 			}
@@ -319,15 +319,8 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 // grad is gorgonia.Grad without its rule that one differentiates only
 // with respect to input nodes: a task's copy of the features is not one.
 func grad(loss *gorgonia.Node, wrt []*gorgonia.Node) (gorgonia.Nodes, error) {
-	seed := loss.Graph().AddNode(gorgonia.NewConstant(one(loss.Dtype())))
+	seed := loss.Graph().AddNode(gorgonia.NewConstant(models.Scalar(loss.Dtype(), 1)))
 	return gorgonia.Backpropagate(gorgonia.Nodes{loss}, gorgonia.Nodes{seed}, wrt)
-}
-
-func one(dt tensor.Dtype) any {
-	if dt == tensor.Float32 {
-		return float32(1)
-	}
-	return 1.0
 }
 
 func taskLoss(t data.Task, out, target, weight *gorgonia.Node) (*gorgonia.Node, error) {
