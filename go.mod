@@ -4,6 +4,7 @@ go 1.24.0
 
 require (
 	github.com/cheggaaa/pb/v3 v3.1.7
+	github.com/chewxy/hm v1.0.0
 	github.com/mattn/go-isatty v0.0.20
 	github.com/sirupsen/logrus v1.9.3
 	gonum.org/v1/gonum v0.17.0
@@ -13,7 +14,6 @@ require (
 require (
 	github.com/apache/arrow/go/arrow v0.0.0-20211112161151-bc219186db40 // indirect
 	github.com/awalterschulze/gographviz v2.0.3+incompatible // indirect
-	github.com/chewxy/hm v1.0.0 // indirect
 	github.com/chewxy/math32 v1.10.1 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.2 // indirect

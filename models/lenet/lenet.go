@@ -22,6 +22,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 // Side is the input images' height and width; the trunk's 500 flattened
@@ -79,11 +80,11 @@ func (l *LeNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node, _ *models.Norm) (*go
 		return nil, fmt.Errorf("lenet: input of shape %v, want (batch, 1, %d, %d)", s, Side, Side)
 	}
 	batch := x.Shape()[0]
-	h, err := convReLUPool(x, p[0], p[1], 9)
+	h, err := convReLUPool(x, p[0], p[1])
 	if err != nil {
 		return nil, fmt.Errorf("lenet conv1: %w", err)
 	}
-	if h, err = convReLUPool(h, p[2], p[3], 5); err != nil {
+	if h, err = convReLUPool(h, p[2], p[3]); err != nil {
 		return nil, fmt.Errorf("lenet conv2: %w", err)
 	}
 	if h, err = gorgonia.Reshape(h, tensor.Shape{batch, 500}); err != nil {
@@ -104,14 +105,9 @@ func (l *LeNet) Head(features *gorgonia.Node, task int, p []*gorgonia.Node) (*go
 }
 
 // convReLUPool is conv (stride 1, no padding) + bias → ReLU → 2×2 max-pool.
-// Gorgonia's Conv2d has no bias; the (1,C,1,1) bias is broadcast over the
-// batch and the two spatial axes.
-func convReLUPool(x, w, b *gorgonia.Node, k int) (*gorgonia.Node, error) {
-	h, err := gorgonia.Conv2d(x, w, tensor.Shape{k, k}, []int{0, 0}, []int{1, 1}, []int{1, 1})
+func convReLUPool(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
+	h, err := ops.Conv2d(x, w, b, 1, 0)
 	if err != nil {
-		return nil, err
-	}
-	if h, err = gorgonia.BroadcastAdd(h, b, nil, []byte{0, 2, 3}); err != nil {
 		return nil, err
 	}
 	if h, err = gorgonia.Rectify(h); err != nil {

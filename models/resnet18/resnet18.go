@@ -31,6 +31,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 // Side is the height and width of the inputs New expects: CelebA's
@@ -216,7 +217,7 @@ func basicBlock(x *gorgonia.Node, b block, ps *params, norm *models.Norm) (*gorg
 // convBN is a k×k convolution without bias followed by batch
 // normalisation; p is the weight, the BN scale and the BN shift.
 func convBN(x *gorgonia.Node, p []*gorgonia.Node, k, stride, pad int, norm *models.Norm) (*gorgonia.Node, error) {
-	h, err := gorgonia.Conv2d(x, p[0], tensor.Shape{k, k}, []int{pad, pad}, []int{stride, stride}, []int{1, 1})
+	h, err := ops.Conv2d(x, p[0], nil, stride, pad)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 // Inputs is a batch laid out as the graphs read it: always Config.Batch
@@ -202,7 +203,7 @@ type stepGraph struct {
 	// the tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
 	featureGrads []*gorgonia.Value // tasks after the first: ∂loss/∂features
-	stats        []*gorgonia.Value // each batch norm's mean, then variance
+	stats        []*ops.BatchStats // each batch norm's, filled by a run
 	spatial      []int             // each batch norm's H·W
 	trunkGrad    []*gorgonia.Node  // the first task's
 	headGrads    [][]*gorgonia.Node
@@ -249,8 +250,8 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(norm.Batch) != len(cfg.Model.TrunkStats()) {
-		return nil, fmt.Errorf("network: the trunk has %d batch statistics, its model lists %d", len(norm.Batch), len(cfg.Model.TrunkStats()))
+	if 2*len(norm.Batch) != len(cfg.Model.TrunkStats()) {
+		return nil, fmt.Errorf("network: the trunk has %d batch norms, its model lists %d statistics", len(norm.Batch), len(cfg.Model.TrunkStats()))
 	}
 	sg.stats, sg.spatial = norm.Batch, norm.Spatial
 	type task struct {
@@ -553,7 +554,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		if err := gather(sg.trunkGrad, out.Trunk[sg.tasks[0]]); err != nil {
 			return err
 		}
-		if err := copyValues(deref(sg.stats), out.Stats); err != nil {
+		if err := copyStats(sg.stats, out.Stats); err != nil {
 			return err
 		}
 		n := 0
@@ -599,12 +600,19 @@ func (m *machine) updateStats(p *Particle, stats []float64, n int) error {
 	return models.UpdateRunning(p.Stats, stats, m.cfg.Model.TrunkStats(), counts, models.BatchNormMomentum)
 }
 
-func deref(places []*gorgonia.Value) []gorgonia.Value {
-	vals := make([]gorgonia.Value, len(places))
-	for i, v := range places {
-		vals[i] = *v
+// copyStats copies each layer's batch mean, then variance, into dst.
+func copyStats(stats []*ops.BatchStats, dst []float64) error {
+	for _, st := range stats {
+		if len(st.Mean)+len(st.Variance) > len(dst) {
+			return fmt.Errorf("network: batch statistics overflow their vector")
+		}
+		dst = dst[copy(dst, st.Mean):]
+		dst = dst[copy(dst, st.Variance):]
 	}
-	return vals
+	if len(dst) != 0 {
+		return fmt.Errorf("network: %d batch statistics left unset", len(dst))
+	}
+	return nil
 }
 
 // gather copies the values of nodes into the flat vector dst, in order.

@@ -207,7 +207,9 @@ func TestTaskGradientsSumToGradientOfSum(t *testing.T) {
 }
 
 // Why the trunk graph: in one graph, a second Grad over shared nodes
-// returns the first loss's trunk gradient (../shared/notes/gorgonia.md).
+// either returns the first loss's trunk gradient with Gorgonia's own ops
+// (../shared/notes/gorgonia.md) or, with the first Grad's gradient nodes
+// being ops of ours that have no derivative, fails in Gorgonia's analysis.
 // If this test starts failing, Gorgonia has changed and the design can be
 // revisited.
 func TestNaiveSecondGradIsWrong(t *testing.T) {
@@ -218,9 +220,13 @@ func TestNaiveSecondGradIsWrong(t *testing.T) {
 
 	trunk, losses, g := sharedTrunk(t, cfg, p, in)
 	var naive [][]*gorgonia.Node
-	for _, l := range losses {
+	for i, l := range losses {
 		gr, err := gorgonia.Grad(l, trunk...)
 		if err != nil {
+			if i == 1 {
+				t.Logf("second Grad refused: %v", err)
+				return
+			}
 			t.Fatal(err)
 		}
 		naive = append(naive, gr)

@@ -1,0 +1,268 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// BatchStats are the statistics a batch normalisation used in its graph's
+// last run: per channel, the weighted mean and biased variance of its
+// input. They are the op's own and overwritten by the next run.
+type BatchStats struct {
+	Mean, Variance []float64
+}
+
+// BatchNorm adds batch normalisation in training mode of x (batch, C, H,
+// W) to x's graph: per channel, (x − μ)/√(σ² + eps)·γ + β with scale gamma
+// and shift beta, both (1, C, 1, 1). The statistics are weighted: example
+// i counts with weight[i] (the weights summing to 1), so rows of weight
+// zero, padding, take no part in them; μ = Σ_i weight[i]·mean_hw(x_i) and
+// σ² the same of (x − μ)². It returns the node and the statistics every
+// run fills.
+//
+// Its gradient is the closed form for weighted statistics: with
+// a = weight[i]/(H·W), s = 1/√(σ² + eps), x̂ = (x − μ)·s and g the output's
+// gradient, ∂L/∂β = Σ g, ∂L/∂γ = Σ g·x̂ and
+// ∂L/∂x = s·γ·(g − a·(∂L/∂β + x̂·∂L/∂γ)).
+func BatchNorm(x, gamma, beta, weight *gorgonia.Node, eps float64) (*gorgonia.Node, *BatchStats, error) {
+	s := x.Shape()
+	if len(s) != 4 {
+		return nil, nil, fmt.Errorf("batch norm of shape %v, want (batch, C, H, W)", s)
+	}
+	for _, p := range []*gorgonia.Node{gamma, beta} {
+		if ps := p.Shape(); len(ps) != 4 || ps.TotalSize() != s[1] || ps[1] != s[1] {
+			return nil, nil, fmt.Errorf("batch norm of %d channels with a parameter of shape %v, want (1, %d, 1, 1)", s[1], ps, s[1])
+		}
+	}
+	if ws := weight.Shape(); ws.TotalSize() != s[0] {
+		return nil, nil, fmt.Errorf("batch norm of a batch of %d with %v weights", s[0], ws)
+	}
+	op := &bnOp{
+		base: newBase("BatchNorm", 4, 4, 4, weight.Dims(), 4),
+		n:    s[0], c: s[1], hw: s[2] * s[3], eps: eps,
+		stats: &BatchStats{Mean: make([]float64, s[1]), Variance: make([]float64, s[1])},
+		scale: make([]float64, s[1]),
+	}
+	y, err := gorgonia.ApplyOp(op, x, gamma, beta, weight)
+	if err != nil {
+		return nil, nil, err
+	}
+	return y, op.stats, nil
+}
+
+// bnOp is batch normalisation in training mode.
+type bnOp struct {
+	base
+	n, c, hw int
+	eps      float64
+	stats    *BatchStats
+	scale    []float64 // 1/√(σ² + eps), per channel, for the gradient
+	out      buffer
+}
+
+func (op *bnOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input has no shape", op.name)
+	}
+	return s.Clone(), nil
+}
+
+func (op *bnOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(x.Dtype(), false, x.Shape()...)
+	switch x.Dtype() {
+	case tensor.Float32:
+		bnForward(op, data[float32](x), vals[1].Data().([]float32), vals[2].Data().([]float32), vals[3].Data().([]float32), data[float32](out))
+	default:
+		bnForward(op, data[float64](x), vals[1].Data().([]float64), vals[2].Data().([]float64), vals[3].Data().([]float64), data[float64](out))
+	}
+	return out, nil
+}
+
+func bnForward[T float](op *bnOp, x, gamma, beta, weight, y []T) {
+	for c := range op.c {
+		var m float64
+		for i := range op.n {
+			m += float64(weight[i]) * mean(x[(i*op.c+c)*op.hw:(i*op.c+c+1)*op.hw])
+		}
+		var v float64
+		for i := range op.n {
+			v += float64(weight[i]) * meanSquare(x[(i*op.c+c)*op.hw:(i*op.c+c+1)*op.hw], m)
+		}
+		op.stats.Mean[c], op.stats.Variance[c] = m, v
+		s := 1 / math.Sqrt(v+op.eps)
+		op.scale[c] = s
+		// y = x·k + d with k = γs and d = β − μγs.
+		k := float64(gamma[c]) * s
+		d := float64(beta[c]) - m*k
+		for i := range op.n {
+			off := (i*op.c + c) * op.hw
+			for j, xv := range x[off : off+op.hw] {
+				y[off+j] = T(float64(xv)*k + d)
+			}
+		}
+	}
+}
+
+// mean is the mean of v.
+func mean[T float](v []T) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x)
+	}
+	return s / float64(len(v))
+}
+
+// meanSquare is the mean of (v − centre)².
+func meanSquare[T float](v []T, centre float64) float64 {
+	var s float64
+	for _, x := range v {
+		d := float64(x) - centre
+		s += d * d
+	}
+	return s / float64(len(v))
+}
+
+func (op *bnOp) DiffWRT(int) []bool { return []bool{true, true, true, false} }
+
+// SymDiff returns the gradients with respect to x, γ and β (see
+// BatchNorm); the input's uses the other two.
+func (op *bnOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	x, gamma, weight := inputs[0], inputs[1], inputs[3]
+	pshape := gamma.Shape().Clone()
+	dBeta, err := gorgonia.ApplyOp(&bnGradParam{base: newBase("BatchNorm∂β", 4, 4, 4), fwd: op, shape: pshape}, x, grad)
+	if err != nil {
+		return nil, err
+	}
+	dGamma, err := gorgonia.ApplyOp(&bnGradParam{base: newBase("BatchNorm∂γ", 4, 4, 4), fwd: op, shape: pshape, scale: true}, x, grad)
+	if err != nil {
+		return nil, err
+	}
+	dx, err := gorgonia.ApplyOp(&bnGradInput{base: newBase("BatchNorm∂x", 4, 4, weight.Dims(), 4, 4, 4, 4), fwd: op}, x, gamma, weight, grad, dGamma, dBeta)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dx, dGamma, dBeta, nil}, nil
+}
+
+// bnGradParam is ∂L/∂β = Σ g, or with scale ∂L/∂γ = Σ g·x̂, per channel.
+type bnGradParam struct {
+	base
+	fwd   *bnOp
+	shape tensor.Shape
+	scale bool
+	out   buffer
+}
+
+func (op *bnGradParam) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return op.shape.Clone(), nil
+}
+
+func (op *bnGradParam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(x.Dtype(), false, op.shape...)
+	switch x.Dtype() {
+	case tensor.Float32:
+		bnParamGrad(op, data[float32](x), vals[1].Data().([]float32), data[float32](out))
+	default:
+		bnParamGrad(op, data[float64](x), vals[1].Data().([]float64), data[float64](out))
+	}
+	return out, nil
+}
+
+func bnParamGrad[T float](op *bnGradParam, x, g, dst []T) {
+	f := op.fwd
+	for c := range f.c {
+		m, s := f.stats.Mean[c], f.scale[c]
+		var sum float64
+		for i := range f.n {
+			off := (i*f.c + c) * f.hw
+			gs := g[off : off+f.hw]
+			if !op.scale {
+				for _, v := range gs {
+					sum += float64(v)
+				}
+				continue
+			}
+			for j, xv := range x[off : off+f.hw] {
+				sum += float64(gs[j]) * (float64(xv) - m) * s
+			}
+		}
+		dst[c] = T(sum)
+	}
+}
+
+// bnGradInput is ∂L/∂x = s·γ·(g − a·(∂L/∂β + x̂·∂L/∂γ)).
+type bnGradInput struct {
+	base
+	fwd *bnOp
+	out buffer
+}
+
+func (op *bnGradInput) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input has no shape", op.name)
+	}
+	return s.Clone(), nil
+}
+
+func (op *bnGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(x.Dtype(), false, x.Shape()...)
+	switch x.Dtype() {
+	case tensor.Float32:
+		bnInputGrad(op.fwd, data[float32](x), floats32(vals[1:6]), data[float32](out))
+	default:
+		bnInputGrad(op.fwd, data[float64](x), floats64(vals[1:6]), data[float64](out))
+	}
+	return out, nil
+}
+
+func floats32(vals []gorgonia.Value) [][]float32 {
+	out := make([][]float32, len(vals))
+	for i, v := range vals {
+		out[i] = v.Data().([]float32)
+	}
+	return out
+}
+
+func floats64(vals []gorgonia.Value) [][]float64 {
+	out := make([][]float64, len(vals))
+	for i, v := range vals {
+		out[i] = v.Data().([]float64)
+	}
+	return out
+}
+
+// bnInputGrad computes dx from x and in = γ, weight, g, ∂L/∂γ, ∂L/∂β.
+func bnInputGrad[T float](f *bnOp, x []T, in [][]T, dx []T) {
+	gamma, weight, g, dGamma, dBeta := in[0], in[1], in[2], in[3], in[4]
+	for c := range f.c {
+		m, s := f.stats.Mean[c], f.scale[c]
+		k := s * float64(gamma[c])
+		db, dg := float64(dBeta[c]), float64(dGamma[c])
+		for i := range f.n {
+			a := float64(weight[i]) / float64(f.hw)
+			off := (i*f.c + c) * f.hw
+			gs := g[off : off+f.hw]
+			for j, xv := range x[off : off+f.hw] {
+				xh := (float64(xv) - m) * s
+				dx[off+j] = T(k * (float64(gs[j]) - a*(db+xh*dg)))
+			}
+		}
+	}
+}

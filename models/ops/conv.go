@@ -1,0 +1,411 @@
+package ops
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Conv2d adds a 2-D convolution of x (batch, C, H, W) with the filters w
+// (O, C, k, k), stride and zero padding pad on every side, plus the bias
+// b (O values in any shape, e.g. (1, O, 1, 1)) if b is not nil, to x's
+// graph. The result is (batch, O, OH, OW) with OH = (H + 2·pad − k)/stride
+// + 1, as PyTorch's nn.Conv2d with square kernels.
+//
+// It is one matrix product of the filters with the im2col matrix of the
+// whole batch (its columns are the examples' output positions), so a
+// layer deep in a network with few positions per example still makes a
+// product large enough to be efficient. Once differentiated the op keeps
+// that matrix for the filters' gradient.
+func Conv2d(x, w, b *gorgonia.Node, stride, pad int) (*gorgonia.Node, error) {
+	xs, ws := x.Shape(), w.Shape()
+	if len(xs) != 4 || len(ws) != 4 || ws[2] != ws[3] {
+		return nil, fmt.Errorf("conv2d: input %v and filters %v, want (batch, C, H, W) and (O, C, k, k)", xs, ws)
+	}
+	if xs[1] != ws[1] {
+		return nil, fmt.Errorf("conv2d: input of %d channels, filters of %d", xs[1], ws[1])
+	}
+	if stride < 1 || pad < 0 {
+		return nil, fmt.Errorf("conv2d: stride %d, padding %d", stride, pad)
+	}
+	g := geometry{n: xs[0], c: xs[1], h: xs[2], w: xs[3], o: ws[0], k: ws[2], stride: stride, pad: pad}
+	g.oh = (g.h+2*pad-g.k)/stride + 1
+	g.ow = (g.w+2*pad-g.k)/stride + 1
+	if g.h+2*pad < g.k || g.w+2*pad < g.k {
+		return nil, fmt.Errorf("conv2d: %d×%d kernel on a %d×%d input with padding %d", g.k, g.k, g.h, g.w, pad)
+	}
+	inputs := []*gorgonia.Node{x, w}
+	dims := []int{4, 4}
+	if b != nil {
+		if b.Shape().TotalSize() != g.o {
+			return nil, fmt.Errorf("conv2d: bias of shape %v for %d filters", b.Shape(), g.o)
+		}
+		inputs = append(inputs, b)
+		dims = append(dims, b.Dims())
+	}
+	op := &convOp{base: newBase(fmt.Sprintf("Conv2d(k=%d,s=%d,p=%d)", g.k, stride, pad), append(dims, 4)...), g: g, bias: b != nil}
+	// The input needs no gradient when it is a leaf (the images): skip
+	// the most expensive backward product there.
+	op.inputGrad = !x.IsVar()
+	return gorgonia.ApplyOp(op, inputs...)
+}
+
+// geometry is a convolution's sizes.
+type geometry struct {
+	n, c, h, w  int // input
+	o, k        int // filters
+	stride, pad int
+	oh, ow      int // output
+}
+
+func (g geometry) positions() int { return g.oh * g.ow } // per example
+func (g geometry) rows() int      { return g.c * g.k * g.k }
+
+// chunk is how many examples a product without the whole batch's im2col
+// matrix takes at a time: enough positions for an efficient product.
+func (g geometry) chunk() int {
+	return min(g.n, max(1, 1024/g.positions()))
+}
+
+// im2col writes the patches of examples n0 ≤ n < n1 of x as columns of
+// cols (rows() × ld): row (c, i, j), column (n−n0)·positions() + output
+// position; taps in the padding are zero.
+func im2col[T float](g geometry, x []T, n0, n1 int, cols []T, ld int) {
+	p := g.positions()
+	for n := n0; n < n1; n++ {
+		img := x[n*g.c*g.h*g.w:]
+		for c := range g.c {
+			plane := img[c*g.h*g.w:]
+			for i := range g.k {
+				for j := range g.k {
+					row := cols[((c*g.k+i)*g.k+j)*ld+(n-n0)*p:]
+					for oy := range g.oh {
+						y := oy*g.stride - g.pad + i
+						out := row[oy*g.ow : (oy+1)*g.ow]
+						if y < 0 || y >= g.h {
+							clear(out)
+							continue
+						}
+						line := plane[y*g.w : (y+1)*g.w]
+						for ox := range out {
+							xx := ox*g.stride - g.pad + j
+							if xx < 0 || xx >= g.w {
+								out[ox] = 0
+							} else {
+								out[ox] = line[xx]
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2im adds the columns of cols (laid out as im2col writes them) back
+// into the input positions they came from, for examples n0 ≤ n < n1.
+func col2im[T float](g geometry, cols []T, ld, n0, n1 int, dx []T) {
+	p := g.positions()
+	for n := n0; n < n1; n++ {
+		img := dx[n*g.c*g.h*g.w:]
+		for c := range g.c {
+			plane := img[c*g.h*g.w:]
+			for i := range g.k {
+				for j := range g.k {
+					row := cols[((c*g.k+i)*g.k+j)*ld+(n-n0)*p:]
+					for oy := range g.oh {
+						y := oy*g.stride - g.pad + i
+						if y < 0 || y >= g.h {
+							continue
+						}
+						line := plane[y*g.w : (y+1)*g.w]
+						in := row[oy*g.ow : (oy+1)*g.ow]
+						for ox, v := range in {
+							if xx := ox*g.stride - g.pad + j; xx >= 0 && xx < g.w {
+								line[xx] += v
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// convOp is the forward convolution.
+type convOp struct {
+	base
+	g         geometry
+	bias      bool
+	inputGrad bool // whether the input's gradient is wanted
+	keepCols  bool // set when differentiated: keep the batch's im2col matrix
+	out       buffer
+	state     any // *convState[T]
+}
+
+// convState is what a convolution keeps between runs, in its dtype.
+type convState[T float] struct {
+	cols  scratch[T] // rows() × n·positions(): the batch's patches
+	prod  scratch[T] // o × chunk·positions(): filters · patches
+	dcols scratch[T] // rows() × chunk·positions(): patches' gradient
+}
+
+func stateOf[T float](s *any) *convState[T] {
+	if st, ok := (*s).(*convState[T]); ok {
+		return st
+	}
+	st := new(convState[T])
+	*s = st
+	return st
+}
+
+func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.g.n, op.g.o, op.g.oh, op.g.ow}, nil
+}
+
+func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(x.Dtype(), false, op.g.n, op.g.o, op.g.oh, op.g.ow)
+	var bias gorgonia.Value
+	if op.bias {
+		bias = vals[2]
+	}
+	switch x.Dtype() {
+	case tensor.Float32:
+		convForward(op, stateOf[float32](&op.state), data[float32](x), vals[1].Data().([]float32), biasData[float32](bias), data[float32](out))
+	default:
+		convForward(op, stateOf[float64](&op.state), data[float64](x), vals[1].Data().([]float64), biasData[float64](bias), data[float64](out))
+	}
+	return out, nil
+}
+
+func biasData[T float](v gorgonia.Value) []T {
+	if v == nil {
+		return nil
+	}
+	return v.Data().([]T)
+}
+
+// convForward computes out = w ⊛ x + bias, a chunk of examples at a time,
+// or the whole batch at once when the patches are kept for the gradient.
+func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
+	g := op.g
+	p, rows := g.positions(), g.rows()
+	chunk := g.chunk()
+	if op.keepCols {
+		chunk = g.n
+	}
+	for n0 := 0; n0 < g.n; n0 += chunk {
+		n1 := min(g.n, n0+chunk)
+		cols := (n1 - n0) * p
+		var patches []T
+		if op.keepCols {
+			patches = st.cols.get(rows * g.n * p)
+		} else {
+			patches = st.cols.get(rows * chunk * p)
+		}
+		im2col(g, x, n0, n1, patches, cols)
+		prod := st.prod.get(g.o * cols)
+		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, cols, 0, prod, cols)
+		// prod is (o, examples × positions); out is (examples, o, positions).
+		for n := n0; n < n1; n++ {
+			for o := range g.o {
+				dst := out[(n*g.o+o)*p : (n*g.o+o+1)*p]
+				copy(dst, prod[o*cols+(n-n0)*p:])
+				if bias != nil {
+					b := bias[o]
+					for i := range dst {
+						dst[i] += b
+					}
+				}
+			}
+		}
+	}
+}
+
+func (op *convOp) DiffWRT(int) []bool {
+	d := []bool{op.inputGrad, true}
+	if op.bias {
+		d = append(d, true)
+	}
+	return d
+}
+
+// SymDiff returns the gradients with respect to the input (nil when not
+// wanted), the filters and the bias (if any), all from the output's
+// gradient laid out once as the forward product's (O, batch·positions)
+// matrix.
+func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	op.keepCols = true
+	gm, err := gorgonia.ApplyOp(&convGradMatrix{base: newBase(op.name+"∂out", 4, 2), g: op.g}, grad)
+	if err != nil {
+		return nil, err
+	}
+	grads := make(gorgonia.Nodes, len(inputs))
+	if op.inputGrad {
+		if grads[0], err = gorgonia.ApplyOp(&convGradInput{base: newBase(op.name+"∂x", 4, 2, 4), fwd: op}, inputs[1], gm); err != nil {
+			return nil, err
+		}
+	}
+	if grads[1], err = gorgonia.ApplyOp(&convGradFilters{base: newBase(op.name+"∂w", 2, 4), fwd: op}, gm); err != nil {
+		return nil, err
+	}
+	if op.bias {
+		shape := inputs[2].Shape().Clone()
+		if grads[2], err = gorgonia.ApplyOp(&convGradBias{base: newBase(op.name+"∂b", 2, len(shape)), shape: shape}, gm); err != nil {
+			return nil, err
+		}
+	}
+	return grads, nil
+}
+
+// convGradMatrix lays the output's gradient (batch, O, OH, OW) out as the
+// forward product's matrix (O, batch·OH·OW).
+type convGradMatrix struct {
+	base
+	g   geometry
+	out buffer
+}
+
+func (op *convGradMatrix) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.g.o, op.g.n * op.g.positions()}, nil
+}
+
+func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	grad, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(grad.Dtype(), false, op.g.o, op.g.n*op.g.positions())
+	switch grad.Dtype() {
+	case tensor.Float32:
+		toChannelMajor(op.g, data[float32](grad), data[float32](out))
+	default:
+		toChannelMajor(op.g, data[float64](grad), data[float64](out))
+	}
+	return out, nil
+}
+
+func toChannelMajor[T float](g geometry, src, dst []T) {
+	p := g.positions()
+	for n := range g.n {
+		for o := range g.o {
+			copy(dst[o*g.n*p+n*p:o*g.n*p+(n+1)*p], src[(n*g.o+o)*p:])
+		}
+	}
+}
+
+// convGradFilters is ∂L/∂w = G·colsᵀ, from the patches the forward run
+// kept.
+type convGradFilters struct {
+	base
+	fwd *convOp
+	out buffer
+}
+
+func (op *convGradFilters) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	g := op.fwd.g
+	return tensor.Shape{g.o, g.c, g.k, g.k}, nil
+}
+
+func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	gm, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	g := op.fwd.g
+	out := op.out.get(gm.Dtype(), false, g.o, g.c, g.k, g.k)
+	np := g.n * g.positions()
+	switch gm.Dtype() {
+	case tensor.Float32:
+		gemm(blas.NoTrans, blas.Trans, g.o, g.rows(), np, data[float32](gm), np, stateOf[float32](&op.fwd.state).cols, np, 0, data[float32](out), g.rows())
+	default:
+		gemm(blas.NoTrans, blas.Trans, g.o, g.rows(), np, data[float64](gm), np, stateOf[float64](&op.fwd.state).cols, np, 0, data[float64](out), g.rows())
+	}
+	return out, nil
+}
+
+// convGradInput is ∂L/∂x: the patches' gradient wᵀ·G, added back into
+// the input positions (col2im), a chunk of examples at a time.
+type convGradInput struct {
+	base
+	fwd *convOp
+	out buffer
+}
+
+func (op *convGradInput) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	g := op.fwd.g
+	return tensor.Shape{g.n, g.c, g.h, g.w}, nil
+}
+
+func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	gm, err := dense(vals[1], op.name)
+	if err != nil {
+		return nil, err
+	}
+	g := op.fwd.g
+	out := op.out.get(gm.Dtype(), true, g.n, g.c, g.h, g.w)
+	switch gm.Dtype() {
+	case tensor.Float32:
+		convBackInput(g, stateOf[float32](&op.fwd.state), vals[0].Data().([]float32), data[float32](gm), data[float32](out))
+	default:
+		convBackInput(g, stateOf[float64](&op.fwd.state), vals[0].Data().([]float64), data[float64](gm), data[float64](out))
+	}
+	return out, nil
+}
+
+func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
+	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
+	chunk := g.chunk()
+	for n0 := 0; n0 < g.n; n0 += chunk {
+		n1 := min(g.n, n0+chunk)
+		cols := (n1 - n0) * p
+		dcols := st.dcols.get(rows * cols)
+		gemm(blas.Trans, blas.NoTrans, rows, cols, g.o, w, rows, gm[n0*p:], np, 0, dcols, cols)
+		col2im(g, dcols, cols, n0, n1, dx)
+	}
+}
+
+// convGradBias is ∂L/∂b: the row sums of G, in the bias's shape.
+type convGradBias struct {
+	base
+	shape tensor.Shape
+	out   buffer
+}
+
+func (op *convGradBias) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return op.shape.Clone(), nil
+}
+
+func (op *convGradBias) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	gm, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(gm.Dtype(), false, op.shape...)
+	rows, cols := gm.Shape()[0], gm.Shape()[1]
+	switch gm.Dtype() {
+	case tensor.Float32:
+		rowSums(data[float32](gm), rows, cols, data[float32](out))
+	default:
+		rowSums(data[float64](gm), rows, cols, data[float64](out))
+	}
+	return out, nil
+}
+
+// rowSums sets dst[r] to the sum of row r of m (rows × cols), accumulated
+// in float64.
+func rowSums[T float](m []T, rows, cols int, dst []T) {
+	for r := range rows {
+		var s float64
+		for _, v := range m[r*cols : (r+1)*cols] {
+			s += float64(v)
+		}
+		dst[r] = T(s)
+	}
+}

@@ -1,0 +1,167 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+type convCase struct {
+	n, c, h, w, o, k, stride, pad int
+	bias                          bool
+}
+
+// convCases cover every layer shape of LeNet and ResNet-18 at a small
+// size: stride 1 and 2, no padding and padding of 1 and 3, 1×1 to 9×9
+// kernels, non-square inputs, and enough positions per example (36×36 with
+// 9×9) that the input gradient is computed a few examples at a time.
+var convCases = []convCase{
+	{n: 2, c: 3, h: 9, w: 7, o: 4, k: 3, stride: 1, pad: 1, bias: true},
+	{n: 3, c: 2, h: 8, w: 8, o: 5, k: 3, stride: 2, pad: 1},
+	{n: 2, c: 3, h: 11, w: 10, o: 2, k: 7, stride: 2, pad: 3},
+	{n: 2, c: 4, h: 6, w: 6, o: 3, k: 1, stride: 2, pad: 0},
+	{n: 3, c: 1, h: 36, w: 36, o: 2, k: 9, stride: 1, pad: 0, bias: true},
+	{n: 2, c: 2, h: 3, w: 3, o: 2, k: 3, stride: 1, pad: 0, bias: true},
+}
+
+func (c convCase) String() string {
+	return fmt.Sprintf("%dx%dx%dx%d_o%d_k%d_s%d_p%d_bias%v", c.n, c.c, c.h, c.w, c.o, c.k, c.stride, c.pad, c.bias)
+}
+
+func (c convCase) inputs(rng *rand.Rand) []input {
+	ins := []input{randomInput(rng, "x", c.n, c.c, c.h, c.w), randomInput(rng, "w", c.o, c.c, c.k, c.k)}
+	if c.bias {
+		ins = append(ins, randomInput(rng, "b", 1, c.o, 1, 1))
+	}
+	return ins
+}
+
+// ours is Conv2d on x·1 (not a leaf, so that its gradient is computed).
+func (c convCase) ours(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+	x, err := notLeaf(nodes[0])
+	if err != nil {
+		return nil, err
+	}
+	var b *gorgonia.Node
+	if c.bias {
+		b = nodes[2]
+	}
+	return Conv2d(x, nodes[1], b, c.stride, c.pad)
+}
+
+// builtin is the same with Gorgonia's Conv2d and a broadcast bias.
+func (c convCase) builtin(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+	x, err := notLeaf(nodes[0])
+	if err != nil {
+		return nil, err
+	}
+	y, err := gorgonia.Conv2d(x, nodes[1], tensor.Shape{c.k, c.k}, []int{c.pad, c.pad}, []int{c.stride, c.stride}, []int{1, 1})
+	if err != nil || !c.bias {
+		return y, err
+	}
+	return gorgonia.BroadcastAdd(y, nodes[2], nil, []byte{0, 2, 3})
+}
+
+func notLeaf(x *gorgonia.Node) (*gorgonia.Node, error) {
+	one := gorgonia.NewConstant(1.0)
+	if x.Dtype() == tensor.Float32 {
+		one = gorgonia.NewConstant(float32(1))
+	}
+	return gorgonia.Mul(x, one)
+}
+
+func (c convCase) wrt() []int {
+	if c.bias {
+		return []int{0, 1, 2}
+	}
+	return []int{0, 1}
+}
+
+// TestConv2dMatchesGorgonia compares the output and every gradient with
+// Gorgonia's own Conv2d (+ broadcast bias), in float64, to 1e-12 of the
+// largest value, on two runs of one machine with different inputs.
+func TestConv2dMatchesGorgonia(t *testing.T) {
+	for _, c := range convCases {
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, uint64(c.h*100+c.k)))
+			ins := c.inputs(rng)
+			ours := newProbe(t, tensor.Float64, ins, c.wrt(), rand.New(rand.NewPCG(2, 0)), c.ours)
+			ref := newProbe(t, tensor.Float64, ins, c.wrt(), rand.New(rand.NewPCG(2, 0)), c.builtin)
+			for run := range 2 {
+				if run == 1 { // new values for every input of both graphs
+					for i, in := range c.inputs(rng) {
+						setAll(ours.vals[i], in.vals)
+						setAll(ref.vals[i], in.vals)
+					}
+				}
+				out, _, grads := ours.run(t)
+				wantOut, _, wantGrads := ref.run(t)
+				if d := maxRelDiff(out, wantOut); d > 1e-12 {
+					t.Errorf("run %d: output differs by %.3g", run, d)
+				}
+				for k, i := range c.wrt() {
+					if d := maxRelDiff(grads[k], wantGrads[k]); d > 1e-12 {
+						t.Errorf("run %d: gradient of %s differs by %.3g", run, ins[i].name, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestConv2dFiniteDifferences checks the gradients against central
+// differences of the loss, independently of Gorgonia's Conv2d.
+func TestConv2dFiniteDifferences(t *testing.T) {
+	for _, c := range convCases {
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, uint64(c.h*100+c.k)))
+			p := newProbe(t, tensor.Float64, c.inputs(rng), c.wrt(), rng, c.ours)
+			fdCheck(t, p, c.wrt(), rng)
+		})
+	}
+}
+
+// TestConv2dForwardOnly checks the forward pass of a graph that is never
+// differentiated (it does not keep the batch's patches and works a few
+// examples at a time) against Gorgonia's Conv2d, and float32 against
+// float64 to 1e-5 relative.
+func TestConv2dForwardOnly(t *testing.T) {
+	for _, c := range convCases {
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(4, uint64(c.h*100+c.k)))
+			ins := c.inputs(rng)
+			out, _, _ := newProbe(t, tensor.Float64, ins, nil, rng, c.ours).run(t)
+			want, _, _ := newProbe(t, tensor.Float64, ins, nil, rng, c.builtin).run(t)
+			if d := maxRelDiff(out, want); d > 1e-12 {
+				t.Errorf("float64 output differs from Gorgonia's by %.3g", d)
+			}
+			out32, _, _ := newProbe(t, tensor.Float32, ins, nil, rng, c.ours).run(t)
+			if d := maxRelDiff(out32, want); d > 1e-5 {
+				t.Errorf("float32 output differs from float64 by %.3g", d)
+			}
+		})
+	}
+}
+
+func TestConv2dRejectsBadShapes(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(2, 3, 8, 8), gorgonia.WithName("x"))
+	for _, tc := range []struct {
+		w           []int
+		stride, pad int
+	}{
+		{w: []int{4, 2, 3, 3}, stride: 1}, // channels differ
+		{w: []int{4, 3, 3, 2}, stride: 1}, // not square
+		{w: []int{4, 3, 9, 9}, stride: 1}, // larger than the input
+		{w: []int{4, 3, 3, 3}, stride: 0}, // stride 0
+		{w: []int{4, 3, 3, 3}, stride: 1, pad: -1},
+	} {
+		w := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(tc.w...), gorgonia.WithName(fmt.Sprint(tc)))
+		if _, err := Conv2d(x, w, nil, tc.stride, tc.pad); err == nil {
+			t.Errorf("filters %v, stride %d, padding %d: no error", tc.w, tc.stride, tc.pad)
+		}
+	}
+}
