@@ -46,6 +46,7 @@ require (
 	golang.org/x/image v0.30.0
 	golang.org/x/sys v0.30.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
+	gonum.org/v1/netlib v0.0.0-20220323200511-14de99971b2d
 	gorgonia.org/gorgonia v0.9.18
 	gorgonia.org/tensor v0.9.23
 )

@@ -55,6 +55,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/particles/network"
 )
 

@@ -147,6 +147,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
+	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )

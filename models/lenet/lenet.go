@@ -110,8 +110,5 @@ func convReLUPool(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h, err = gorgonia.Rectify(h); err != nil {
-		return nil, err
-	}
-	return gorgonia.MaxPool2D(h, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2})
+	return ops.ReLUMaxPool2d(h, 2, 2, 0)
 }

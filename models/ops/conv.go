@@ -81,27 +81,45 @@ func im2col[T float](g geometry, x []T, n0, n1 int, cols []T, ld int) {
 			for i := range g.k {
 				for j := range g.k {
 					row := cols[((c*g.k+i)*g.k+j)*ld+(n-n0)*p:]
+					lo, hi := g.inside(j, g.w, g.ow)
 					for oy := range g.oh {
-						y := oy*g.stride - g.pad + i
 						out := row[oy*g.ow : (oy+1)*g.ow]
-						if y < 0 || y >= g.h {
+						y := oy*g.stride - g.pad + i
+						if y < 0 || y >= g.h || lo >= hi {
 							clear(out)
 							continue
 						}
 						line := plane[y*g.w : (y+1)*g.w]
-						for ox := range out {
-							xx := ox*g.stride - g.pad + j
-							if xx < 0 || xx >= g.w {
-								out[ox] = 0
-							} else {
-								out[ox] = line[xx]
-							}
+						clear(out[:lo])
+						clear(out[hi:])
+						x0 := lo*g.stride - g.pad + j
+						if g.stride == 1 {
+							copy(out[lo:hi], line[x0:])
+							continue
+						}
+						for ox := lo; ox < hi; ox++ {
+							out[ox] = line[x0]
+							x0 += g.stride
 						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// inside is the range [lo, hi) of output positions along an axis whose
+// tap at kernel offset j falls inside the input (of size in; out
+// positions).
+func (g geometry) inside(j, in, out int) (lo, hi int) {
+	// ox·stride − pad + j ≥ 0 and ≤ in − 1.
+	if d := g.pad - j; d > 0 {
+		lo = (d + g.stride - 1) / g.stride
+	}
+	if last := in - 1 + g.pad - j; last >= 0 {
+		hi = min(out, last/g.stride+1)
+	}
+	return lo, max(lo, hi)
 }
 
 // col2im adds the columns of cols (laid out as im2col writes them) back
@@ -115,17 +133,25 @@ func col2im[T float](g geometry, cols []T, ld, n0, n1 int, dx []T) {
 			for i := range g.k {
 				for j := range g.k {
 					row := cols[((c*g.k+i)*g.k+j)*ld+(n-n0)*p:]
+					lo, hi := g.inside(j, g.w, g.ow)
 					for oy := range g.oh {
 						y := oy*g.stride - g.pad + i
-						if y < 0 || y >= g.h {
+						if y < 0 || y >= g.h || lo >= hi {
 							continue
 						}
 						line := plane[y*g.w : (y+1)*g.w]
-						in := row[oy*g.ow : (oy+1)*g.ow]
-						for ox, v := range in {
-							if xx := ox*g.stride - g.pad + j; xx >= 0 && xx < g.w {
-								line[xx] += v
+						in := row[oy*g.ow+lo : oy*g.ow+hi]
+						x0 := lo*g.stride - g.pad + j
+						if g.stride == 1 {
+							dst := line[x0 : x0+len(in)]
+							for k, v := range in {
+								dst[k] += v
 							}
+							continue
+						}
+						for _, v := range in {
+							line[x0] += v
+							x0 += g.stride
 						}
 					}
 				}

@@ -169,12 +169,7 @@ func (r *ResNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node, norm *models.Norm) 
 	if err != nil {
 		return nil, fmt.Errorf("resnet18 conv1: %w", err)
 	}
-	if h, err = gorgonia.Rectify(h); err != nil {
-		return nil, err
-	}
-	// Zero padding equals PyTorch's −∞ padding here: after the ReLU every
-	// window holds a value ≥ 0.
-	if h, err = gorgonia.MaxPool2D(h, tensor.Shape{3, 3}, []int{1, 1}, []int{2, 2}); err != nil {
+	if h, err = ops.ReLUMaxPool2d(h, 3, 2, 1); err != nil {
 		return nil, fmt.Errorf("resnet18 max-pool: %w", err)
 	}
 	for _, b := range r.blocks() {

@@ -8,14 +8,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
+	_ "github.com/mtsgd/mtsgd/internal/openblas" // the BLAS of the README's build, with -tags openblas
 	"github.com/mtsgd/mtsgd/models/resnet18"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
@@ -24,21 +27,39 @@ import (
 // BenchmarkStep measures one full training step as cmd/train runs it: 5
 // LeNet particles, batch 256, two tasks, float32 graphs, every graph run on
 // GOMAXPROCS workers, the MT-SGD trunk update and the SVGD head updates
-// included. Beside it, in the same command, it runs the PyTorch peer
+// included. Side by side, it runs the PyTorch peer
 // ../shared/bench/torch_lenet_step.py with 5 particles and 2 threads (one
 // multi-task LeNet step per particle with the two trunk gradients computed
-// separately) and reports both figures and their ratio:
+// separately): each iteration is one round of the peer (its median over
+// 10 steps) and then 10 of our steps, each timed; it reports our median
+// step, the median of the peer's rounds and their ratio. With the build
+// of the README's main command (OpenBLAS), five rounds:
 //
-//	go test ./particles/network -run '^$' -bench Step -benchtime 20x
+//	go test -tags openblas ./particles/network -run '^$' -bench '^BenchmarkStep$' -benchtime 5x -benchmem
 //
-// The peer needs /usr/bin/python3 with torch (Debian: apt-get install
-// python3-torch); without it only our figures are reported.
+// The peer's peak RSS is the process's first round's, run before any
+// ensemble exists (the testing package calls a benchmark more than once):
+// Linux carries a process's peak RSS over into the program it
+// starts, which would inflate later rounds' figure. The peer needs
+// /usr/bin/python3 with torch (Debian: apt-get install python3-torch);
+// without it only our figures are reported.
 func BenchmarkStep(b *testing.B) {
-	const m, batch = 5, 256
-	// The peer runs first, while this process is small: Linux carries a
-	// process's peak RSS over into the program it starts (execve keeps
-	// the high-water mark), which would inflate the peer's figure.
-	torchOnce.Do(func() { torchMS, torchRSS, torchErr = runTorchPeer(m, 2) })
+	const m, batch, steps = 5, 256, 10
+	var torchMS []float64
+	var torchErr error
+	peer := func() {
+		if torchErr != nil {
+			return
+		}
+		ms, rss, err := runTorchPeer(m, 2, steps)
+		if err != nil {
+			torchErr = err
+			return
+		}
+		torchFirstRSS.once.Do(func() { torchFirstRSS.mb = rss })
+		torchMS = append(torchMS, ms)
+	}
+	peer()
 	cfg := testConfig(batch, tensor.Float32)
 	e, err := NewEnsemble(cfg, m, 1, sgd(0.01), runtime.GOMAXPROCS(0))
 	if err != nil {
@@ -54,35 +75,92 @@ func BenchmarkStep(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	timeSteps(b, e, data, u)
-	ours := float64(b.Elapsed().Nanoseconds()) / 1e6 / float64(b.N)
-	b.ReportMetric(ours, "ms/step")
+	var ours []float64
+	b.ResetTimer()
+	for i := range b.N {
+		if i > 0 {
+			b.StopTimer()
+			peer()
+			b.StartTimer()
+		}
+		for range steps {
+			start := time.Now()
+			if _, err := e.Step(data, u); err != nil {
+				b.Fatal(err)
+			}
+			ours = append(ours, float64(time.Since(start).Microseconds())/1000)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(median(ours), "ms/step")
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
 	if torchErr != nil {
 		b.Logf("PyTorch peer not run: %v", torchErr)
 		return
 	}
-	b.ReportMetric(torchMS, "torch-ms/step")
-	b.ReportMetric(torchRSS, "torch-peak-RSS-MB")
-	b.ReportMetric(ours/torchMS, "×torch")
+	b.ReportMetric(median(torchMS), "torch-ms/step")
+	b.ReportMetric(torchFirstRSS.mb, "torch-peak-RSS-MB")
+	b.ReportMetric(median(ours)/median(torchMS), "×torch")
+	b.Logf("ours: %d steps, median %.1f ms; peer: %d rounds of %d steps, medians %v ms", len(ours), median(ours), len(torchMS), steps, torchMS)
 }
 
-var (
-	torchOnce          sync.Once
-	torchMS, torchRSS  float64
-	torchErr           error
-	torchResultPattern = regexp.MustCompile(`median ([0-9.]+) ms/step.*peak RSS ([0-9.]+) MB`)
-)
+// BenchmarkStepBatch is BenchmarkStep's step without the peer at two
+// batch sizes, so that -benchmem shows how much a step allocates and
+// whether that grows with the batch:
+//
+//	go test -tags openblas ./particles/network -run '^$' -bench StepBatch -benchmem -benchtime 10x
+func BenchmarkStepBatch(b *testing.B) {
+	for _, batch := range []int{64, 256} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			cfg := testConfig(batch, tensor.Float32)
+			e, err := NewEnsemble(cfg, 5, 1, sgd(0.01), runtime.GOMAXPROCS(0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			kernel := particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
+			trunk, _ := particles.New("mtsgd", kernel)
+			head, _ := particles.New("svgd", kernel)
+			u := Update{Trunk: trunk, Head: head}
+			data := randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2)
+			for range 2 {
+				if _, err := e.Step(data, u); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			timeSteps(b, e, data, u)
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/step")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
 
-// runTorchPeer runs the PyTorch reference step and returns its median
-// milliseconds per step and its peak RSS.
-func runTorchPeer(particles, threads int) (ms, rssMB float64, err error) {
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// torchFirstRSS is the peer's peak RSS in its first run in this process.
+var torchFirstRSS struct {
+	once sync.Once
+	mb   float64
+}
+
+var torchResultPattern = regexp.MustCompile(`median ([0-9.]+) ms/step.*peak RSS ([0-9.]+) MB`)
+
+// runTorchPeer runs the PyTorch reference for steps steps and returns its
+// median milliseconds per step and its peak RSS.
+func runTorchPeer(particles, threads, steps int) (ms, rssMB float64, err error) {
 	script, err := findUp(filepath.Join("shared", "bench", "torch_lenet_step.py"))
 	if err != nil {
 		return 0, 0, err
 	}
-	out, err := exec.Command("/usr/bin/python3", script, strconv.Itoa(particles), strconv.Itoa(threads)).CombinedOutput()
+	out, err := exec.Command("/usr/bin/python3", script, strconv.Itoa(particles), strconv.Itoa(threads), strconv.Itoa(steps)).CombinedOutput()
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %v: %s", script, err, out)
 	}
@@ -129,7 +207,7 @@ func peakRSSMB() float64 {
 // particle on GOMAXPROCS workers, kernel, QP, SVGD heads and Adam
 // included. There is no peer in this repository to compare with.
 //
-//	go test ./particles/network -run '^$' -bench ResNetStep -benchtime 1x
+//	go test -tags openblas ./particles/network -run '^$' -bench ResNetStep -benchtime 1x
 func BenchmarkResNetStep(b *testing.B) {
 	const m, batch, k = 5, 64, 10
 	tasks := make([]data.Task, k)

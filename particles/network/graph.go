@@ -113,8 +113,9 @@ type machine struct {
 	cfg *Config
 	// steps is one step graph for every task, or, for a model without
 	// trunk parameters, one per task: Gorgonia's analysis of a second
-	// Backpropagate fails on the backward nodes of max-pooling in a first
-	// one's, and without a trunk each head holds its own pooling.
+	// Backpropagate fails on the backward nodes of a first one's (those
+	// of models/ops and of Gorgonia's max-pooling have no derivative), and
+	// without a trunk each head holds its own convolutions.
 	steps []*stepGraph
 	trunk *trunkGraph // nil with one task or no trunk parameters
 
@@ -288,8 +289,8 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 		}
 	}
 	// Differentiate the first task, through the trunk, last: Gorgonia's analysis
-	// of a later Backpropagate fails on the trunk's backward nodes
-	// (max-pooling's), and Reads are added after every Backpropagate,
+	// of a later Backpropagate fails on the trunk's backward nodes (they
+	// have no derivative), and Reads are added after every Backpropagate,
 	// which refuses nodes only a Read consumes.
 	sg.headGrads = make([][]*gorgonia.Node, len(tasks))
 	sg.featureGrads = make([]*gorgonia.Value, len(tasks))

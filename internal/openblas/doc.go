@@ -1,0 +1,11 @@
+// Package openblas switches gonum's BLAS, which the project's own
+// convolutions use for their matrix products (models/ops), to OpenBLAS
+// when the program is built with -tags openblas; commands import it for
+// that effect. OpenBLAS runs single-threaded here: particles already run
+// on one worker per core (particles/network), and a threaded BLAS inside
+// each would oversubscribe the cores.
+//
+// It needs cgo and Debian's libopenblas-dev (scripts/setup installs it).
+// Without the tag the build is pure Go, with gonum's own BLAS, about 2.5
+// times slower on the LeNet step (README, Performance).
+package openblas

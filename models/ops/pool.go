@@ -1,0 +1,174 @@
+package ops
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// ReLUMaxPool2d adds max(0, ·) followed by k×k max-pooling with stride
+// and padding pad to x's graph (x: batch, C, H, W): the output is
+// (batch, C, OH, OW), OH = (H + 2·pad − k)/stride + 1, each value the
+// ReLU of its window's maximum. ReLU and max commute, so this is
+// MaxPool2d(ReLU(x)) in either order, and a padded position (never the
+// window's only position) acts as 0 or −∞ alike.
+//
+// The op keeps each output's argmax for the gradient, which goes to that
+// one input (the first maximum of the window) where the output is
+// positive.
+func ReLUMaxPool2d(x *gorgonia.Node, k, stride, pad int) (*gorgonia.Node, error) {
+	s := x.Shape()
+	if len(s) != 4 {
+		return nil, fmt.Errorf("max-pool of shape %v, want (batch, C, H, W)", s)
+	}
+	if k < 1 || stride < 1 || pad < 0 || 2*pad > k || s[2]+2*pad < k || s[3]+2*pad < k {
+		return nil, fmt.Errorf("max-pool: %d×%d window, stride %d, padding %d on %d×%d", k, k, stride, pad, s[2], s[3])
+	}
+	g := geometry{n: s[0], c: s[1], h: s[2], w: s[3], o: s[1], k: k, stride: stride, pad: pad}
+	g.oh = (g.h+2*pad-k)/stride + 1
+	g.ow = (g.w+2*pad-k)/stride + 1
+	op := &poolOp{base: newBase(fmt.Sprintf("ReLUMaxPool(k=%d,s=%d,p=%d)", k, stride, pad), 4, 4), g: g}
+	return gorgonia.ApplyOp(op, x)
+}
+
+// poolOp is ReLU followed by max-pooling.
+type poolOp struct {
+	base
+	g      geometry
+	argmax []int32 // per output: the index of its input within the plane, −1 if the output is 0
+	out    buffer
+}
+
+func (op *poolOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.g.n, op.g.c, op.g.oh, op.g.ow}, nil
+}
+
+func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	g := op.g
+	out := op.out.get(x.Dtype(), false, g.n, g.c, g.oh, g.ow)
+	if len(op.argmax) != out.Shape().TotalSize() {
+		op.argmax = make([]int32, out.Shape().TotalSize())
+	}
+	switch x.Dtype() {
+	case tensor.Float32:
+		poolForward(g, data[float32](x), data[float32](out), op.argmax)
+	default:
+		poolForward(g, data[float64](x), data[float64](out), op.argmax)
+	}
+	return out, nil
+}
+
+func poolForward[T float](g geometry, x, y []T, argmax []int32) {
+	if g.k == 2 && g.stride == 2 && g.pad == 0 {
+		pool2x2(g, x, y, argmax)
+		return
+	}
+	hw, p := g.h*g.w, g.positions()
+	for plane := range g.n * g.c {
+		in := x[plane*hw : (plane+1)*hw]
+		out, arg := y[plane*p:(plane+1)*p], argmax[plane*p:(plane+1)*p]
+		for oy := range g.oh {
+			y0 := oy*g.stride - g.pad
+			for ox := range g.ow {
+				x0 := ox*g.stride - g.pad
+				best, at := T(0), int32(-1)
+				for i := max(y0, 0); i < min(y0+g.k, g.h); i++ {
+					row := in[i*g.w:]
+					for j := max(x0, 0); j < min(x0+g.k, g.w); j++ {
+						if v := row[j]; v > best {
+							best, at = v, int32(i*g.w+j)
+						}
+					}
+				}
+				out[oy*g.ow+ox], arg[oy*g.ow+ox] = best, at
+			}
+		}
+	}
+}
+
+// pool2x2 is poolForward for LeNet's 2×2 windows with stride 2, without
+// the general loop's bounds: every window lies inside the input.
+func pool2x2[T float](g geometry, x, y []T, argmax []int32) {
+	hw, p := g.h*g.w, g.positions()
+	for plane := range g.n * g.c {
+		in := x[plane*hw : (plane+1)*hw]
+		out, arg := y[plane*p:(plane+1)*p], argmax[plane*p:(plane+1)*p]
+		for oy := range g.oh {
+			top := 2 * oy * g.w
+			r0, r1 := in[top:top+g.w], in[top+g.w:top+2*g.w]
+			o, a := out[oy*g.ow:(oy+1)*g.ow], arg[oy*g.ow:(oy+1)*g.ow]
+			for ox := range o {
+				j := 2 * ox
+				best, at := T(0), int32(-1)
+				if v := r0[j]; v > best {
+					best, at = v, int32(top+j)
+				}
+				if v := r0[j+1]; v > best {
+					best, at = v, int32(top+j+1)
+				}
+				if v := r1[j]; v > best {
+					best, at = v, int32(top+g.w+j)
+				}
+				if v := r1[j+1]; v > best {
+					best, at = v, int32(top+g.w+j+1)
+				}
+				o[ox], a[ox] = best, at
+			}
+		}
+	}
+}
+
+func (op *poolOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (op *poolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	dx, err := gorgonia.ApplyOp(&poolGrad{base: newBase(op.name+"∂x", 4, 4), fwd: op}, grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dx}, nil
+}
+
+// poolGrad sends each output's gradient to its argmax.
+type poolGrad struct {
+	base
+	fwd *poolOp
+	out buffer
+}
+
+func (op *poolGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	g := op.fwd.g
+	return tensor.Shape{g.n, g.c, g.h, g.w}, nil
+}
+
+func (op *poolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	grad, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	g := op.fwd.g
+	out := op.out.get(grad.Dtype(), true, g.n, g.c, g.h, g.w)
+	switch grad.Dtype() {
+	case tensor.Float32:
+		poolBackward(g, op.fwd.argmax, data[float32](grad), data[float32](out))
+	default:
+		poolBackward(g, op.fwd.argmax, data[float64](grad), data[float64](out))
+	}
+	return out, nil
+}
+
+func poolBackward[T float](g geometry, argmax []int32, dy, dx []T) {
+	hw, p := g.h*g.w, g.positions()
+	for plane := range g.n * g.c {
+		in := dx[plane*hw : (plane+1)*hw]
+		for i, at := range argmax[plane*p : (plane+1)*p] {
+			if at >= 0 {
+				in[at] += dy[plane*p+i]
+			}
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package ops
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+type poolCase struct{ n, c, h, w, k, stride, pad int }
+
+// poolCases: LeNet's 2×2/2 pools, ResNet-18's 3×3/2 with padding 1, an
+// odd size whose last row and column no window covers, and overlapping
+// windows with stride 1.
+var poolCases = []poolCase{
+	{n: 2, c: 3, h: 8, w: 8, k: 2, stride: 2},
+	{n: 2, c: 2, h: 9, w: 8, k: 3, stride: 2, pad: 1},
+	{n: 3, c: 2, h: 5, w: 5, k: 2, stride: 2},
+	{n: 2, c: 2, h: 6, w: 5, k: 3, stride: 1, pad: 1},
+}
+
+func (c poolCase) String() string {
+	return fmt.Sprintf("%dx%dx%dx%d_k%d_s%d_p%d", c.n, c.c, c.h, c.w, c.k, c.stride, c.pad)
+}
+
+func (c poolCase) ours(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+	x, err := notLeaf(nodes[0])
+	if err != nil {
+		return nil, err
+	}
+	return ReLUMaxPool2d(x, c.k, c.stride, c.pad)
+}
+
+// builtin is Gorgonia's Rectify then MaxPool2D.
+func (c poolCase) builtin(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+	x, err := notLeaf(nodes[0])
+	if err != nil {
+		return nil, err
+	}
+	if x, err = gorgonia.Rectify(x); err != nil {
+		return nil, err
+	}
+	return gorgonia.MaxPool2D(x, tensor.Shape{c.k, c.k}, []int{c.pad, c.pad}, []int{c.stride, c.stride})
+}
+
+// TestReLUMaxPoolMatchesGorgonia compares output and gradient with
+// Gorgonia's Rectify + MaxPool2D exactly (both pick a maximum and copy
+// it), on two runs of one machine, and the gradient with central
+// differences; random normal inputs have no ties.
+func TestReLUMaxPoolMatchesGorgonia(t *testing.T) {
+	for _, c := range poolCases {
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(8, uint64(c.h*10+c.k)))
+			ins := []input{randomInput(rng, "x", c.n, c.c, c.h, c.w)}
+			ours := newProbe(t, tensor.Float64, ins, []int{0}, rand.New(rand.NewPCG(9, 0)), c.ours)
+			ref := newProbe(t, tensor.Float64, ins, []int{0}, rand.New(rand.NewPCG(9, 0)), c.builtin)
+			for run := range 2 {
+				if run == 1 {
+					in := randomInput(rng, "x", c.n, c.c, c.h, c.w)
+					setAll(ours.vals[0], in.vals)
+					setAll(ref.vals[0], in.vals)
+				}
+				out, _, grads := ours.run(t)
+				wantOut, _, wantGrads := ref.run(t)
+				if d := maxRelDiff(out, wantOut); d != 0 {
+					t.Errorf("run %d: output differs by %.3g", run, d)
+				}
+				if d := maxRelDiff(grads[0], wantGrads[0]); d != 0 {
+					t.Errorf("run %d: gradient differs by %.3g", run, d)
+				}
+			}
+			fdCheck(t, ours, []int{0}, rng)
+		})
+	}
+}
+
+func TestReLUMaxPoolRejectsBadWindows(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 1, 4, 4), gorgonia.WithName("x"))
+	for _, tc := range [][3]int{{0, 1, 0}, {2, 0, 0}, {3, 2, 2}, {5, 1, 0}} {
+		if _, err := ReLUMaxPool2d(x, tc[0], tc[1], tc[2]); err == nil {
+			t.Errorf("window %d, stride %d, padding %d: no error", tc[0], tc[1], tc[2])
+		}
+	}
+}
