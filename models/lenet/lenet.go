@@ -19,7 +19,6 @@ import (
 	"slices"
 
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/ops"
@@ -79,7 +78,6 @@ func (l *LeNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node, _ *models.Norm) (*go
 	if s := x.Shape(); len(s) != 4 || s[1] != 1 || s[2] != Side || s[3] != Side {
 		return nil, fmt.Errorf("lenet: input of shape %v, want (batch, 1, %d, %d)", s, Side, Side)
 	}
-	batch := x.Shape()[0]
 	h, err := convReLUPool(x, p[0], p[1])
 	if err != nil {
 		return nil, fmt.Errorf("lenet conv1: %w", err)
@@ -87,13 +85,11 @@ func (l *LeNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node, _ *models.Norm) (*go
 	if h, err = convReLUPool(h, p[2], p[3]); err != nil {
 		return nil, fmt.Errorf("lenet conv2: %w", err)
 	}
-	if h, err = gorgonia.Reshape(h, tensor.Shape{batch, 500}); err != nil {
-		return nil, fmt.Errorf("lenet flatten: %w", err)
-	}
-	if h, err = models.Linear(h, p[4], p[5]); err != nil {
+	// The linear layer flattens its (batch, 20, 5, 5) input.
+	if h, err = ops.Linear(h, p[4], p[5], true); err != nil {
 		return nil, fmt.Errorf("lenet fc: %w", err)
 	}
-	return gorgonia.Rectify(h)
+	return h, nil
 }
 
 func (l *LeNet) Head(features *gorgonia.Node, task int, p []*gorgonia.Node) (*gorgonia.Node, error) {

@@ -46,7 +46,7 @@ func BatchNorm(x, gamma, beta, weight *gorgonia.Node, eps float64) (*gorgonia.No
 		stats: &BatchStats{Mean: make([]float64, s[1]), Variance: make([]float64, s[1])},
 		scale: make([]float64, s[1]),
 	}
-	y, err := gorgonia.ApplyOp(op, x, gamma, beta, weight)
+	y, err := apply(op, x, gamma, beta, weight)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
@@ -49,7 +50,7 @@ func Conv2d(x, w, b *gorgonia.Node, stride, pad int) (*gorgonia.Node, error) {
 	// The input needs no gradient when it is a leaf (the images): skip
 	// the most expensive backward product there.
 	op.inputGrad = !x.IsVar()
-	return gorgonia.ApplyOp(op, inputs...)
+	return apply(op, inputs...)
 }
 
 // geometry is a convolution's sizes.
@@ -165,8 +166,9 @@ type convOp struct {
 	base
 	g         geometry
 	bias      bool
-	inputGrad bool // whether the input's gradient is wanted
-	keepCols  bool // set when differentiated: keep the batch's im2col matrix
+	inputGrad bool    // whether the input's gradient is wanted
+	keepCols  bool    // set when differentiated: keep the batch's im2col matrix
+	twin      *convOp // the recorded op this one replays (see Record)
 	out       buffer
 	state     any // *convState[T]
 }
@@ -174,6 +176,7 @@ type convOp struct {
 // convState is what a convolution keeps between runs, in its dtype.
 type convState[T float] struct {
 	cols  scratch[T] // rows() × n·positions(): the batch's patches
+	input scratch[T] // a leaf input's values when cols were made from it
 	prod  scratch[T] // o × chunk·positions(): filters · patches
 	dcols scratch[T] // rows() × chunk·positions(): patches' gradient
 }
@@ -197,6 +200,9 @@ func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	out := op.out.get(x.Dtype(), false, op.g.n, op.g.o, op.g.oh, op.g.ow)
+	if op.twin != nil {
+		return out, nil // replaying: the recorded op's run computed it
+	}
 	var bias gorgonia.Value
 	if op.bias {
 		bias = vals[2]
@@ -230,12 +236,21 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 		n1 := min(g.n, n0+chunk)
 		cols := (n1 - n0) * p
 		var patches []T
-		if op.keepCols {
-			patches = st.cols.get(rows * g.n * p)
-		} else {
+		switch {
+		case !op.keepCols:
 			patches = st.cols.get(rows * chunk * p)
+			im2col(g, x, n0, n1, patches, cols)
+		case !op.inputGrad && slices.Equal(st.input, x):
+			// A leaf input (the images) is the same for every particle
+			// a worker runs on a batch: its patches are still there.
+			patches = st.cols.get(rows * g.n * p)
+		default:
+			patches = st.cols.get(rows * g.n * p)
+			im2col(g, x, n0, n1, patches, cols)
+			if !op.inputGrad {
+				st.input = append(st.input[:0], x...)
+			}
 		}
-		im2col(g, x, n0, n1, patches, cols)
 		prod := st.prod.get(g.o * cols)
 		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, cols, 0, prod, cols)
 		// prod is (o, examples × positions); out is (examples, o, positions).
@@ -267,18 +282,24 @@ func (op *convOp) DiffWRT(int) []bool {
 // gradient laid out once as the forward product's (O, batch·positions)
 // matrix.
 func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	op.keepCols = true
+	src := op // whose patches the gradient reads
+	if op.twin != nil {
+		if src = op.twin; !src.keepCols {
+			return nil, fmt.Errorf("%s: replaying an op that was never differentiated", op.name)
+		}
+	}
+	src.keepCols = true
 	gm, err := gorgonia.ApplyOp(&convGradMatrix{base: newBase(op.name+"∂out", 4, 2), g: op.g}, grad)
 	if err != nil {
 		return nil, err
 	}
 	grads := make(gorgonia.Nodes, len(inputs))
 	if op.inputGrad {
-		if grads[0], err = gorgonia.ApplyOp(&convGradInput{base: newBase(op.name+"∂x", 4, 2, 4), fwd: op}, inputs[1], gm); err != nil {
+		if grads[0], err = gorgonia.ApplyOp(&convGradInput{base: newBase(op.name+"∂x", 4, 2, 4), fwd: src}, inputs[1], gm); err != nil {
 			return nil, err
 		}
 	}
-	if grads[1], err = gorgonia.ApplyOp(&convGradFilters{base: newBase(op.name+"∂w", 2, 4), fwd: op}, gm); err != nil {
+	if grads[1], err = gorgonia.ApplyOp(&convGradFilters{base: newBase(op.name+"∂w", 2, 4), fwd: src}, gm); err != nil {
 		return nil, err
 	}
 	if op.bias {
@@ -397,11 +418,13 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	}
 }
 
-// convGradBias is ∂L/∂b: the row sums of G, in the bias's shape.
+// convGradBias is ∂L/∂b: the row sums of G (O × positions), or with
+// byColumn the column sums of G (batch × O), in the bias's shape.
 type convGradBias struct {
 	base
-	shape tensor.Shape
-	out   buffer
+	shape    tensor.Shape
+	byColumn bool
+	out      buffer
 }
 
 func (op *convGradBias) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -417,16 +440,26 @@ func (op *convGradBias) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	rows, cols := gm.Shape()[0], gm.Shape()[1]
 	switch gm.Dtype() {
 	case tensor.Float32:
-		rowSums(data[float32](gm), rows, cols, data[float32](out))
+		sums(data[float32](gm), rows, cols, op.byColumn, data[float32](out))
 	default:
-		rowSums(data[float64](gm), rows, cols, data[float64](out))
+		sums(data[float64](gm), rows, cols, op.byColumn, data[float64](out))
 	}
 	return out, nil
 }
 
-// rowSums sets dst[r] to the sum of row r of m (rows × cols), accumulated
-// in float64.
-func rowSums[T float](m []T, rows, cols int, dst []T) {
+// sums sets dst[r] to the sum of row r of m (rows × cols), or with
+// byColumn dst[c] to the sum of column c, accumulated in float64.
+func sums[T float](m []T, rows, cols int, byColumn bool, dst []T) {
+	if byColumn {
+		for c := range cols {
+			var s float64
+			for r := range rows {
+				s += float64(m[r*cols+c])
+			}
+			dst[c] = T(s)
+		}
+		return
+	}
 	for r := range rows {
 		var s float64
 		for _, v := range m[r*cols : (r+1)*cols] {

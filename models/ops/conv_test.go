@@ -165,3 +165,57 @@ func TestConv2dRejectsBadShapes(t *testing.T) {
 		}
 	}
 }
+
+// TestConv2dLeafInput covers a convolution of a leaf (the images): no
+// input gradient, and patches reused while the input's values stay the
+// same. Three runs of one machine against Gorgonia's Conv2d: new filters
+// with the same input (patches reused), then a new input, then one value
+// of the input changed back and forth (each change must be seen).
+func TestConv2dLeafInput(t *testing.T) {
+	c := convCases[0]
+	var b func(nodes []*gorgonia.Node) *gorgonia.Node
+	if c.bias {
+		b = func(nodes []*gorgonia.Node) *gorgonia.Node { return nodes[2] }
+	} else {
+		b = func([]*gorgonia.Node) *gorgonia.Node { return nil }
+	}
+	oursLeaf := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+		return Conv2d(nodes[0], nodes[1], b(nodes), c.stride, c.pad)
+	}
+	refLeaf := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+		y, err := gorgonia.Conv2d(nodes[0], nodes[1], tensor.Shape{c.k, c.k}, []int{c.pad, c.pad}, []int{c.stride, c.stride}, []int{1, 1})
+		if err != nil || !c.bias {
+			return y, err
+		}
+		return gorgonia.BroadcastAdd(y, b(nodes), nil, []byte{0, 2, 3})
+	}
+	rng := rand.New(rand.NewPCG(13, 0))
+	ins := c.inputs(rng)
+	wrt := []int{1, 2}
+	ours := newProbe(t, tensor.Float64, ins, wrt, rand.New(rand.NewPCG(14, 0)), oursLeaf)
+	ref := newProbe(t, tensor.Float64, ins, wrt, rand.New(rand.NewPCG(14, 0)), refLeaf)
+	set := func(i int, vals []float64) {
+		setAll(ours.vals[i], vals)
+		setAll(ref.vals[i], vals)
+	}
+	x := ins[0].vals
+	for run, change := range []func(){
+		func() {},
+		func() { set(1, randomInput(rng, "w", c.o, c.c, c.k, c.k).vals) },
+		func() { x = randomInput(rng, "x", c.n, c.c, c.h, c.w).vals; set(0, x) },
+		func() { x[7] += 1; set(0, x) },
+		func() { x[7] -= 1; set(0, x) },
+	} {
+		change()
+		out, _, grads := ours.run(t)
+		wantOut, _, wantGrads := ref.run(t)
+		if d := maxRelDiff(out, wantOut); d > 1e-12 {
+			t.Errorf("run %d: output differs by %.3g", run, d)
+		}
+		for k := range wrt {
+			if d := maxRelDiff(grads[k], wantGrads[k]); d > 1e-12 {
+				t.Errorf("run %d: gradient %d differs by %.3g", run, k, d)
+			}
+		}
+	}
+}

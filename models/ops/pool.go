@@ -29,7 +29,7 @@ func ReLUMaxPool2d(x *gorgonia.Node, k, stride, pad int) (*gorgonia.Node, error)
 	g.oh = (g.h+2*pad-k)/stride + 1
 	g.ow = (g.w+2*pad-k)/stride + 1
 	op := &poolOp{base: newBase(fmt.Sprintf("ReLUMaxPool(k=%d,s=%d,p=%d)", k, stride, pad), 4, 4), g: g}
-	return gorgonia.ApplyOp(op, x)
+	return apply(op, x)
 }
 
 // poolOp is ReLU followed by max-pooling.
@@ -37,6 +37,7 @@ type poolOp struct {
 	base
 	g      geometry
 	argmax []int32 // per output: the index of its input within the plane, −1 if the output is 0
+	twin   *poolOp // the recorded op this one replays (see Record)
 	out    buffer
 }
 
@@ -51,6 +52,9 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	g := op.g
 	out := op.out.get(x.Dtype(), false, g.n, g.c, g.oh, g.ow)
+	if op.twin != nil {
+		return out, nil // replaying: the recorded op's run computed it
+	}
 	if len(op.argmax) != out.Shape().TotalSize() {
 		op.argmax = make([]int32, out.Shape().TotalSize())
 	}
@@ -126,7 +130,11 @@ func pool2x2[T float](g geometry, x, y []T, argmax []int32) {
 func (op *poolOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op *poolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(&poolGrad{base: newBase(op.name+"∂x", 4, 4), fwd: op}, grad)
+	src := op // whose argmaxes the gradient reads
+	if op.twin != nil {
+		src = op.twin
+	}
+	dx, err := gorgonia.ApplyOp(&poolGrad{base: newBase(op.name+"∂x", 4, 4), fwd: src}, grad)
 	if err != nil {
 		return nil, err
 	}

@@ -148,7 +148,7 @@ func newMachine(cfg *Config) (*machine, error) {
 		}
 	}
 	if len(cfg.Tasks) > 1 && len(cfg.Model.TrunkParams()) > 0 {
-		if m.trunk, err = newTrunkGraph(cfg); err != nil {
+		if m.trunk, err = newTrunkGraph(cfg, m.steps[0].trunkOps); err != nil {
 			return nil, err
 		}
 	}
@@ -208,6 +208,7 @@ type stepGraph struct {
 	spatial      []int             // each batch norm's H·W
 	trunkGrad    []*gorgonia.Node  // the first task's
 	headGrads    [][]*gorgonia.Node
+	trunkOps     *ops.Recording // the trunk's ops, for the trunk graph to replay
 }
 
 // inputNode adds the batch input (Batch × InputShape) to g.
@@ -247,8 +248,13 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 	vals, trunk, heads := newValues(g, cfg, true)
 	sg.vals = vals
 	norm := &models.Norm{Weight: weight}
+	sg.trunkOps = ops.Record(g)
 	features, err := cfg.Model.Trunk(x, trunk, norm)
 	if err != nil {
+		ops.Stop(g)
+		return nil, err
+	}
+	if err := ops.Stop(g); err != nil {
 		return nil, err
 	}
 	if 2*len(norm.Batch) != len(cfg.Model.TrunkStats()) {
@@ -334,21 +340,50 @@ func taskLoss(t data.Task, out, target, weight *gorgonia.Node) (*gorgonia.Node, 
 
 // trunkGraph computes the trunk's vector-Jacobian product: the gradient
 // of ⟨features, G⟩ with respect to the trunk, for a given G.
+//
+// When the trunk is built only of models/ops ops that can replay (LeNet),
+// the trunk graph replays the step graph's: it runs no forward pass and
+// its gradients read what the step graph's run of the same particle kept,
+// so a step costs one trunk forward per particle, not one per task. The
+// machine guarantees what that needs: a trunk graph runs only right after
+// the step graph of the same particle on the same batch. Otherwise
+// (ResNet-18's batch norm, the MLP's Gorgonia layers) it computes the
+// trunk forward again.
 type trunkGraph struct {
 	g         *gorgonia.ExprGraph
 	vm        gorgonia.VM
 	vals      *values
 	inputs    [3]binding // x, weight, G
 	trunkGrad []*gorgonia.Node
+	replayed  bool
 }
 
-func newTrunkGraph(cfg *Config) (*trunkGraph, error) {
+func newTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
+	if rec != nil {
+		if tg, err := buildTrunkGraph(cfg, rec); err == nil {
+			return tg, nil
+		}
+	}
+	return buildTrunkGraph(cfg, nil)
+}
+
+// buildTrunkGraph builds the trunk graph, replaying rec unless it is nil;
+// a replay fails unless it can stand in for the whole trunk.
+func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 	g := gorgonia.NewGraph()
-	tg := &trunkGraph{g: g}
+	tg := &trunkGraph{g: g, replayed: rec != nil}
 	x, weight := inputNode(g, cfg), weightNode(g, cfg)
 	vals, trunk, _ := newValues(g, cfg, false)
 	tg.vals = vals
+	if rec != nil {
+		ops.Replay(g, rec)
+	}
 	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{Weight: weight})
+	if rec != nil {
+		if stop := ops.Stop(g); err == nil {
+			err = stop
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

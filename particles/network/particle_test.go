@@ -11,6 +11,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/lenet"
+	"github.com/mtsgd/mtsgd/models/mlp"
 )
 
 var twoTasks = []data.Task{
@@ -336,5 +337,32 @@ func TestInitBounds(t *testing.T) {
 	}
 	if off != 30890 || len(p.Heads[0]) != 510 {
 		t.Errorf("trunk %d, head %d parameters; LeNet has 30890 and 510", off, len(p.Heads[0]))
+	}
+}
+
+// LeNet's trunk graph replays the step graph's ops (one trunk forward per
+// particle and step); ResNet-18's, with batch norm, and the MLP's, with
+// Gorgonia's layers, run the forward again. The gradient tests run
+// through each kind: TestGradientsMatchFiniteDifferences and
+// TestTaskGradientsSumToGradientOfSum (LeNet),
+// TestResNetGradientsMatchFiniteDifferences, TestRegressionGradients.
+func TestTrunkGraphReplays(t *testing.T) {
+	regression := []data.Task{{Name: "t1", Kind: data.Regression}, {Name: "t2", Kind: data.Regression}}
+	for _, tc := range []struct {
+		name string
+		cfg  *Config
+		want bool
+	}{
+		{"lenet", testConfig(4, tensor.Float64), true},
+		{"resnet18", smallResNet(4), false},
+		{"mlp", &Config{Model: mlp.New(5, []int{8}, 1, 1), Tasks: regression, Batch: 3, Dtype: tensor.Float64}, false},
+	} {
+		m, err := newMachine(tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.trunk == nil || m.trunk.replayed != tc.want {
+			t.Errorf("%s: trunk graph %v, replayed %v; want replayed %v", tc.name, m.trunk != nil, m.trunk != nil && m.trunk.replayed, tc.want)
+		}
 	}
 }
