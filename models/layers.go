@@ -1,13 +1,13 @@
 package models
 
-import "gorgonia.org/gorgonia"
+import (
+	"gorgonia.org/gorgonia"
+
+	"github.com/mtsgd/mtsgd/models/ops"
+)
 
 // Linear adds x·W + b to x's graph, for W stored (in, out) and b
-// broadcast over the batch (the rows of x).
+// broadcast over the batch (the rows of x): ops.Linear without ReLU.
 func Linear(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
-	h, err := gorgonia.Mul(x, w)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.BroadcastAdd(h, b, nil, []byte{0})
+	return ops.Linear(x, w, b, false)
 }

@@ -16,6 +16,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 // MLP is the architecture.
@@ -68,10 +69,7 @@ func (m *MLP) Trunk(x *gorgonia.Node, p []*gorgonia.Node, _ *models.Norm) (*gorg
 	h := x
 	for i := range m.hidden {
 		var err error
-		if h, err = models.Linear(h, p[2*i], p[2*i+1]); err != nil {
-			return nil, fmt.Errorf("mlp fc%d: %w", i+1, err)
-		}
-		if h, err = gorgonia.Rectify(h); err != nil {
+		if h, err = ops.Linear(h, p[2*i], p[2*i+1], true); err != nil {
 			return nil, fmt.Errorf("mlp fc%d: %w", i+1, err)
 		}
 	}

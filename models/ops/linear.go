@@ -32,6 +32,8 @@ func Linear(x, w, b *gorgonia.Node, relu bool) (*gorgonia.Node, error) {
 		base: newBase(name, len(xs), 2, b.Dims(), 2),
 		n:    xs[0], in: ws[0], out: ws[1], relu: relu,
 		xShape: xs.Clone(), bShape: b.Shape().Clone(),
+		// A leaf input (the data) needs no gradient.
+		inputGrad: !x.IsVar(),
 	}
 	return apply(op, x, w, b)
 }
@@ -41,6 +43,7 @@ type linearOp struct {
 	base
 	n, in, out     int
 	relu           bool
+	inputGrad      bool
 	xShape, bShape tensor.Shape
 	keep           bool // set when differentiated: keep x and y
 	twin           *linearOp
@@ -99,7 +102,7 @@ func linearForward[T float](op *linearOp, st *linearState[T], x, w, b, y []T) {
 	}
 }
 
-func (op *linearOp) DiffWRT(int) []bool { return []bool{true, true, true} }
+func (op *linearOp) DiffWRT(int) []bool { return []bool{op.inputGrad, true, true} }
 
 // SymDiff returns the gradients with respect to x, w and b, from the
 // output's gradient masked by the ReLU (if any).
@@ -116,9 +119,11 @@ func (op *linearOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorg
 	if err != nil {
 		return nil, err
 	}
-	dx, err := gorgonia.ApplyOp(&linearGradInput{base: newBase(op.name+"∂x", 2, 2, len(op.xShape)), fwd: src}, inputs[1], gm)
-	if err != nil {
-		return nil, err
+	var dx *gorgonia.Node
+	if op.inputGrad {
+		if dx, err = gorgonia.ApplyOp(&linearGradInput{base: newBase(op.name+"∂x", 2, 2, len(op.xShape)), fwd: src}, inputs[1], gm); err != nil {
+			return nil, err
+		}
 	}
 	dw, err := gorgonia.ApplyOp(&linearGradWeight{base: newBase(op.name+"∂w", 2, 2), fwd: src}, gm)
 	if err != nil {

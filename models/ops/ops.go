@@ -1,6 +1,7 @@
 // Package ops adds fused neural-network operations to Gorgonia graphs: a
-// 2-D convolution with optional bias and batch normalisation in training
-// mode, each with its gradient.
+// 2-D convolution with optional bias, batch normalisation in training
+// mode, ReLU with max-pooling, a linear layer with optional ReLU, a copy,
+// and softmax cross-entropy, each with its gradient.
 //
 // Why our own: Gorgonia v0.9.18 builds a convolution from im2col, a
 // matrix product and transposes, each a node whose result is allocated
@@ -59,12 +60,17 @@ func newBase(name string, dims ...int) base {
 
 func (b base) Arity() int { return len(b.dims) - 1 }
 
-// Type is a function of tensors of one element type a.
+// Type is a function of tensors (or, for 0 dimensions, scalars) of one
+// element type a.
 func (b base) Type() hm.Type {
 	a := hm.TypeVariable('a')
 	ts := make([]hm.Type, len(b.dims))
 	for i, d := range b.dims {
-		ts[i] = &gorgonia.TensorType{Dims: d, Of: a}
+		if d == 0 {
+			ts[i] = a
+		} else {
+			ts[i] = &gorgonia.TensorType{Dims: d, Of: a}
+		}
 	}
 	return hm.NewFnType(ts...)
 }
@@ -74,6 +80,17 @@ func (b base) CallsExtern() bool     { return false }
 func (b base) OverwritesInput() int  { return -1 }
 func (b base) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s#%d", b.name, b.id) }
 func (b base) String() string        { return b.name }
+
+// DiffWRT and SymDiff make every op here one that Gorgonia's symbolic
+// differentiation knows, differentiable with respect to none of its inputs
+// unless it says otherwise (the forward ops do). Without them, the
+// analysis of a second Backpropagate in a graph refuses the gradient ops
+// the first one added.
+func (b base) DiffWRT(n int) []bool { return make([]bool, n) }
+
+func (b base) SymDiff(gorgonia.Nodes, *gorgonia.Node, *gorgonia.Node) (gorgonia.Nodes, error) {
+	return nil, fmt.Errorf("%s has no derivative", b.name)
+}
 
 func (b base) Hashcode() uint32 {
 	h := fnv.New32a()

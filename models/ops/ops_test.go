@@ -10,8 +10,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// probe is a graph computing loss = Σ out ⊙ r for a random r, so that
-// ∂loss/∂out = r, with the gradients of loss with respect to its inputs.
+// probe is a graph computing loss = Σ out ⊙ r (out·r for a scalar out)
+// for a random r, so that ∂loss/∂out = r, with the gradients of loss with respect to its inputs.
 // Each run after changing an input's values reruns the same machine, so
 // every check through a probe also checks that the ops' reused buffers
 // hold the new run's results.
@@ -62,20 +62,28 @@ func newProbe(t *testing.T, dt tensor.Dtype, ins []input, wrt []int, rng *rand.R
 	}
 	p.out = out
 	gorgonia.Read(out, &p.outV)
-	r := tensor.New(tensor.WithShape(out.Shape()...), tensor.Of(dt))
-	rv := make([]float64, out.Shape().TotalSize())
-	for i := range rv {
-		rv[i] = rng.NormFloat64()
-	}
-	setAll(r, rv)
-	rn := gorgonia.NewTensor(g, dt, out.Dims(), gorgonia.WithShape(out.Shape()...), gorgonia.WithName("r"), gorgonia.WithValue(r))
-	prod, err := gorgonia.HadamardProd(out, rn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loss, err := gorgonia.Sum(prod)
-	if err != nil {
-		t.Fatal(err)
+	var loss *gorgonia.Node
+	if out.IsScalar() {
+		r := rng.NormFloat64()
+		rn := gorgonia.NewScalar(g, dt, gorgonia.WithName("r"), gorgonia.WithValue(scalar(dt, r)))
+		if loss, err = gorgonia.Mul(out, rn); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		r := tensor.New(tensor.WithShape(out.Shape()...), tensor.Of(dt))
+		rv := make([]float64, out.Shape().TotalSize())
+		for i := range rv {
+			rv[i] = rng.NormFloat64()
+		}
+		setAll(r, rv)
+		rn := gorgonia.NewTensor(g, dt, out.Dims(), gorgonia.WithShape(out.Shape()...), gorgonia.WithName("r"), gorgonia.WithValue(r))
+		prod, err := gorgonia.HadamardProd(out, rn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loss, err = gorgonia.Sum(prod); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if len(wrt) > 0 {
 		var nodes gorgonia.Nodes
@@ -122,6 +130,13 @@ func floats(v gorgonia.Value) []float64 {
 		return []float64{float64(d)}
 	}
 	panic(fmt.Sprintf("floats of %T", v.Data()))
+}
+
+func scalar(dt tensor.Dtype, v float64) any {
+	if dt == tensor.Float32 {
+		return float32(v)
+	}
+	return v
 }
 
 func setAll(t *tensor.Dense, vals []float64) {

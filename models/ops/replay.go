@@ -122,7 +122,7 @@ func (op *poolOp) replay(recorded gorgonia.Op) error {
 
 func (op *linearOp) replay(recorded gorgonia.Op) error {
 	r, ok := recorded.(*linearOp)
-	if !ok || r.n != op.n || r.in != op.in || r.out != op.out || r.relu != op.relu {
+	if !ok || r.n != op.n || r.in != op.in || r.out != op.out || r.relu != op.relu || r.inputGrad != op.inputGrad {
 		return fmt.Errorf("ops: %v cannot replay %v", op, recorded)
 	}
 	op.twin = r

@@ -113,9 +113,9 @@ type machine struct {
 	cfg *Config
 	// steps is one step graph for every task, or, for a model without
 	// trunk parameters, one per task: Gorgonia's analysis of a second
-	// Backpropagate fails on the backward nodes of a first one's (those
-	// of models/ops and of Gorgonia's max-pooling have no derivative), and
-	// without a trunk each head holds its own convolutions.
+	// Backpropagate fails on backward nodes of a first one's that are not
+	// symbolically differentiable ops (its own max-pooling's, for one), and
+	// without a trunk each head holds its own layers.
 	steps []*stepGraph
 	trunk *trunkGraph // nil with one task or no trunk parameters
 
@@ -203,7 +203,7 @@ type stepGraph struct {
 	// Read places: a run copies these values as they are computed, since
 	// the tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
-	featureGrads []*gorgonia.Value // tasks after the first: ∂loss/∂features
+	featureGrads []*ops.Kept       // tasks after the first: ∂loss/∂features
 	stats        []*ops.BatchStats // each batch norm's, filled by a run
 	spatial      []int             // each batch norm's H·W
 	trunkGrad    []*gorgonia.Node  // the first task's
@@ -272,10 +272,8 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 		sg.inputs = append(sg.inputs, binding{node: target})
 		in := features
 		if j > 0 && len(trunk) > 0 {
-			// Task j's own copy of the features: features × 1, with a
-			// one of its own so that Gorgonia does not merge the copies.
-			one := gorgonia.NewScalar(g, cfg.Dtype, gorgonia.WithName(fmt.Sprintf("one%d", j)), gorgonia.WithValue(models.Scalar(cfg.Dtype, 1)))
-			if in, err = gorgonia.Mul(features, one); err != nil {
+			// Task j's own copy of the features.
+			if in, err = ops.Copy(features); err != nil {
 				return nil, err
 			}
 			tasks[j].features = in
@@ -294,12 +292,13 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 			tasks[j].wrt = append([]*gorgonia.Node{in}, heads[tj]...)
 		}
 	}
-	// Differentiate the first task, through the trunk, last: Gorgonia's analysis
-	// of a later Backpropagate fails on the trunk's backward nodes (they
-	// have no derivative), and Reads are added after every Backpropagate,
-	// which refuses nodes only a Read consumes.
+	// Differentiate the first task, through the trunk, last: Gorgonia's
+	// analysis of a later Backpropagate fails on backward nodes that are
+	// not symbolically differentiable ops (models/ops declares its own, but
+	// a model may use Gorgonia's max-pooling), and Reads are added after
+	// every Backpropagate, which refuses nodes only a Read consumes.
 	sg.headGrads = make([][]*gorgonia.Node, len(tasks))
-	sg.featureGrads = make([]*gorgonia.Value, len(tasks))
+	sg.featureGrads = make([]*ops.Kept, len(tasks))
 	featureGrads := make([]*gorgonia.Node, len(tasks))
 	for j := len(tasks) - 1; j >= 0; j-- {
 		grads, err := grad(tasks[j].loss, tasks[j].wrt)
@@ -317,7 +316,9 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 	for j, t := range tasks {
 		sg.losses = append(sg.losses, read(t.loss))
 		if featureGrads[j] != nil {
-			sg.featureGrads[j] = read(featureGrads[j])
+			if sg.featureGrads[j], err = ops.Keep(featureGrads[j]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	sg.vm = gorgonia.NewTapeMachine(g)
@@ -333,7 +334,7 @@ func grad(loss *gorgonia.Node, wrt []*gorgonia.Node) (gorgonia.Nodes, error) {
 
 func taskLoss(t data.Task, out, target, weight *gorgonia.Node) (*gorgonia.Node, error) {
 	if t.Kind == data.Classification {
-		return crossEntropy(out, target, weight)
+		return ops.SoftmaxCrossEntropy(out, target, weight)
 	}
 	return squaredError(out, target, weight)
 }
@@ -388,11 +389,7 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 		return nil, err
 	}
 	upstream := gorgonia.NewTensor(g, cfg.Dtype, features.Dims(), gorgonia.WithShape(features.Shape()...), gorgonia.WithName("G"))
-	prod, err := gorgonia.HadamardProd(features, upstream)
-	if err != nil {
-		return nil, err
-	}
-	inner, err := gorgonia.Sum(prod)
+	inner, err := ops.Inner(features, upstream)
 	if err != nil {
 		return nil, err
 	}
@@ -427,46 +424,6 @@ func (b *binding) set(src *tensor.Dense) error {
 		}
 	}
 	return gorgonia.Let(b.node, b.val)
-}
-
-// crossEntropy is Σ_i w_i·(log Σ_c exp z_ic − z_i,y_i) for logits z
-// (batch × C) and one-hot targets y, built from Max, BroadcastSub, Exp, Sum
-// and Log: Gorgonia's SoftMax and LogSoftMax fail under differentiation
-// (../shared/notes/gorgonia.md). Subtracting the row maximum keeps Exp
-// finite and cancels exactly in the value and the gradient.
-func crossEntropy(z, onehot, w *gorgonia.Node) (*gorgonia.Node, error) {
-	m, err := gorgonia.Max(z, 1)
-	if err != nil {
-		return nil, err
-	}
-	zs, err := gorgonia.BroadcastSub(z, m, nil, []byte{1})
-	if err != nil {
-		return nil, err
-	}
-	e, err := gorgonia.Exp(zs)
-	if err != nil {
-		return nil, err
-	}
-	s, err := gorgonia.Sum(e, 1)
-	if err != nil {
-		return nil, err
-	}
-	lse, err := gorgonia.Log(s)
-	if err != nil {
-		return nil, err
-	}
-	picked, err := gorgonia.HadamardProd(zs, onehot)
-	if err != nil {
-		return nil, err
-	}
-	if picked, err = gorgonia.Sum(picked, 1); err != nil {
-		return nil, err
-	}
-	ce, err := gorgonia.Sub(lse, picked)
-	if err != nil {
-		return nil, err
-	}
-	return weightedSum(ce, w)
 }
 
 // squaredError is Σ_i w_i·(ŷ_i − y_i)² for predictions ŷ (batch × 1).
@@ -509,8 +466,6 @@ type Grads struct {
 	Trunk [][]float64 // per task: the loss's gradient with respect to α
 	Head  [][]float64 // per task j: the loss's gradient with respect to βʲ
 	Stats []float64   // the batch statistics of every batch norm (mean, then variance)
-	// features is the scratch for ∂loss_j/∂features.
-	features []float64
 }
 
 // NewGrads allocates Grads for particles of cfg.
@@ -565,7 +520,8 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 
 // runStep runs one step graph for p on in, writes what it computes into
 // out and returns the gradients of the losses of its tasks after the
-// first with respect to the features (none without a trunk).
+// first with respect to the features (none without a trunk), in slices
+// the graph owns and its next run overwrites.
 func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([][]float64, error) {
 	sg.vals.load(p)
 	srcs := []*tensor.Dense{in.x, in.weight}
@@ -593,29 +549,10 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		if err := copyStats(sg.stats, out.Stats); err != nil {
 			return err
 		}
-		n := 0
-		for _, fg := range sg.featureGrads {
-			if fg != nil && *fg != nil {
-				n += (*fg).Shape().TotalSize()
-			}
-		}
-		if cap(out.features) < n {
-			out.features = make([]float64, n)
-		}
-		off := 0
 		for _, fg := range sg.featureGrads[1:] {
-			if fg == nil {
-				continue
+			if fg != nil {
+				features = append(features, fg.Values)
 			}
-			if *fg == nil {
-				return fmt.Errorf("network: a feature gradient the graph did not compute")
-			}
-			f := out.features[off : off+(*fg).Shape().TotalSize()]
-			off += len(f)
-			if err := copyValues([]gorgonia.Value{*fg}, f); err != nil {
-				return err
-			}
-			features = append(features, f)
 		}
 		return nil
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/lenet"
 	"github.com/mtsgd/mtsgd/models/mlp"
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 var twoTasks = []data.Task{
@@ -160,7 +161,7 @@ func sharedTrunk(t *testing.T, cfg *Config, p *Particle, in *Inputs) (trunk, los
 		y, w := targetNode(g, cfg, task), weightNode(g, cfg)
 		out, err := cfg.Model.Head(features, task, heads[task])
 		must(err)
-		l, err := crossEntropy(out, y, w)
+		l, err := ops.SoftmaxCrossEntropy(out, y, w)
 		must(err)
 		losses = append(losses, l)
 		must(gorgonia.Let(y, in.targets[task]))
@@ -340,12 +341,12 @@ func TestInitBounds(t *testing.T) {
 	}
 }
 
-// LeNet's trunk graph replays the step graph's ops (one trunk forward per
-// particle and step); ResNet-18's, with batch norm, and the MLP's, with
-// Gorgonia's layers, run the forward again. The gradient tests run
-// through each kind: TestGradientsMatchFiniteDifferences and
-// TestTaskGradientsSumToGradientOfSum (LeNet),
-// TestResNetGradientsMatchFiniteDifferences, TestRegressionGradients.
+// The trunk graphs of LeNet and the MLP replay the step graph's ops (one
+// trunk forward per particle and step); ResNet-18's, with batch norm and
+// Gorgonia's ops, runs the forward again. The gradient tests run through
+// both kinds: TestGradientsMatchFiniteDifferences and
+// TestTaskGradientsSumToGradientOfSum (LeNet), TestRegressionGradients
+// (MLP), TestResNetGradientsMatchFiniteDifferences.
 func TestTrunkGraphReplays(t *testing.T) {
 	regression := []data.Task{{Name: "t1", Kind: data.Regression}, {Name: "t2", Kind: data.Regression}}
 	for _, tc := range []struct {
@@ -355,7 +356,7 @@ func TestTrunkGraphReplays(t *testing.T) {
 	}{
 		{"lenet", testConfig(4, tensor.Float64), true},
 		{"resnet18", smallResNet(4), false},
-		{"mlp", &Config{Model: mlp.New(5, []int{8}, 1, 1), Tasks: regression, Batch: 3, Dtype: tensor.Float64}, false},
+		{"mlp", &Config{Model: mlp.New(5, []int{8}, 1, 1), Tasks: regression, Batch: 3, Dtype: tensor.Float64}, true},
 	} {
 		m, err := newMachine(tc.cfg)
 		if err != nil {

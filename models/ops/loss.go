@@ -1,0 +1,314 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// SoftmaxCrossEntropy adds the weighted cross-entropy of softmax(z) to
+// the targets y to z's graph: Σ_i w_i·(log Σ_c exp z_ic − Σ_c y_ic·z_ic)
+// for logits z and targets y (batch × C; one-hot rows for class labels)
+// and weights w (batch). The result is a scalar. The row maximum is
+// subtracted inside the log-sum-exp, so large logits do not overflow.
+//
+// Its gradient with respect to z is w_i·(softmax(z_i)·Σ_c y_ic − y_i),
+// times the upstream gradient; targets and weights get none.
+func SoftmaxCrossEntropy(z, y, w *gorgonia.Node) (*gorgonia.Node, error) {
+	zs := z.Shape()
+	if len(zs) != 2 || !y.Shape().Eq(zs) || w.Shape().TotalSize() != zs[0] {
+		return nil, fmt.Errorf("cross-entropy of logits %v, targets %v, weights %v: want (batch, C), (batch, C), (batch)", zs, y.Shape(), w.Shape())
+	}
+	op := &xentOp{base: newBase("SoftmaxCrossEntropy", 2, 2, w.Dims(), 0), n: zs[0], c: zs[1]}
+	return apply(op, z, y, w)
+}
+
+// xentOp is the loss; it keeps the softmax for the gradient.
+type xentOp struct {
+	base
+	n, c    int
+	softmax any // []T
+}
+
+func (op *xentOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.ScalarShape(), nil
+}
+
+func (op *xentOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	z, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	switch z.Dtype() {
+	case tensor.Float32:
+		sm := softmaxOf[float32](&op.softmax, op.n*op.c)
+		loss := xentForward(op.n, op.c, data[float32](z), vals[1].Data().([]float32), vals[2].Data().([]float32), sm)
+		return gorgonia.NewF32(float32(loss)), nil
+	default:
+		sm := softmaxOf[float64](&op.softmax, op.n*op.c)
+		loss := xentForward(op.n, op.c, data[float64](z), vals[1].Data().([]float64), vals[2].Data().([]float64), sm)
+		return gorgonia.NewF64(loss), nil
+	}
+}
+
+func softmaxOf[T float](s *any, n int) []T {
+	if v, ok := (*s).([]T); ok && len(v) == n {
+		return v
+	}
+	v := make([]T, n)
+	*s = v
+	return v
+}
+
+// xentForward returns the loss and writes each row's softmax into sm.
+func xentForward[T float](n, c int, z, y, w, sm []T) float64 {
+	var loss float64
+	for i := range n {
+		row, p := z[i*c:(i+1)*c], sm[i*c:(i+1)*c]
+		m := float64(row[0])
+		for _, v := range row[1:] {
+			m = max(m, float64(v))
+		}
+		var sum float64
+		for k, v := range row {
+			e := math.Exp(float64(v) - m)
+			p[k] = T(e)
+			sum += e
+		}
+		lse := m + math.Log(sum)
+		var picked float64
+		for k, v := range row {
+			p[k] = T(float64(p[k]) / sum)
+			picked += float64(y[i*c+k]) * float64(v)
+		}
+		var mass float64
+		for _, t := range y[i*c : (i+1)*c] {
+			mass += float64(t)
+		}
+		loss += float64(w[i]) * (lse*mass - picked)
+	}
+	return loss
+}
+
+func (op *xentOp) DiffWRT(int) []bool { return []bool{true, false, false} }
+
+func (op *xentOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	dz, err := gorgonia.ApplyOp(&xentGrad{base: newBase(op.name+"∂z", 2, inputs[2].Dims(), 0, 2), fwd: op}, inputs[1], inputs[2], grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dz, nil, nil}, nil
+}
+
+// xentGrad is ∂L/∂z from the kept softmax.
+type xentGrad struct {
+	base
+	fwd *xentOp
+	out buffer
+}
+
+func (op *xentGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.fwd.n, op.fwd.c}, nil
+}
+
+func (op *xentGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	y, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	f := op.fwd
+	out := op.out.get(y.Dtype(), false, f.n, f.c)
+	switch y.Dtype() {
+	case tensor.Float32:
+		xentBackward(f.n, f.c, f.softmax.([]float32), data[float32](y), vals[1].Data().([]float32), float64(vals[2].Data().(float32)), data[float32](out))
+	default:
+		xentBackward(f.n, f.c, f.softmax.([]float64), data[float64](y), vals[1].Data().([]float64), vals[2].Data().(float64), data[float64](out))
+	}
+	return out, nil
+}
+
+func xentBackward[T float](n, c int, sm, y, w []T, upstream float64, dz []T) {
+	for i := range n {
+		var mass float64
+		for _, t := range y[i*c : (i+1)*c] {
+			mass += float64(t)
+		}
+		k := upstream * float64(w[i])
+		for j := range c {
+			dz[i*c+j] = T(k * (float64(sm[i*c+j])*mass - float64(y[i*c+j])))
+		}
+	}
+}
+
+// Copy adds a copy of x to x's graph: the same values in a node of its
+// own, whose gradient is its output's. particles/network gives each task
+// after the first its own copy of the features, so that each task's
+// gradient with respect to them is a node of its own.
+func Copy(x *gorgonia.Node) (*gorgonia.Node, error) {
+	return apply(&copyOp{base: newBase("Copy", x.Dims(), x.Dims())}, x)
+}
+
+type copyOp struct {
+	base
+	out buffer
+}
+
+func (op *copyOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input has no shape", op.name)
+	}
+	return s.Clone(), nil
+}
+
+func (op *copyOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(x.Dtype(), false, x.Shape()...)
+	switch x.Dtype() {
+	case tensor.Float32:
+		copy(data[float32](out), data[float32](x))
+	default:
+		copy(data[float64](out), data[float64](x))
+	}
+	return out, nil
+}
+
+func (op *copyOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (op *copyOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	return gorgonia.Nodes{grad}, nil
+}
+
+// Inner adds ⟨x, g⟩ = Σ x ⊙ g, a scalar, to x's graph; its gradient with
+// respect to x is g (times the upstream gradient), and g gets none.
+// particles/network differentiates it for the trunk's vector-Jacobian
+// product with an upstream gradient g.
+func Inner(x, g *gorgonia.Node) (*gorgonia.Node, error) {
+	if !x.Shape().Eq(g.Shape()) {
+		return nil, fmt.Errorf("inner product of shapes %v and %v", x.Shape(), g.Shape())
+	}
+	return apply(&innerOp{base: newBase("Inner", x.Dims(), g.Dims(), 0), shape: x.Shape().Clone()}, x, g)
+}
+
+type innerOp struct {
+	base
+	shape tensor.Shape
+}
+
+func (op *innerOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.ScalarShape(), nil
+}
+
+func (op *innerOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Dtype() {
+	case tensor.Float32:
+		return gorgonia.NewF32(float32(dot(data[float32](x), vals[1].Data().([]float32)))), nil
+	default:
+		return gorgonia.NewF64(dot(data[float64](x), vals[1].Data().([]float64))), nil
+	}
+}
+
+func dot[T float](a, b []T) float64 {
+	var s float64
+	for i, v := range a {
+		s += float64(v) * float64(b[i])
+	}
+	return s
+}
+
+func (op *innerOp) DiffWRT(int) []bool { return []bool{true, false} }
+
+func (op *innerOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	dx, err := gorgonia.ApplyOp(&scaleOp{base: newBase("Inner∂x", len(op.shape), 0, len(op.shape)), shape: op.shape}, inputs[1], grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dx, nil}, nil
+}
+
+// scaleOp is g·s for a tensor g and a scalar s.
+type scaleOp struct {
+	base
+	shape tensor.Shape
+	out   buffer
+}
+
+func (op *scaleOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return op.shape.Clone(), nil
+}
+
+func (op *scaleOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	g, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(g.Dtype(), false, op.shape...)
+	switch g.Dtype() {
+	case tensor.Float32:
+		scale(data[float32](g), vals[1].Data().(float32), data[float32](out))
+	default:
+		scale(data[float64](g), vals[1].Data().(float64), data[float64](out))
+	}
+	return out, nil
+}
+
+func scale[T float](g []T, s T, dst []T) {
+	for i, v := range g {
+		dst[i] = v * s
+	}
+}
+
+// Kept holds the values a Keep node copied in its graph's last run.
+type Kept struct {
+	Values []float64
+}
+
+// Keep adds a node that copies x's values, in every run, into the
+// returned Kept, which the caller reads after the run. Reading x's own
+// value after a run is not safe (the tape machine may reuse its memory
+// later in the run), and gorgonia.Read allocates a clone on every run.
+func Keep(x *gorgonia.Node) (*Kept, error) {
+	k := &Kept{Values: make([]float64, x.Shape().TotalSize())}
+	if _, err := apply(&keepOp{base: newBase("Keep", x.Dims(), 0), kept: k}, x); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+type keepOp struct {
+	base
+	kept *Kept
+}
+
+func (op *keepOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.ScalarShape(), nil
+}
+
+// Do copies the values. Its result is a scalar zero that nothing uses:
+// returning x itself would put x's memory in a second register of the
+// tape machine, which could hand it to a later op while x is live.
+func (op *keepOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	switch x.Dtype() {
+	case tensor.Float32:
+		for i, v := range data[float32](x) {
+			op.kept.Values[i] = float64(v)
+		}
+		return gorgonia.NewF32(0), nil
+	default:
+		copy(op.kept.Values, data[float64](x))
+		return gorgonia.NewF64(0), nil
+	}
+}
