@@ -142,48 +142,6 @@ func xentBackward[T float](n, c int, sm, y, w []T, upstream float64, dz []T) {
 	}
 }
 
-// Copy adds a copy of x to x's graph: the same values in a node of its
-// own, whose gradient is its output's. particles/network gives each task
-// after the first its own copy of the features, so that each task's
-// gradient with respect to them is a node of its own.
-func Copy(x *gorgonia.Node) (*gorgonia.Node, error) {
-	return apply(&copyOp{base: newBase("Copy", x.Dims(), x.Dims())}, x)
-}
-
-type copyOp struct {
-	base
-	out buffer
-}
-
-func (op *copyOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, ok := in[0].(tensor.Shape)
-	if !ok {
-		return nil, fmt.Errorf("%s: input has no shape", op.name)
-	}
-	return s.Clone(), nil
-}
-
-func (op *copyOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
-	out := op.out.get(x.Dtype(), false, x.Shape()...)
-	switch x.Dtype() {
-	case tensor.Float32:
-		copy(data[float32](out), data[float32](x))
-	default:
-		copy(data[float64](out), data[float64](x))
-	}
-	return out, nil
-}
-
-func (op *copyOp) DiffWRT(int) []bool { return []bool{true} }
-
-func (op *copyOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	return gorgonia.Nodes{grad}, nil
-}
-
 // Inner adds ⟨x, g⟩ = Σ x ⊙ g, a scalar, to x's graph; its gradient with
 // respect to x is g (times the upstream gradient), and g gets none.
 // particles/network differentiates it for the trunk's vector-Jacobian
@@ -264,51 +222,5 @@ func (op *scaleOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 func scale[T float](g []T, s T, dst []T) {
 	for i, v := range g {
 		dst[i] = v * s
-	}
-}
-
-// Kept holds the values a Keep node copied in its graph's last run.
-type Kept struct {
-	Values []float64
-}
-
-// Keep adds a node that copies x's values, in every run, into the
-// returned Kept, which the caller reads after the run. Reading x's own
-// value after a run is not safe (the tape machine may reuse its memory
-// later in the run), and gorgonia.Read allocates a clone on every run.
-func Keep(x *gorgonia.Node) (*Kept, error) {
-	k := &Kept{Values: make([]float64, x.Shape().TotalSize())}
-	if _, err := apply(&keepOp{base: newBase("Keep", x.Dims(), 0), kept: k}, x); err != nil {
-		return nil, err
-	}
-	return k, nil
-}
-
-type keepOp struct {
-	base
-	kept *Kept
-}
-
-func (op *keepOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
-	return tensor.ScalarShape(), nil
-}
-
-// Do copies the values. Its result is a scalar zero that nothing uses:
-// returning x itself would put x's memory in a second register of the
-// tape machine, which could hand it to a later op while x is live.
-func (op *keepOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
-	switch x.Dtype() {
-	case tensor.Float32:
-		for i, v := range data[float32](x) {
-			op.kept.Values[i] = float64(v)
-		}
-		return gorgonia.NewF32(0), nil
-	default:
-		copy(op.kept.Values, data[float64](x))
-		return gorgonia.NewF64(0), nil
 	}
 }
