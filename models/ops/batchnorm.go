@@ -64,11 +64,7 @@ type bnOp struct {
 }
 
 func (op *bnOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, ok := in[0].(tensor.Shape)
-	if !ok {
-		return nil, fmt.Errorf("%s: input has no shape", op.name)
-	}
-	return s.Clone(), nil
+	return firstShape(op.name, in)
 }
 
 func (op *bnOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
@@ -210,11 +206,7 @@ type bnGradInput struct {
 }
 
 func (op *bnGradInput) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, ok := in[0].(tensor.Shape)
-	if !ok {
-		return nil, fmt.Errorf("%s: input has no shape", op.name)
-	}
-	return s.Clone(), nil
+	return firstShape(op.name, in)
 }
 
 func (op *bnGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {

@@ -181,15 +181,6 @@ type convState[T float] struct {
 	dcols scratch[T] // rows() × chunk·positions(): patches' gradient
 }
 
-func stateOf[T float](s *any) *convState[T] {
-	if st, ok := (*s).(*convState[T]); ok {
-		return st
-	}
-	st := new(convState[T])
-	*s = st
-	return st
-}
-
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.g.n, op.g.o, op.g.oh, op.g.ow}, nil
 }
@@ -209,9 +200,9 @@ func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	switch x.Dtype() {
 	case tensor.Float32:
-		convForward(op, stateOf[float32](&op.state), data[float32](x), vals[1].Data().([]float32), biasData[float32](bias), data[float32](out))
+		convForward(op, state[convState[float32]](&op.state), data[float32](x), vals[1].Data().([]float32), biasData[float32](bias), data[float32](out))
 	default:
-		convForward(op, stateOf[float64](&op.state), data[float64](x), vals[1].Data().([]float64), biasData[float64](bias), data[float64](out))
+		convForward(op, state[convState[float64]](&op.state), data[float64](x), vals[1].Data().([]float64), biasData[float64](bias), data[float64](out))
 	}
 	return out, nil
 }
@@ -304,7 +295,7 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 	}
 	if op.bias {
 		shape := inputs[2].Shape().Clone()
-		if grads[2], err = gorgonia.ApplyOp(&convGradBias{base: newBase(op.name+"∂b", 2, len(shape)), shape: shape}, gm); err != nil {
+		if grads[2], err = gorgonia.ApplyOp(&biasGrad{base: newBase(op.name+"∂b", 2, len(shape)), shape: shape}, gm); err != nil {
 			return nil, err
 		}
 	}
@@ -370,9 +361,9 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	np := g.n * g.positions()
 	switch gm.Dtype() {
 	case tensor.Float32:
-		gemm(blas.NoTrans, blas.Trans, g.o, g.rows(), np, data[float32](gm), np, stateOf[float32](&op.fwd.state).cols, np, 0, data[float32](out), g.rows())
+		gemm(blas.NoTrans, blas.Trans, g.o, g.rows(), np, data[float32](gm), np, state[convState[float32]](&op.fwd.state).cols, np, 0, data[float32](out), g.rows())
 	default:
-		gemm(blas.NoTrans, blas.Trans, g.o, g.rows(), np, data[float64](gm), np, stateOf[float64](&op.fwd.state).cols, np, 0, data[float64](out), g.rows())
+		gemm(blas.NoTrans, blas.Trans, g.o, g.rows(), np, data[float64](gm), np, state[convState[float64]](&op.fwd.state).cols, np, 0, data[float64](out), g.rows())
 	}
 	return out, nil
 }
@@ -399,9 +390,9 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(gm.Dtype(), true, g.n, g.c, g.h, g.w)
 	switch gm.Dtype() {
 	case tensor.Float32:
-		convBackInput(g, stateOf[float32](&op.fwd.state), vals[0].Data().([]float32), data[float32](gm), data[float32](out))
+		convBackInput(g, state[convState[float32]](&op.fwd.state), vals[0].Data().([]float32), data[float32](gm), data[float32](out))
 	default:
-		convBackInput(g, stateOf[float64](&op.fwd.state), vals[0].Data().([]float64), data[float64](gm), data[float64](out))
+		convBackInput(g, state[convState[float64]](&op.fwd.state), vals[0].Data().([]float64), data[float64](gm), data[float64](out))
 	}
 	return out, nil
 }
@@ -418,20 +409,20 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	}
 }
 
-// convGradBias is ∂L/∂b: the row sums of G (O × positions), or with
+// biasGrad is ∂L/∂b: the row sums of G (O × positions), or with
 // byColumn the column sums of G (batch × O), in the bias's shape.
-type convGradBias struct {
+type biasGrad struct {
 	base
 	shape    tensor.Shape
 	byColumn bool
 	out      buffer
 }
 
-func (op *convGradBias) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+func (op *biasGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 	return op.shape.Clone(), nil
 }
 
-func (op *convGradBias) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+func (op *biasGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	gm, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err

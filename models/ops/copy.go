@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"fmt"
-
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -21,11 +19,7 @@ type copyOp struct {
 }
 
 func (op *copyOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, ok := in[0].(tensor.Shape)
-	if !ok {
-		return nil, fmt.Errorf("%s: input has no shape", op.name)
-	}
-	return s.Clone(), nil
+	return firstShape(op.name, in)
 }
 
 func (op *copyOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {

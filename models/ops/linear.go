@@ -55,15 +55,6 @@ type linearState[T float] struct {
 	x, y scratch[T]
 }
 
-func linearStateOf[T float](s *any) *linearState[T] {
-	if st, ok := (*s).(*linearState[T]); ok {
-		return st
-	}
-	st := new(linearState[T])
-	*s = st
-	return st
-}
-
 func (op *linearOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.n, op.out}, nil
 }
@@ -79,9 +70,9 @@ func (op *linearOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	switch x.Dtype() {
 	case tensor.Float32:
-		linearForward(op, linearStateOf[float32](&op.kept), data[float32](x), vals[1].Data().([]float32), vals[2].Data().([]float32), data[float32](out))
+		linearForward(op, state[linearState[float32]](&op.kept), data[float32](x), vals[1].Data().([]float32), vals[2].Data().([]float32), data[float32](out))
 	default:
-		linearForward(op, linearStateOf[float64](&op.kept), data[float64](x), vals[1].Data().([]float64), vals[2].Data().([]float64), data[float64](out))
+		linearForward(op, state[linearState[float64]](&op.kept), data[float64](x), vals[1].Data().([]float64), vals[2].Data().([]float64), data[float64](out))
 	}
 	return out, nil
 }
@@ -129,7 +120,7 @@ func (op *linearOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorg
 	if err != nil {
 		return nil, err
 	}
-	db, err := gorgonia.ApplyOp(&convGradBias{base: newBase(op.name+"∂b", 2, len(op.bShape)), shape: op.bShape.Clone(), byColumn: true}, gm)
+	db, err := gorgonia.ApplyOp(&biasGrad{base: newBase(op.name+"∂b", 2, len(op.bShape)), shape: op.bShape.Clone(), byColumn: true}, gm)
 	if err != nil {
 		return nil, err
 	}
@@ -156,9 +147,9 @@ func (op *linearGradOutput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(g.Dtype(), false, op.fwd.n, op.fwd.out)
 	switch g.Dtype() {
 	case tensor.Float32:
-		maskByOutput(op.fwd.relu, data[float32](g), linearStateOf[float32](&op.fwd.kept).y, data[float32](out))
+		maskByOutput(op.fwd.relu, data[float32](g), state[linearState[float32]](&op.fwd.kept).y, data[float32](out))
 	default:
-		maskByOutput(op.fwd.relu, data[float64](g), linearStateOf[float64](&op.fwd.kept).y, data[float64](out))
+		maskByOutput(op.fwd.relu, data[float64](g), state[linearState[float64]](&op.fwd.kept).y, data[float64](out))
 	}
 	return out, nil
 }
@@ -224,9 +215,9 @@ func (op *linearGradWeight) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(gm.Dtype(), false, f.in, f.out)
 	switch gm.Dtype() {
 	case tensor.Float32:
-		gemm(blas.Trans, blas.NoTrans, f.in, f.out, f.n, linearStateOf[float32](&f.kept).x, f.in, data[float32](gm), f.out, 0, data[float32](out), f.out)
+		gemm(blas.Trans, blas.NoTrans, f.in, f.out, f.n, state[linearState[float32]](&f.kept).x, f.in, data[float32](gm), f.out, 0, data[float32](out), f.out)
 	default:
-		gemm(blas.Trans, blas.NoTrans, f.in, f.out, f.n, linearStateOf[float64](&f.kept).x, f.in, data[float64](gm), f.out, 0, data[float64](out), f.out)
+		gemm(blas.Trans, blas.NoTrans, f.in, f.out, f.n, state[linearState[float64]](&f.kept).x, f.in, data[float64](gm), f.out, 0, data[float64](out), f.out)
 	}
 	return out, nil
 }

@@ -139,6 +139,27 @@ func (s *scratch[T]) get(n int) []T {
 	return (*s)[:n]
 }
 
+// firstShape is the shape of an op's first input, for ops whose result
+// has it.
+func firstShape(name string, in []gorgonia.DimSizer) (tensor.Shape, error) {
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("%s: input has no shape", name)
+	}
+	return s.Clone(), nil
+}
+
+// state returns the *S an op keeps in s (in the dtype its runs found),
+// making it on first use.
+func state[S any](s *any) *S {
+	if st, ok := (*s).(*S); ok {
+		return st
+	}
+	st := new(S)
+	*s = st
+	return st
+}
+
 // dense returns v as a dense tensor of float32 or float64.
 func dense(v gorgonia.Value, what string) (*tensor.Dense, error) {
 	t, ok := v.(*tensor.Dense)

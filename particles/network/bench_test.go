@@ -60,21 +60,7 @@ func BenchmarkStep(b *testing.B) {
 		torchMS = append(torchMS, ms)
 	}
 	peer()
-	cfg := testConfig(batch, tensor.Float32)
-	e, err := NewEnsemble(cfg, m, 1, sgd(0.01), runtime.GOMAXPROCS(0))
-	if err != nil {
-		b.Fatal(err)
-	}
-	kernel := particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
-	trunk, _ := particles.New("mtsgd", kernel)
-	head, _ := particles.New("svgd", kernel)
-	u := Update{Trunk: trunk, Head: head}
-	data := randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2)
-	for range 2 { // warm the allocator and the caches
-		if _, err := e.Step(data, u); err != nil {
-			b.Fatal(err)
-		}
-	}
+	e, data, u := lenetStep(b, m, batch)
 	var ours []float64
 	b.ResetTimer()
 	for i := range b.N {
@@ -113,27 +99,40 @@ func BenchmarkStep(b *testing.B) {
 func BenchmarkStepBatch(b *testing.B) {
 	for _, batch := range []int{64, 256} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
-			cfg := testConfig(batch, tensor.Float32)
-			e, err := NewEnsemble(cfg, 5, 1, sgd(0.01), runtime.GOMAXPROCS(0))
-			if err != nil {
-				b.Fatal(err)
-			}
-			kernel := particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
-			trunk, _ := particles.New("mtsgd", kernel)
-			head, _ := particles.New("svgd", kernel)
-			u := Update{Trunk: trunk, Head: head}
-			data := randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2)
-			for range 2 {
-				if _, err := e.Step(data, u); err != nil {
-					b.Fatal(err)
-				}
-			}
+			e, data, u := lenetStep(b, 5, batch)
 			b.ReportAllocs()
 			timeSteps(b, e, data, u)
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/step")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+}
+
+// lenetStep is the ensemble of BenchmarkStep (m LeNet particles, two
+// tasks, float32, SGD), a random batch and the MT-SGD/SVGD update, after
+// two steps that warm the allocator and the caches.
+func lenetStep(b *testing.B, m, batch int) (*Ensemble, *data.Batch, Update) {
+	e, err := NewEnsemble(testConfig(batch, tensor.Float32), m, 1, sgd(0.01), runtime.GOMAXPROCS(0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	u := mtsgdUpdate()
+	data := randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2)
+	for range 2 {
+		if _, err := e.Step(data, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return e, data, u
+}
+
+// mtsgdUpdate is cmd/train's default update: MT-SGD trunks, SVGD heads,
+// kernel scale and repulsion 1.
+func mtsgdUpdate() Update {
+	kernel := particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
+	trunk, _ := particles.New("mtsgd", kernel)
+	head, _ := particles.New("svgd", kernel)
+	return Update{Trunk: trunk, Head: head}
 }
 
 func median(v []float64) float64 {
@@ -221,10 +220,7 @@ func BenchmarkResNetStep(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kernel := particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
-	trunk, _ := particles.New("mtsgd", kernel)
-	head, _ := particles.New("svgd", kernel)
-	u := Update{Trunk: trunk, Head: head}
+	u := mtsgdUpdate()
 	rng := rand.New(rand.NewPCG(1, 0))
 	batchData := &data.Batch{Inputs: make([]float32, batch*3*64*64), Targets: make([][]float32, k)}
 	for i := range batchData.Inputs {

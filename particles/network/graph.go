@@ -200,8 +200,8 @@ type stepGraph struct {
 	vm     gorgonia.VM
 	vals   *values
 	inputs []binding // x, weight, then each task's target
-	// Read places: a run copies these values as they are computed, since
-	// the tape machine reuses the memory of a node after its last use.
+	// Copied out as a run computes them (gorgonia.Read, ops.Keep): the
+	// tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
 	featureGrads []*ops.Kept       // tasks after the first: ∂loss/∂features
 	stats        []*ops.BatchStats // each batch norm's, filled by a run
@@ -342,14 +342,13 @@ func taskLoss(t data.Task, out, target, weight *gorgonia.Node) (*gorgonia.Node, 
 // trunkGraph computes the trunk's vector-Jacobian product: the gradient
 // of ⟨features, G⟩ with respect to the trunk, for a given G.
 //
-// When the trunk is built only of models/ops ops that can replay (LeNet),
-// the trunk graph replays the step graph's: it runs no forward pass and
-// its gradients read what the step graph's run of the same particle kept,
-// so a step costs one trunk forward per particle, not one per task. The
-// machine guarantees what that needs: a trunk graph runs only right after
-// the step graph of the same particle on the same batch. Otherwise
-// (ResNet-18's batch norm, the MLP's Gorgonia layers) it computes the
-// trunk forward again.
+// When the trunk is built only of models/ops ops that can replay (LeNet,
+// the MLP), the trunk graph replays the step graph's: it runs no forward
+// pass and its gradients read what the step graph's run of the same
+// particle kept, so a step costs one trunk forward per particle, not one
+// per task. The machine guarantees what that needs: a trunk graph runs
+// only right after the step graph of the same particle on the same batch.
+// Otherwise (ResNet-18's batch norm) it computes the trunk forward again.
 type trunkGraph struct {
 	g         *gorgonia.ExprGraph
 	vm        gorgonia.VM
@@ -498,6 +497,9 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 	tg := m.trunk
 	tg.vals.load(p)
 	for i, src := range []*tensor.Dense{in.x, in.weight} {
+		if tg.replayed && tg.inputs[i].val != nil {
+			break // a replay reads no input but G; bound once, for the machine
+		}
 		if err := tg.inputs[i].set(src); err != nil {
 			return err
 		}
