@@ -18,6 +18,7 @@ import (
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
+	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/network"
 )
 
@@ -47,6 +48,10 @@ type Hooks struct {
 	EpochEnd func(epoch int, lines []MetricsLine)
 	// Saved is called after each checkpoint written.
 	Saved func(dir string)
+	// QP is called after each step whose trunk rule solves one QP for
+	// the whole ensemble (MT-SGD), with what the rule computed: U, w*
+	// and the solver's certificate.
+	QP func(step int, d particles.Diagnostics)
 }
 
 // Run is a training run in progress.
@@ -82,6 +87,11 @@ var ErrInterrupted = errors.New("training interrupted")
 
 // New starts a run from scratch: particles initialised from the seed.
 func New(s Settings, d Data, workers int) (*Run, error) {
+	n := d.Train.Len()
+	if s.TrainLimit > 0 {
+		n = min(n, s.TrainLimit)
+	}
+	s.Resolve(n)
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -159,6 +169,10 @@ func (r *Run) Train(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	scale, err := network.ParseScoreScale(r.Settings.ScoreScale)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(r.Out, 0o755); err != nil {
 		return fmt.Errorf("creating output directory: %w", err)
 	}
@@ -166,7 +180,7 @@ func (r *Run) Train(ctx context.Context) error {
 	for r.epoch < r.Settings.Epochs {
 		lr := schedule.LR(r.epoch)
 		r.Ensemble.SetLR(lr)
-		u := network.Update{Trunk: trunk, Head: head, Warmup: r.epoch < r.Settings.Warmup}
+		u := network.Update{Trunk: trunk, Head: head, Warmup: r.epoch < r.Settings.Warmup, Scale: scale, Examples: r.TrainSet.Len()}
 		batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
 		batches.Skip(r.batch)
 		if r.Hooks.EpochStart != nil {
@@ -193,6 +207,9 @@ func (r *Run) Train(ctx context.Context) error {
 				return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
 			}
 			r.batch++
+			if diag, ok := trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !u.Warmup {
+				r.Hooks.QP(r.Ensemble.Steps, diag.Diagnostics())
+			}
 			for j, l := range losses {
 				for _, v := range l {
 					r.lossSum[j] += v / float64(len(l))

@@ -212,3 +212,29 @@ func TestRestoreRefusesMismatch(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// New resolves AutoRepulsion by the score scale's default for the
+// training set actually used (the limit applied): 1/N for mean, 1 for
+// sum, the authors' 0.0015 and 0.25 for normalized; given weights stay.
+func TestNewResolvesRepulsion(t *testing.T) {
+	for _, tc := range []struct {
+		scale        string
+		limit        int
+		given        float64
+		trunk, heads float64
+	}{
+		{"mean", 0, AutoRepulsion, 1.0 / 40, 1.0 / 40},
+		{"mean", 32, AutoRepulsion, 1.0 / 32, 1.0 / 32},
+		{"", 0, AutoRepulsion, 1.0 / 40, 1.0 / 40},
+		{"sum", 0, AutoRepulsion, 1, 1},
+		{"normalized", 0, AutoRepulsion, 0.0015, 0.25},
+		{"normalized", 0, 0.7, 0.7, 0.7},
+	} {
+		s := testSettings(1)
+		s.ScoreScale, s.TrainLimit, s.Repulsion, s.HeadRepulsion = tc.scale, tc.limit, tc.given, tc.given
+		r := newRun(t, s, t.TempDir())
+		if r.Settings.Repulsion != tc.trunk || r.Settings.HeadRepulsion != tc.heads {
+			t.Errorf("%+v: repulsion %v/%v", tc, r.Settings.Repulsion, r.Settings.HeadRepulsion)
+		}
+	}
+}

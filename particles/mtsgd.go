@@ -26,6 +26,14 @@ import (
 // repulsion weight ρ enters U exactly as it enters φ_k, so U stays the Gram
 // matrix of the directions actually applied and Lemma 1 holds for any ρ.
 //
+// That last term is the same for every (i, j): it adds c·11ᵀ to U and so
+// never moves w*, but with many parameters it can exceed the score terms by
+// orders of magnitude (ρ²d/σ² against gradient inner products). The QP
+// solver removes such a constant before solving (see package minnorm), so w*
+// is as exact as U's float64 entries allow; Diagnostics still reports the
+// full U. An uncertified QP is an error, a *minnorm.NotConvergedError
+// wrapped with context, and leaves dst unwritten.
+//
 // The cost is O(K·M²·d + K²·M·d) per step plus one K×K QP. Beyond the
 // scores it keeps three vectors per particle, not K: the smoothed scores of
 // one task at a time for U, and φ* = Σ_k w*_k φ_k formed by smoothing the
@@ -36,6 +44,13 @@ type MTSGD struct {
 	Kernel    RBF
 	Repulsion float64
 	QP        minnorm.Solver
+	// FirstTermOnly keeps only the first term of U,
+	// U_ij = (1/M²) Σ_a Σ_b k_ab ⟨s_ia, s_jb⟩, as the authors' code does:
+	// the Gram matrix of the driving parts (1/M) Σ_a k(θ_a,·) s_ia of the
+	// φ_i, without their repulsive parts. The direction is still
+	// φ* = Σ_k w*_k φ_k, repulsion included; Lemma 1 then holds for the
+	// driving parts rather than for the φ_k.
+	FirstTermOnly bool
 
 	km       kernelMatrix
 	smoothed [][]float64 // smoothed[m] = Σ_a k_am s_ia for one task i
@@ -53,7 +68,8 @@ type Diagnostics struct {
 	QP      minnorm.Result // the QP's value, gap and iterations
 }
 
-// Diagnostics returns what the last call to Direction computed.
+// Diagnostics returns what the last call to Direction computed, including
+// an uncertified QP's result when Direction returned its error.
 func (r *MTSGD) Diagnostics() Diagnostics { return r.diag }
 
 // Direction implements Rule.
@@ -72,17 +88,20 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	if len(r.u) != k*k {
 		r.u, r.w, r.r = make([]float64, k*k), make([]float64, k), make([]float64, k)
 	}
-	for i := range k {
-		r.r[i] = 0
-		for a := range m {
-			r.r[i] += dot(e.Scores[i][a], km.rep[a])
-		}
-	}
-	// The trace term is the same for every (i, j).
+	// With FirstTermOnly the r_i and the trace term stay zero.
+	clear(r.r)
 	trace := 0.0
-	for a := range m {
-		for b := range m {
-			trace += km.k[a][b] * (float64(d)/s2 - km.d2[a][b]/(s2*s2))
+	if !r.FirstTermOnly {
+		for i := range k {
+			for a := range m {
+				r.r[i] += dot(e.Scores[i][a], km.rep[a])
+			}
+		}
+		// The trace term is the same for every (i, j).
+		for a := range m {
+			for b := range m {
+				trace += km.k[a][b] * (float64(d)/s2 - km.d2[a][b]/(s2*s2))
+			}
 		}
 	}
 	rho := r.Repulsion
@@ -100,6 +119,7 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	}
 
 	res, err := r.QP.Solve(r.w, r.u)
+	r.diag = Diagnostics{Sigma: math.Sqrt(s2), U: r.u, Weights: r.w, QP: res}
 	if err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
@@ -115,6 +135,5 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	}
 	km.smooth(r.smoothed, r.comb)
 	km.stein(dst, r.smoothed, rho)
-	r.diag = Diagnostics{Sigma: math.Sqrt(s2), U: r.u, Weights: r.w, QP: res}
 	return nil
 }

@@ -14,6 +14,14 @@
 // median-heuristic bandwidth (see RBF) and a repulsion weight ρ on the
 // kernel-gradient term: ρ = 1 is the rule as published, smaller values weaken
 // the force that keeps particles apart.
+//
+// MT-SGD, MOO-SVGD, MGDA and Pareto MTL weigh the targets by a min-norm
+// quadratic programme (package minnorm). When its solution cannot be
+// certified, Direction returns an error that wraps the solver's
+// *minnorm.NotConvergedError (test for it with errors.As), and dst does not
+// hold a valid direction: moving along an uncertified combination would
+// break the guarantee these rules exist for, that the common direction does
+// not worsen any target.
 package particles
 
 import (

@@ -37,11 +37,11 @@ func (s stat) String() string {
 
 // row is one method and task over the seeds.
 type row struct {
-	Method, Task              string
-	Seeds                     int
-	Regression                bool
-	Accuracy, Brier, ECE, MSE stat
-	SecondsPerEpoch           float64
+	Method, Task                   string
+	Seeds                          int
+	Regression                     bool
+	Accuracy, Brier, ECE, NLL, MSE stat
+	SecondsPerEpoch                float64
 }
 
 // summarise turns each method's per-seed last-epoch test lines into rows,
@@ -54,20 +54,20 @@ func summarise(methods []string, results map[string][][]experiment.MetricsLine) 
 			continue
 		}
 		for j, first := range runs[0] {
-			var acc, brier, ece, mse []float64
+			var acc, brier, ece, nll, mse []float64
 			secs := 0.0
 			for _, lines := range runs {
 				l := lines[j]
 				if l.Regression != nil {
 					mse = append(mse, l.MSE)
 				} else {
-					acc, brier, ece = append(acc, l.Accuracy), append(brier, l.Brier), append(ece, l.ECE)
+					acc, brier, ece, nll = append(acc, l.Accuracy), append(brier, l.Brier), append(ece, l.ECE), append(nll, l.NLL)
 				}
 				secs += l.Seconds / float64(l.Epoch) / float64(len(runs))
 			}
 			rows = append(rows, row{
 				Method: m, Task: first.Task, Seeds: len(runs), Regression: first.Regression != nil,
-				Accuracy: newStat(acc), Brier: newStat(brier), ECE: newStat(ece), MSE: newStat(mse),
+				Accuracy: newStat(acc), Brier: newStat(brier), ECE: newStat(ece), NLL: newStat(nll), MSE: newStat(mse),
 				SecondsPerEpoch: secs,
 			})
 		}
@@ -75,8 +75,10 @@ func summarise(methods []string, results map[string][][]experiment.MetricsLine) 
 	return rows
 }
 
-// markdown is the rows as a Markdown table.
-func markdown(rows []row) string {
+// markdown is the rows as a Markdown table. For classification each of
+// our figures stands beside the paper's where it has one (see
+// paperFigures): accuracy, then ECE in percent as the paper prints it.
+func markdown(dataset string, rows []row) string {
 	var b strings.Builder
 	if len(rows) > 0 && rows[0].Regression {
 		b.WriteString("| method | task | MSE | s/epoch |\n|---|---|---|---|\n")
@@ -85,17 +87,33 @@ func markdown(rows []row) string {
 		}
 		return b.String()
 	}
-	b.WriteString("| method | task | accuracy | Brier | ECE | s/epoch |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| method | task | accuracy | paper | ECE (%) | paper | Brier | NLL | s/epoch |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.0f |\n", r.Method, r.Task, r.Accuracy, r.Brier, r.ECE, r.SecondsPerEpoch)
+		paperAcc, paperECE := "—", "—"
+		if f, ok := paper(dataset, r.Method, r.Task); ok {
+			if !math.IsNaN(f.Accuracy) {
+				paperAcc = fmt.Sprintf("≈%.2f", f.Accuracy)
+			}
+			paperECE = fmt.Sprintf("%.2f", f.ECE)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %.0f |\n",
+			r.Method, r.Task, r.Accuracy, paperAcc, r.ECE.percent(), paperECE, r.Brier, r.NLL, r.SecondsPerEpoch)
 	}
 	return b.String()
+}
+
+// percent prints s scaled to percent, two decimals.
+func (s stat) percent() string {
+	if s.N < 2 {
+		return fmt.Sprintf("%.2f", 100*s.Mean)
+	}
+	return fmt.Sprintf("%.2f ± %.2f", 100*s.Mean, 100*s.SD)
 }
 
 // csvTable is the rows as CSV, one column per figure.
 func csvTable(rows []row) string {
 	var b strings.Builder
-	b.WriteString("method,task,seeds,accuracy_mean,accuracy_sd,brier_mean,brier_sd,ece_mean,ece_sd,mse_mean,mse_sd,seconds_per_epoch\n")
+	b.WriteString("method,task,seeds,accuracy_mean,accuracy_sd,brier_mean,brier_sd,ece_mean,ece_sd,nll_mean,nll_sd,mse_mean,mse_sd,seconds_per_epoch\n")
 	g := func(s stat) string {
 		if s.N == 0 {
 			return ","
@@ -103,7 +121,7 @@ func csvTable(rows []row) string {
 		return fmt.Sprintf("%.6g,%.6g", s.Mean, s.SD)
 	}
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%d,%s,%s,%s,%s,%.2f\n", r.Method, r.Task, r.Seeds, g(r.Accuracy), g(r.Brier), g(r.ECE), g(r.MSE), r.SecondsPerEpoch)
+		fmt.Fprintf(&b, "%s,%s,%d,%s,%s,%s,%s,%s,%.2f\n", r.Method, r.Task, r.Seeds, g(r.Accuracy), g(r.Brier), g(r.ECE), g(r.NLL), g(r.MSE), r.SecondsPerEpoch)
 	}
 	return b.String()
 }

@@ -61,8 +61,13 @@ func TestJSONReproducesTraining(t *testing.T) {
 	if rep.Epoch != 2 || rep.Examples != 70 || len(rep.Tasks) != 2 {
 		t.Fatalf("report for epoch %d, %d examples, %d tasks", rep.Epoch, rep.Examples, len(rep.Tasks))
 	}
-	for j, task := range rep.Tasks {
-		line := history[2+j] // epoch 2
+	for _, task := range rep.Tasks {
+		var line experiment.MetricsLine
+		for _, l := range history {
+			if l.Epoch == 2 && l.Split == "test" && l.Task == task.Task {
+				line = l
+			}
+		}
 		var want struct {
 			Ensemble  map[string]float64
 			Particles []map[string]float64

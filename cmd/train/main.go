@@ -171,6 +171,7 @@ type Options struct {
 	Resume          string // continue the run in this directory
 	CheckpointEvery int    // also save DIR/last every this many steps
 	BestMetric      string // selects DIR/best
+	LogQP           bool   // log MT-SGD's QP (weights, certificate) every step
 }
 
 // Flags that only one kind of data set reads, and those a resumed run may
@@ -178,9 +179,9 @@ type Options struct {
 var (
 	toyFlags     = []string{"steps"}
 	networkFlags = []string{"data-dir", "preview", "stats", "epochs", "batch", "tasks", "train-limit", "test-limit", "warmup",
-		"head-repulsion", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype",
-		"resume", "checkpoint-every", "best-metric"}
-	resumeFlags = []string{"resume", "epochs", "workers", "data-dir", "progress", "checkpoint-every", "best-metric"}
+		"head-repulsion", "preset", "score-scale", "u-terms", "valid", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype",
+		"resume", "checkpoint-every", "best-metric", "log-qp"}
+	resumeFlags = []string{"resume", "epochs", "workers", "data-dir", "progress", "checkpoint-every", "best-metric", "log-qp"}
 )
 
 // Exit statuses.
@@ -229,7 +230,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Optimizer, "optimizer", "", "optimiser: adam or sgd (default adam, sgd on Multi-MNIST)")
 	fs.Float64Var(&o.Momentum, "momentum", 0.9, "SGD momentum (with -optimizer sgd)")
 	fs.Float64Var(&o.KernelScale, "kernel-scale", 1, "multiplies the median-heuristic RBF bandwidth")
-	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term; for networks, of the trunks'")
+	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term; for networks, of the trunks' (default 1 toy problems; networks: the score scale's, see -score-scale)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed: fixes data generation, initialisation and shuffling")
 	fs.StringVar(&o.Out, "out", "", "output directory (default runs/DATASET-METHOD-seedN)")
 	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
@@ -244,8 +245,12 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Tasks, "tasks", "", "CelebA: the first N attributes, or attribute names separated by commas (default 10)")
 	fs.IntVar(&o.TrainLimit, "train-limit", 0, "networks: train on the first N training examples only (0: all; CelebA default 40000)")
 	fs.IntVar(&o.TestLimit, "test-limit", 0, "networks: evaluate on the first N test examples only (0: all)")
-	fs.IntVar(&o.Warmup, "warmup", 0, "networks: epochs of plain gradient steps (no kernel) before the update rule")
-	fs.Float64Var(&o.HeadRepulsion, "head-repulsion", 1, "networks: weight of the kernel-gradient term of the heads' svgd")
+	fs.IntVar(&o.Warmup, "warmup", 0, "networks: epochs of plain gradient steps (no kernel) before the update rule (default: the preset's)")
+	fs.Float64Var(&o.HeadRepulsion, "head-repulsion", 0, "networks: weight of the kernel-gradient term of the heads' svgd (default: the score scale's, see -score-scale)")
+	fs.StringVar(&o.Preset, "preset", "", "networks: MT-SGD choices: "+presetNames()+" (default "+experiment.DefaultPreset+")")
+	fs.StringVar(&o.ScoreScale, "score-scale", "", "networks: scores as the gradient of the batch-mean loss (mean), times N (sum), or normalised per coordinate across particles (normalized) (default: the preset's)")
+	fs.StringVar(&o.UTerms, "u-terms", "", "networks: MT-SGD's U with all four terms (full) or the first only (first) (default: the preset's)")
+	fs.IntVar(&o.Valid, "valid", 0, "Multi-* data sets: training composites held out for validation (default 10000; 0: none)")
 	fs.StringVar(&o.Schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default multistep Multi-MNIST, constant SARCOS)")
 	fs.StringVar(&o.Milestones, "lr-milestones", "15,30,45,60,75,90", "networks: multistep: epochs at which the rate is multiplied by -lr-gamma")
 	fs.Float64Var(&o.Gamma, "lr-gamma", 0, "networks: factor of each learning-rate decay (default 0.5; CelebA 0.85)")
@@ -254,6 +259,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
 	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
+	fs.BoolVar(&o.LogQP, "log-qp", false, "networks, mtsgd: log every step's min-norm QP: K, the weights w*, the duality gap and whether it is certified")
 	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best: "+strings.Join(experiment.BestMetrics, ", ")+" (default accuracy; mse on SARCOS, on its validation split)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -293,22 +299,41 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	// Flags not given take the data set's defaults (experiment.Defaults;
 	// for toy problems 50 particles and Adam at 0.03).
-	d := experiment.Defaults(o.Dataset)
+	d := experiment.Defaults(o.Dataset).ForMethod(o.Method)
 	if !network {
 		d.Particles, d.LR, d.Optimizer = 50, 0.03, "adam"
+		d.Repulsion = 1
+	}
+	if set["preset"] {
+		p, err := experiment.LookupPreset(o.Preset)
+		if err != nil {
+			return o, fmt.Errorf("-preset: %w", err)
+		}
+		p.Apply(&d)
+	}
+	if set["score-scale"] {
+		// The repulsion weights follow the scale unless given.
+		d.ScoreScale, d.Repulsion, d.HeadRepulsion = o.ScoreScale, experiment.AutoRepulsion, experiment.AutoRepulsion
 	}
 	for name, apply := range map[string]func(){
-		"particles":   func() { o.Particles = d.Particles },
-		"lr":          func() { o.LR = d.LR },
-		"optimizer":   func() { o.Optimizer = d.Optimizer },
-		"epochs":      func() { o.Epochs = d.Epochs },
-		"batch":       func() { o.Batch = d.Batch },
-		"lr-schedule": func() { o.Schedule = d.Schedule },
-		"lr-gamma":    func() { o.Gamma = d.Gamma },
-		"lr-every":    func() { o.Every = d.Every },
-		"tasks":       func() { o.Tasks = d.Tasks },
-		"train-limit": func() { o.TrainLimit = d.TrainLimit },
-		"best-metric": func() { o.BestMetric = experiment.DefaultBest(o.Dataset) },
+		"preset":         func() { o.Preset = d.Preset },
+		"score-scale":    func() { o.ScoreScale = d.ScoreScale },
+		"u-terms":        func() { o.UTerms = d.UTerms },
+		"warmup":         func() { o.Warmup = d.Warmup },
+		"repulsion":      func() { o.Repulsion = d.Repulsion },
+		"head-repulsion": func() { o.HeadRepulsion = d.HeadRepulsion },
+		"valid":          func() { o.Valid = d.Valid },
+		"particles":      func() { o.Particles = d.Particles },
+		"lr":             func() { o.LR = d.LR },
+		"optimizer":      func() { o.Optimizer = d.Optimizer },
+		"epochs":         func() { o.Epochs = d.Epochs },
+		"batch":          func() { o.Batch = d.Batch },
+		"lr-schedule":    func() { o.Schedule = d.Schedule },
+		"lr-gamma":       func() { o.Gamma = d.Gamma },
+		"lr-every":       func() { o.Every = d.Every },
+		"tasks":          func() { o.Tasks = d.Tasks },
+		"train-limit":    func() { o.TrainLimit = d.TrainLimit },
+		"best-metric":    func() { o.BestMetric = experiment.DefaultBest(o.Dataset) },
 	} {
 		if !set[name] {
 			apply()
@@ -319,6 +344,15 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	o.Model = experiment.DefaultModel(o.Dataset)
 	return o, o.check()
+}
+
+// presetNames lists the presets for the help text.
+func presetNames() string {
+	var n []string
+	for _, p := range experiment.Presets {
+		n = append(n, p.Name)
+	}
+	return strings.Join(n, ", ")
 }
 
 // isNetwork tells whether dataset trains networks (rather than toy particles).

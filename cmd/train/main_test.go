@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"image/png"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
@@ -159,12 +162,13 @@ func TestStatsAndPreview(t *testing.T) {
 			d, err := loadData(o.Settings, o.DataDir)
 			testenv.CheckData(t, err)
 			train := d.Train
-			for _, d := range []data.Dataset{d.Train, d.Test} {
+			for _, d := range []data.Dataset{d.Train, d.Valid, d.Test} {
 				if err := writeStats(&out, d); err != nil {
 					t.Fatal(err)
 				}
 			}
-			for _, want := range []string{dataset + "/train: 120000 examples, input 1×36×36, 2 tasks", dataset + "/test: 20000 examples", "top-left       0:", "bottom-right   0:"} {
+			for _, want := range []string{dataset + "/train: 110000 examples, input 1×36×36, 2 tasks", dataset + "/valid: 10000 examples",
+				dataset + "/test: 20000 examples", "top-left       0:", "bottom-right   0:"} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("stats output lacks %q:\n%s", want, out.String())
 				}
@@ -198,7 +202,8 @@ func TestStatsAndPreview(t *testing.T) {
 }
 
 // A short real run: two epochs on a few examples write one metrics line per
-// task per epoch, and the same seed writes the same figures.
+// split (validation, then test) and task per epoch, and the same seed
+// writes the same figures.
 func TestTrainNetworkWritesMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains networks on real data")
@@ -228,13 +233,14 @@ func TestTrainNetworkWritesMetrics(t *testing.T) {
 		return lines
 	}
 	a := runOnce()
-	if len(a) != 4 {
-		t.Fatalf("%d metrics lines, want 2 epochs × 2 tasks", len(a))
+	if len(a) != 8 {
+		t.Fatalf("%d metrics lines, want 2 epochs × 2 splits × 2 tasks", len(a))
 	}
 	for i, l := range a {
 		wantTask := []string{"top-left", "bottom-right"}[i%2]
-		if l["epoch"] != float64(1+i/2) || l["task"] != wantTask || l["step"] != float64(3*(1+i/2)) {
-			t.Errorf("line %d: epoch %v task %v step %v", i, l["epoch"], l["task"], l["step"])
+		wantSplit := []string{"valid", "test"}[i/2%2]
+		if l["epoch"] != float64(1+i/4) || l["split"] != wantSplit || l["task"] != wantTask || l["step"] != float64(3*(1+i/4)) {
+			t.Errorf("line %d: epoch %v split %v task %v step %v", i, l["epoch"], l["split"], l["task"], l["step"])
 		}
 		for _, k := range []string{"accuracy", "brier", "ece", "nll", "train_loss", "lr"} {
 			if _, ok := l[k].(float64); !ok {
@@ -369,16 +375,18 @@ func TestTrainSarcosFixture(t *testing.T) {
 	dir := testenv.SarcosFixture(t)
 	out := t.TempDir()
 	o, err := parseFlags([]string{"-dataset", "sarcos", "-data-dir", dir, "-particles", "2", "-epochs", "2", "-train-limit", "1024",
-		"-test-limit", "256", "-lr", "0.001", "-out", out, "-progress=false"}, &bytes.Buffer{})
+		"-test-limit", "256", "-lr", "0.001", "-out", out, "-progress=false", "-warmup", "0", "-log-qp"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Model != "mlp" || o.Batch != 512 || o.Optimizer != "adam" || o.BestMetric != "mse" || o.Schedule != "constant" {
 		t.Errorf("SARCOS defaults: model %s batch %d optimizer %s best %s schedule %s", o.Model, o.Batch, o.Optimizer, o.BestMetric, o.Schedule)
 	}
+	logged := captureLog(t)
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
+	checkQPLogged(t, logged.String(), 4, 7) // 1024 examples, batch 512, 2 epochs
 	lines := metricsLines(t, out)
 	if len(lines) != 2*2*7 {
 		t.Fatalf("%d metrics lines, want 2 epochs × 2 splits × 7 tasks", len(lines))
@@ -411,7 +419,7 @@ func TestTrainCelebAFixture(t *testing.T) {
 	out := t.TempDir()
 	// Batch 16: the 24 training images make one full batch and one padded.
 	o, err := parseFlags([]string{"-dataset", "celeba", "-data-dir", dir, "-particles", "2", "-epochs", "1", "-batch", "16",
-		"-out", out, "-progress=false"}, &bytes.Buffer{})
+		"-out", out, "-progress=false", "-warmup", "0", "-log-qp"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,9 +427,11 @@ func TestTrainCelebAFixture(t *testing.T) {
 		o.Every != 10 || o.Tasks != "10" || o.TrainLimit != 40000 || o.BestMetric != "accuracy" {
 		t.Errorf("CelebA defaults: %+v", o.Settings)
 	}
+	logged := captureLog(t)
 	if err := run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
+	checkQPLogged(t, logged.String(), 2, 10)
 	lines := metricsLines(t, out)
 	if len(lines) != 2*10 {
 		t.Fatalf("%d metrics lines, want 2 splits × 10 tasks", len(lines))
@@ -455,4 +465,81 @@ func metricsLines(t *testing.T, out string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// Presets and the flags beside them: the default is the authors' preset;
+// -preset paper sets its choices; a flag given with a preset overrides
+// that one choice; -score-scale alone moves the repulsion weights to its
+// own defaults; other methods drop MT-SGD's choices; bad values are
+// refused naming the flag.
+func TestPresetFlags(t *testing.T) {
+	auto := float64(experiment.AutoRepulsion)
+	for _, tc := range []struct {
+		args                  []string
+		preset, scale, uterms string
+		warmup                int
+		repulsion, heads      float64
+		valid                 int
+	}{
+		{[]string{}, "authors", "normalized", "first", 1, auto, auto, 10000},
+		{[]string{"-preset", "paper"}, "paper", "mean", "full", 0, auto, auto, 10000},
+		{[]string{"-preset", "paper", "-warmup", "2", "-u-terms", "first"}, "paper", "mean", "first", 2, auto, auto, 10000},
+		{[]string{"-score-scale", "sum"}, "authors", "sum", "first", 1, auto, auto, 10000},
+		{[]string{"-repulsion", "0.5", "-head-repulsion", "0.1", "-valid", "0"}, "authors", "normalized", "first", 1, 0.5, 0.1, 0},
+		{[]string{"-method", "linear"}, "", "mean", "", 0, auto, auto, 10000},
+	} {
+		o, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		s := o.Settings
+		if s.Preset != tc.preset || s.ScoreScale != tc.scale || s.UTerms != tc.uterms || s.Warmup != tc.warmup ||
+			s.Repulsion != tc.repulsion || s.HeadRepulsion != tc.heads || s.Valid != tc.valid {
+			t.Errorf("%v: preset %q scale %q u %q warmup %d repulsion %v/%v valid %d", tc.args,
+				s.Preset, s.ScoreScale, s.UTerms, s.Warmup, s.Repulsion, s.HeadRepulsion, s.Valid)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-dataset", "multi-mnist", "-preset", "pytorch"}, `-preset: preset "pytorch" is not one of paper, authors`},
+		{[]string{"-dataset", "multi-mnist", "-score-scale", "median"}, "-score-scale"},
+		{[]string{"-dataset", "multi-mnist", "-u-terms", "two"}, "-u-terms must be full or first"},
+		{[]string{"-dataset", "multi-mnist", "-valid", "3"}, "-valid must be"},
+		{[]string{"-dataset", "sarcos", "-valid", "1000"}, "-valid holds out Multi-* training composites"},
+		{[]string{"-dataset", "mog3", "-preset", "paper"}, "-preset does not apply to -dataset mog3"},
+	} {
+		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// captureLog sends the log to a buffer until the test ends.
+func captureLog(t *testing.T) *bytes.Buffer {
+	t.Helper()
+	var b bytes.Buffer
+	log.SetOutput(&b)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	return &b
+}
+
+// checkQPLogged checks that -log-qp logged one certified QP with k
+// weights for each of the run's steps, 1 to steps.
+func checkQPLogged(t *testing.T, logged string, steps, k int) {
+	t.Helper()
+	n := 0
+	for _, line := range strings.Split(logged, "\n") {
+		if !strings.Contains(line, "msg=qp") {
+			continue
+		}
+		n++
+		if want := fmt.Sprintf("K=%d certified=true", k); !strings.Contains(line, want) || !strings.Contains(line, fmt.Sprintf("step=%d ", n)) {
+			t.Errorf("QP line %d, want %q and step=%d: %s", n, want, n, line)
+		}
+	}
+	if n != steps {
+		t.Errorf("%d QP lines, want one per step (%d):\n%s", n, steps, logged)
+	}
 }

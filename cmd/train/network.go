@@ -15,6 +15,7 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/metrics"
+	"github.com/mtsgd/mtsgd/particles"
 )
 
 // runNetwork handles the data sets that train networks.
@@ -46,11 +47,20 @@ func runNetwork(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	log.WithFields(log.Fields{
-		"dataset": o.Dataset, "method": o.Method + " (heads: svgd)", "particles": o.Particles,
-		"epochs": o.Epochs, "batch": o.Batch, "train": r.TrainSet.Len(), "test": r.TestSet.Len(), "model": o.Model,
-		"lr": o.LR, "optimizer": o.Optimizer, "warmup": o.Warmup, "seed": o.Seed, "out": o.Out,
-	}).Info("training")
+	s := r.Settings
+	f := log.Fields{
+		"dataset": s.Dataset, "method": s.Method, "particles": s.Particles,
+		"epochs": s.Epochs, "batch": s.Batch, "train": r.TrainSet.Len(), "test": r.TestSet.Len(), "model": s.Model,
+		"lr": s.LR, "optimizer": s.Optimizer, "seed": s.Seed, "out": o.Out,
+	}
+	if r.ValidSet != nil {
+		f["valid"] = r.ValidSet.Len()
+	}
+	if s.Method == "mtsgd" {
+		f["preset"], f["score_scale"], f["u_terms"], f["warmup"] = s.Preset, s.ScoreScale, s.UTerms, s.Warmup
+		f["repulsion"], f["head_repulsion"] = s.Repulsion, s.HeadRepulsion
+	}
+	log.WithFields(f).Info("training")
 	return trainNetwork(ctx, o, r)
 }
 
@@ -110,6 +120,14 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 					Info("ensemble on " + r.Settings.Dataset + "/" + l.Split)
 			}
 		},
+	}
+	if o.LogQP {
+		r.Hooks.QP = func(step int, d particles.Diagnostics) {
+			log.WithFields(log.Fields{
+				"step": step, "K": len(d.Weights), "weights": fmt.Sprintf("%.4g", d.Weights),
+				"gap": fmt.Sprintf("%.3g", d.QP.Gap), "iterations": d.QP.Iterations, "certified": d.QP.Converged,
+			}).Info("qp")
+		}
 	}
 	start := time.Now()
 	if err := r.Train(ctx); err != nil {

@@ -70,42 +70,67 @@ func Names() []string {
 // Load reads the sources of v from dataDir and builds the training and test
 // composites with seed.
 func (v Variant) Load(dataDir string, seed uint64) (train, test *Set, err error) {
+	train, _, test, err = v.LoadValid(dataDir, seed, 0)
+	return train, test, err
+}
+
+// LoadValid is Load with a validation split of valid composites held out
+// of the training ones. valid must be 0 or a positive multiple of
+// PerSource below the training composites' count. With 0 there is no
+// validation set and the training set is Load's.
+//
+// The held-out composites share no source image with the training ones:
+// the last valid/PerSource training source images are the top-left images
+// of the validation composites, and their partners are drawn from those
+// same images; the training composites are built from the other source
+// images alone. So validation accuracy measures images the networks never
+// saw, as test accuracy does, and choices made on it do not look at the
+// test set.
+func (v Variant) LoadValid(dataDir string, seed uint64, valid int) (train, validation, test *Set, err error) {
+	if valid < 0 || valid%PerSource != 0 {
+		return nil, nil, nil, fmt.Errorf("multimnist: validation size %d is not a non-negative multiple of %d", valid, PerSource)
+	}
 	for _, split := range []Split{Train, Test} {
 		top, err := v.TopLeft.Read(dataDir, split)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		bottom := top
 		if v.BottomRight.Name != v.TopLeft.Name {
 			if bottom, err = v.BottomRight.Read(dataDir, split); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
-		s := Compose(v.Name+"/"+splitName(split), top, bottom, seed, v.stream(split))
-		s.tasks[0].ClassNames = v.TopLeft.ClassNames
-		s.tasks[1].ClassNames = v.BottomRight.ClassNames
-		if split == Train {
-			train = s
-		} else {
-			test = s
+		named := func(s *Set) *Set {
+			s.tasks[0].ClassNames = v.TopLeft.ClassNames
+			s.tasks[1].ClassNames = v.BottomRight.ClassNames
+			return s
+		}
+		switch {
+		case split == Test:
+			test = named(Compose(v.Name+"/test", top, bottom, seed, v.stream("test")))
+		case valid == 0:
+			train = named(Compose(v.Name+"/train", top, bottom, seed, v.stream("train")))
+		default:
+			held := valid / PerSource
+			if held >= top.Len() || held >= bottom.Len() {
+				return nil, nil, nil, fmt.Errorf("multimnist: validation size %d leaves no training composites (%d source images)", valid, top.Len())
+			}
+			nTop, nBottom := top.Len()-held, bottom.Len()-held
+			train = named(Compose(v.Name+"/train", top.slice(0, nTop), bottom.slice(0, nBottom), seed, v.stream("train")))
+			validation = named(Compose(v.Name+"/valid", top.slice(nTop, top.Len()), bottom.slice(nBottom, bottom.Len()), seed, v.stream("valid")))
 		}
 	}
-	return train, test, nil
+	return train, validation, test, nil
 }
 
-func splitName(s Split) string {
-	if s == Test {
-		return "test"
-	}
-	return "train"
-}
-
-// stream separates the random draws of the variants and their splits from
-// each other and from the other uses of the run's seed: without the
-// variant, Multi-MNIST and Multi-Fashion+MNIST would pair the same indices.
-func (v Variant) stream(s Split) uint64 {
+// stream separates the random draws of the variants and their splits
+// (train, valid, test) from each other and from the other uses of the
+// run's seed: without the variant, Multi-MNIST and Multi-Fashion+MNIST
+// would pair the same indices.
+func (v Variant) stream(split string) uint64 {
 	h := fnv.New64a()
-	h.Write([]byte(v.Name + "/" + splitName(s)))
+	h.Write([]byte(v.Name + "/" + split))
 	return h.Sum64()
 }
 

@@ -294,3 +294,64 @@ func TestRealVariants(t *testing.T) {
 		})
 	}
 }
+
+// The validation split shares no source image with the training split:
+// with the fixture's uniform images (image j filled with j+1), a
+// composite's pixel (0,0) names its top-left source and pixel (33,33) its
+// partner. Without a validation split the training set is Load's.
+func TestLoadValid(t *testing.T) {
+	dir := t.TempDir()
+	labels := make([]byte, 40)
+	for i := range labels {
+		labels[i] = byte(i % 10)
+	}
+	src := writeSource(t, dir, false, labels)
+	v := Variant{Name: "fixture", TopLeft: src, BottomRight: src}
+
+	train, valid, test, err := v.LoadValid(dir, 3, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if train.Len() != 70 || valid.Len() != 10 || test.Len() != 80 {
+		t.Fatalf("sizes %d/%d/%d, want 70/10/80", train.Len(), valid.Len(), test.Len())
+	}
+	sources := func(s *Set, i int) (top, partner int) {
+		im := s.Image(i)
+		return int(im[0]) - 1, int(im[(Side-Offset-1)*Side+Side-Offset-1]) - 1
+	}
+	for i := range train.Len() {
+		if top, partner := sources(train, i); top >= 35 || partner >= 35 {
+			t.Errorf("training composite %d uses sources %d and %d, want both < 35", i, top, partner)
+		}
+	}
+	for i := range valid.Len() {
+		top, partner := sources(valid, i)
+		if top < 35 || partner < 35 {
+			t.Errorf("validation composite %d uses sources %d and %d, want both ≥ 35", i, top, partner)
+		}
+		if tl, br := valid.Labels(i); tl != top%10 || br != partner%10 {
+			t.Errorf("validation composite %d labelled %d/%d, sources %d/%d", i, tl, br, top, partner)
+		}
+	}
+
+	whole, test0, err := v.Load(dir, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train0, valid0, _, err := v.LoadValid(dir, 3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if valid0 != nil || !bytes.Equal(train0.pixels, whole.pixels) || !bytes.Equal(train0.labels, whole.labels) {
+		t.Error("LoadValid with 0 differs from Load")
+	}
+	if !bytes.Equal(test.pixels, test0.pixels) {
+		t.Error("the test set depends on the validation size")
+	}
+
+	for _, bad := range []int{-2, 3, 80, 1000} {
+		if _, _, _, err := v.LoadValid(dir, 3, bad); err == nil {
+			t.Errorf("validation size %d accepted", bad)
+		}
+	}
+}

@@ -81,6 +81,13 @@ type Labeled struct {
 // Len is the number of examples.
 func (l Labeled) Len() int { return len(l.Labels) }
 
+// slice returns examples [from, to) of l, sharing its memory.
+func (l Labeled) slice(from, to int) Labeled {
+	n := l.Images.Rows * l.Images.Cols
+	im := &idx.Images{Count: to - from, Rows: l.Images.Rows, Cols: l.Images.Cols, Pixels: l.Images.Pixels[from*n : to*n]}
+	return Labeled{Images: im, Labels: l.Labels[from:to]}
+}
+
 // Read loads one split of src, looking in dataDir/src.Subdir and then in
 // src.SystemDirs, and checks the files against the recorded checksums.
 // Missing files give an error wrapping data.ErrMissing that lists where

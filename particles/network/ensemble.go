@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 
@@ -20,10 +21,114 @@ type Update struct {
 	// Head moves task j's heads βʲ, with that task's score alone
 	// (svgd in the paper).
 	Head particles.Rule
-	// Warmup replaces both rules by plain gradient steps with a fixed
-	// per-particle mix of the task gradients for the trunks (see
-	// WarmupWeights), as the authors' code does in its first epoch.
+	// Warmup replaces both rules by plain gradient steps, as the authors'
+	// code does in its first epoch: each head follows its own score, and
+	// particle i's trunk the fixed mix Σ_j w_ij s_j / M of its task
+	// scores, w_i = WarmupWeights(i, M, K). The factor 1/M is the
+	// authors' (their linear mix returns g/n); it makes the warm-up trunk
+	// step the size of a kernel rule's own-particle term.
 	Warmup bool
+	// Scale says how the scores are scaled before the rules see them.
+	Scale ScoreScale
+	// Examples is N, the size of the training set, used by ScoreSum.
+	Examples int
+}
+
+// ScoreScale is how a network's scores, minus the gradients of the
+// batch-mean task losses, are scaled before the update rules see them.
+type ScoreScale int
+
+const (
+	// ScoreMean keeps the gradient of the batch-mean loss: the score of
+	// the posterior tempered by N, exp(−(1/N) Σ_n ℓ_n). Scores and the
+	// kernel's repulsion then compare as in SVGD on that tempered
+	// target.
+	ScoreMean ScoreScale = iota
+	// ScoreSum multiplies trunk and head scores by N: the score of the
+	// paper's posterior exp(−Σ_n ℓ_n), estimated on the batch.
+	ScoreSum
+	// ScoreNormalized divides each task's trunk scores, coordinate by
+	// coordinate, by their L2 norm over the particles (the authors'
+	// "--normalize": F.normalize of the M×d score matrix along the
+	// particles, with the same floor of 1e-12 on the norm). Heads keep
+	// the batch-mean scale, as there.
+	ScoreNormalized
+)
+
+// ScoreScales names the scales, in the order of their values.
+var ScoreScales = []string{"mean", "sum", "normalized"}
+
+// ParseScoreScale returns the scale called name ("" is mean).
+func ParseScoreScale(name string) (ScoreScale, error) {
+	if name == "" {
+		return ScoreMean, nil
+	}
+	for i, n := range ScoreScales {
+		if n == name {
+			return ScoreScale(i), nil
+		}
+	}
+	return 0, fmt.Errorf("score scale %q is not one of %v", name, ScoreScales)
+}
+
+func (s ScoreScale) String() string {
+	if int(s) < len(ScoreScales) {
+		return ScoreScales[s]
+	}
+	return fmt.Sprintf("ScoreScale(%d)", int(s))
+}
+
+// normalizeFloor is F.normalize's default eps: a coordinate whose scores
+// are all below it stays (almost) zero rather than being blown up.
+const normalizeFloor = 1e-12
+
+// scale applies u's score scale to the step's scores in place.
+func (e *Ensemble) scale(u Update) error {
+	switch u.Scale {
+	case ScoreMean:
+	case ScoreSum:
+		if u.Examples < 1 {
+			return fmt.Errorf("network: score scale sum needs the training set's size, got %d", u.Examples)
+		}
+		n := float64(u.Examples)
+		for j := range e.trunkScores {
+			for i := range e.trunkScores[j] {
+				scaleVec(e.trunkScores[j][i], n)
+				scaleVec(e.headScores[j][i], n)
+			}
+		}
+	case ScoreNormalized:
+		for _, task := range e.trunkScores {
+			normalizeColumns(task)
+		}
+	default:
+		return fmt.Errorf("network: unknown score scale %v", u.Scale)
+	}
+	return nil
+}
+
+// normalizeColumns divides coordinate d of every row of s by the L2 norm
+// of that coordinate over the rows (floored at normalizeFloor).
+func normalizeColumns(s [][]float64) {
+	if len(s) == 0 {
+		return
+	}
+	for d := range s[0] {
+		sq := 0.0
+		for _, row := range s {
+			sq += row[d] * row[d]
+		}
+		inv := 1 / math.Max(math.Sqrt(sq), normalizeFloor)
+		for _, row := range s {
+			row[d] *= inv
+		}
+	}
+}
+
+func scaleVec(v []float64, a float64) {
+	for i := range v {
+		v[i] *= a
+	}
 }
 
 // Ensemble is M particles trained together, each with an optimiser for its
@@ -225,6 +330,9 @@ func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.scale(u); err != nil {
+		return nil, err
+	}
 	if err := e.directions(u, step); err != nil {
 		return nil, err
 	}
@@ -262,7 +370,7 @@ func (e *Ensemble) directions(u Update, step int) error {
 			clear(e.trunkDir[i])
 			for j := range k {
 				for d, s := range e.trunkScores[j][i] {
-					e.trunkDir[i][d] += w[j] * s
+					e.trunkDir[i][d] += w[j] * s / float64(m)
 				}
 				copy(e.headDir[j][i], e.headScores[j][i])
 			}

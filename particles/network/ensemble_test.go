@@ -108,7 +108,7 @@ func TestStepEqualsHandComputedStep(t *testing.T) {
 	}
 }
 
-// Warm-up: particle i's trunk follows w_i·s_a + (1−w_i)·s_b with
+// Warm-up: particle i's trunk follows (w_i·s_a + (1−w_i)·s_b)/M with
 // w_i = i/(M−1), its heads their own scores.
 func TestWarmupStep(t *testing.T) {
 	const m, lr = 3, 0.1
@@ -123,7 +123,7 @@ func TestWarmupStep(t *testing.T) {
 		w := float64(i) / (m - 1)
 		want[i] = make([]float64, len(p.Trunk))
 		for d := range want[i] {
-			want[i][d] = p.Trunk[d] - lr*(w*ga.trunk[d]+(1-w)*gb.trunk[d])
+			want[i][d] = p.Trunk[d] - lr*(w*ga.trunk[d]+(1-w)*gb.trunk[d])/m
 		}
 	}
 	if _, err := e.Step(b, Update{Warmup: true}); err != nil {
@@ -220,5 +220,80 @@ func TestEvaluate(t *testing.T) {
 		if c := got[j].Ensemble.Classification; math.Abs(c.NLL-want.NLL) > 1e-12 || math.Abs(c.Brier-want.Brier) > 1e-12 || c.ECE != want.ECE {
 			t.Errorf("task %d ensemble: %+v, want %+v", j, *c, want)
 		}
+	}
+}
+
+// The score scales, checked through a step with the linear rule (trunk:
+// mean of the task scores; heads: own score), so that the update is the
+// scaled scores themselves: ScoreSum multiplies trunk and head scores by
+// N; ScoreNormalized divides each task's trunk scores by their L2 norm
+// over the particles, coordinate by coordinate, and leaves the heads.
+// The reference normalises with its own loops. Tolerance 1e-12 relative.
+func TestScoreScales(t *testing.T) {
+	const m, lr, n = 3, 0.01, 7
+	for _, scale := range []ScoreScale{ScoreMean, ScoreSum, ScoreNormalized} {
+		t.Run(scale.String(), func(t *testing.T) {
+			e := newTestEnsemble(t, m, 4, lr)
+			b := randomBatch(rand.New(rand.NewPCG(25, 0)), 4, 2)
+			in := load(t, e.cfg, b)
+			trunk := make([][][]float64, 2) // [task][particle]
+			head := make([][][]float64, 2)
+			before := make([]*Particle, m)
+			for i, p := range e.Particles {
+				before[i] = &Particle{Trunk: slices.Clone(p.Trunk), Heads: clone2(p.Heads)}
+				for j := range 2 {
+					g := gradients(t, p, in, j)
+					negate(g.trunk)
+					negate(g.head)
+					trunk[j] = append(trunk[j], g.trunk)
+					head[j] = append(head[j], g.head)
+				}
+			}
+			switch scale {
+			case ScoreSum:
+				for j := range 2 {
+					for i := range m {
+						for d := range trunk[j][i] {
+							trunk[j][i][d] *= n
+						}
+						for d := range head[j][i] {
+							head[j][i][d] *= n
+						}
+					}
+				}
+			case ScoreNormalized:
+				for j := range 2 {
+					for d := range trunk[j][0] {
+						norm := math.Sqrt(trunk[j][0][d]*trunk[j][0][d] + trunk[j][1][d]*trunk[j][1][d] + trunk[j][2][d]*trunk[j][2][d])
+						for i := range m {
+							trunk[j][i][d] /= max(norm, 1e-12)
+						}
+					}
+				}
+			}
+			u := Update{Trunk: &particles.Linear{}, Head: &particles.Linear{}, Scale: scale, Examples: n}
+			if _, err := e.Step(b, u); err != nil {
+				t.Fatal(err)
+			}
+			near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*max(1, math.Abs(want)) }
+			for i, p := range e.Particles {
+				for d := range p.Trunk {
+					want := before[i].Trunk[d] + lr*(trunk[0][i][d]+trunk[1][i][d])/2
+					if !near(p.Trunk[d], want) {
+						t.Fatalf("particle %d trunk[%d] = %.15g, want %.15g", i, d, p.Trunk[d], want)
+					}
+				}
+				for j := range 2 {
+					for d := range p.Heads[j] {
+						if want := before[i].Heads[j][d] + lr*head[j][i][d]; !near(p.Heads[j][d], want) {
+							t.Fatalf("particle %d head %d [%d] = %.15g, want %.15g", i, j, d, p.Heads[j][d], want)
+						}
+					}
+				}
+			}
+		})
+	}
+	if _, err := ParseScoreScale("median"); err == nil {
+		t.Error("unknown score scale accepted")
 	}
 }
