@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/mtsgd/mtsgd/internal/simplextest"
 	"github.com/mtsgd/mtsgd/particles/minnorm"
 )
 
@@ -55,7 +56,7 @@ func minNormByEnumeration(t *testing.T, u []float64, k int) []float64 {
 		if !feasible {
 			continue
 		}
-		if v := quadForm(u, w); v < bestVal {
+		if v := simplextest.Objective(u, w); v < bestVal {
 			best, bestVal = w, v
 		}
 	}
@@ -63,46 +64,6 @@ func minNormByEnumeration(t *testing.T, u []float64, k int) []float64 {
 		t.Fatal("no feasible support")
 	}
 	return best
-}
-
-func quadForm(u, w []float64) float64 {
-	k := len(w)
-	f := 0.0
-	for i := range k {
-		for j := range k {
-			f += w[i] * u[i*k+j] * w[j]
-		}
-	}
-	return f
-}
-
-// curvatureAlongSimplex returns min{vᵀUv : ‖v‖ = 1, Σ v = 0}, the smallest
-// eigenvalue of U restricted to the vectors that sum to zero (Helmert
-// basis V, gonum's EigenSym on VᵀUV).
-func curvatureAlongSimplex(t *testing.T, u []float64, k int) float64 {
-	t.Helper()
-	v := mat.NewDense(k, k-1, nil)
-	for j := 1; j < k; j++ {
-		n := math.Sqrt(float64(j * (j + 1)))
-		for i := range j {
-			v.Set(i, j-1, 1/n)
-		}
-		v.Set(j, j-1, -float64(j)/n)
-	}
-	var uv, vuv mat.Dense
-	uv.Mul(mat.NewDense(k, k, u), v)
-	vuv.Mul(v.T(), &uv)
-	sym := mat.NewSymDense(k-1, nil)
-	for i := range k - 1 {
-		for j := i; j < k-1; j++ {
-			sym.SetSym(i, j, (vuv.At(i, j)+vuv.At(j, i))/2)
-		}
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(sym, false) {
-		t.Fatal("eigendecomposition failed")
-	}
-	return eig.Values(nil)[0]
 }
 
 // TestMTSGDTraceTermDominates puts MT-SGD where the trace term ρ²(d/σ² − …)
@@ -188,7 +149,10 @@ func TestMTSGDTraceTermDominates(t *testing.T) {
 		}
 
 		want := minNormByEnumeration(t, u3, k)
-		lam := curvatureAlongSimplex(t, u3, k)
+		lam, err := simplextest.Curvature(u3, k)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !(lam > 0) {
 			t.Fatalf("seed %d: λ⊥(U3) = %g", seed, lam)
 		}

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
+	"github.com/mtsgd/mtsgd/internal/simplextest"
 )
 
 // randomGram returns U = GGᵀ for a random K×d matrix G whose rows have
@@ -30,16 +30,8 @@ func randomGram(rng *rand.Rand, k, d int) []float64 {
 	return u
 }
 
-func objective(u, w []float64) float64 {
-	k := len(w)
-	f := 0.0
-	for i := range k {
-		for j := range k {
-			f += w[i] * u[i*k+j] * w[j]
-		}
-	}
-	return f
-}
+// objective is wᵀUw, computed independently of the solver.
+var objective = simplextest.Objective
 
 // gridMin is the brute-force reference: the minimum of wᵀUw over all points
 // of the simplex whose coordinates are multiples of 1/n.
@@ -275,35 +267,6 @@ func randomRows(rng *rand.Rand, k, d int, spread float64) [][]float64 {
 	return g
 }
 
-// curvatureOnSimplex returns λ⊥(A) = min{vᵀAv : ‖v‖ = 1, Σ v = 0}, the
-// smallest eigenvalue of VᵀAV for the Helmert basis V of the vectors that
-// sum to zero, computed by gonum's symmetric eigensolver.
-func curvatureOnSimplex(t *testing.T, a []float64, k int) float64 {
-	t.Helper()
-	v := mat.NewDense(k, k-1, nil)
-	for j := 1; j < k; j++ {
-		n := math.Sqrt(float64(j * (j + 1)))
-		for i := range j {
-			v.Set(i, j-1, 1/n)
-		}
-		v.Set(j, j-1, -float64(j)/n)
-	}
-	var av, vav mat.Dense
-	av.Mul(mat.NewDense(k, k, a), v)
-	vav.Mul(v.T(), &av)
-	sym := mat.NewSymDense(k-1, nil)
-	for i := range k - 1 {
-		for j := i; j < k-1; j++ {
-			sym.SetSym(i, j, (vav.At(i, j)+vav.At(j, i))/2)
-		}
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(sym, false) {
-		t.Fatal("eigendecomposition failed")
-	}
-	return eig.Values(nil)[0]
-}
-
 // fwGap returns the Frank-Wolfe gap 2(wᵀAw − min_i (Aw)_i) of w for A.
 func fwGap(a, w []float64) float64 {
 	k := len(w)
@@ -389,7 +352,10 @@ func TestSolveIgnoresConstantShift(t *testing.T) {
 				}
 				lam := 0.0
 				if fam.unique {
-					lam = curvatureOnSimplex(t, a, k)
+					var err error
+					if lam, err = simplextest.Curvature(a, k); err != nil {
+						t.Fatal(err)
+					}
 					if !(lam > 0) {
 						t.Fatalf("%s K=%d seed %d: λ⊥ = %v, want > 0", fam.name, k, seed, lam)
 					}
