@@ -50,7 +50,8 @@
 //	-momentum MU        SGD momentum (default 0.9)
 //	-kernel-scale S     multiplies the median-heuristic RBF bandwidth (default 1)
 //	-repulsion RHO      weight of the kernel-gradient term; on networks, of
-//	                    the trunks' rule (default 1)
+//	                    the trunks' rule (default 1 toy problems; networks:
+//	                    the score scale's, see -score-scale)
 //	-seed N             fixes data generation, initialisation and shuffling
 //	                    (default 1)
 //	-out DIR            output directory (default runs/DATASET-METHOD-seedN)
@@ -77,10 +78,39 @@
 //	                    CelebA 10)
 //	-tasks SPEC         CelebA: the first N attributes ("10", "40") or
 //	                    attribute names separated by commas (default 10)
+//	-preset NAME        MT-SGD's choices where the paper and the authors'
+//	                    code differ (default authors):
+//	                      paper    Algorithm 1 as printed: four-term U, no
+//	                               warm-up, batch-mean scores with repulsion
+//	                               1/N (the paper's posterior, its factor N
+//	                               in the learning rate)
+//	                      authors  the authors' code: trunk scores normalised
+//	                               per coordinate across particles, U's first
+//	                               term only, one warm-up epoch, repulsion
+//	                               0.0015 (trunk) and 0.25 (heads)
+//	                    Both put the kernels on the parameters. A flag below
+//	                    given with a preset overrides that choice alone;
+//	                    other methods than mtsgd take no preset (batch-mean
+//	                    scores, no warm-up). See docs/mtsgd-choices.md.
+//	-score-scale S      mean (the gradient of the batch-mean loss), sum (times
+//	                    N, the training set's size) or normalized (each task's
+//	                    trunk scores divided per coordinate by their norm over
+//	                    the particles); it also sets the repulsion defaults:
+//	                    mean 1/N and 1/N, sum 1 and 1, normalized 0.0015 and
+//	                    0.25 (trunk and heads)
+//	-u-terms T          full (Equation Uij-1's four terms) or first (the
+//	                    kernel-weighted score products only)
 //	-warmup N           first N epochs without kernel: plain gradient steps,
-//	                    the trunk of particle i following the mix
-//	                    i/(M−1)·task 1 + (1 − i/(M−1))·task 2 (default 0)
-//	-head-repulsion RHO weight of the heads' kernel-gradient term (default 1)
+//	                    each head its own task's, the trunk of particle i the
+//	                    mix (i/(M−1)·task 1 + (1 − i/(M−1))·task 2)/M
+//	                    (default: the preset's)
+//	-head-repulsion RHO weight of the heads' kernel-gradient term (default:
+//	                    the score scale's)
+//	-valid N            Multi-* data sets: training composites held out for
+//	                    validation, from source images no training composite
+//	                    uses (default 10000; 0: none); best/ is chosen on them
+//	-log-qp             mtsgd: log every step's min-norm QP (K, w*, duality
+//	                    gap, certified)
 //	-train-limit N      train on the first N training examples (default all;
 //	                    CelebA 40000, the paper's subset; 0: all)
 //	-test-limit N       evaluate on the first N test (and validation)
@@ -107,10 +137,11 @@
 // over the three densities' contours; zdt3: the particles in objective space
 // over the true Pareto front), and log where the particles ended.
 //
-// Networks are scored on the test set after every epoch: one log line per
-// task with the ensemble's accuracy, Brier score, ECE and NLL (the ensemble
-// predicts the mean of the particles' probabilities), and one JSON object
-// per task and epoch in DIR/metrics.jsonl, with every particle's scores too.
+// Networks are scored on the validation set (where there is one) and the
+// test set after every epoch: one log line per split and task with the
+// ensemble's accuracy, Brier score, ECE and NLL (the ensemble predicts the
+// mean of the particles' probabilities), and one JSON object per split,
+// task and epoch in DIR/metrics.jsonl, with every particle's scores too.
 // The last epoch also logs each particle's scores. After every epoch the
 // whole state goes to the checkpoint DIR/last, and to DIR/best when the
 // epoch is the best so far (package checkpoints; evaluate one with eval
@@ -125,7 +156,8 @@
 // Examples:
 //
 //	train -dataset mog3 -method mtsgd -particles 50 -steps 1000 -lr 0.03 -seed 1 -out runs/mog3
-//	train -dataset multi-mnist -particles 5 -epochs 1 -lr 0.01 -seed 1 -out runs/mm1
+//	train -dataset multi-mnist -particles 5 -epochs 3 -seed 1 -out runs/mm3
+//	train -dataset multi-mnist -preset paper -out runs/mm-paper
 //	train -dataset celeba -tasks 10 -particles 5 -out runs/celeba
 package main
 
