@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
@@ -79,11 +80,21 @@ type Run struct {
 	seconds      float64
 	history      []MetricsLine
 	lossSum      []float64 // this epoch's per-step mean task losses, summed
+	// bestEpoch is the epoch whose state best/ holds: 0 while no save of
+	// best/ has succeeded, -1 when unknown (a checkpoint from before it
+	// was recorded: best/ is then taken to hold the history's best epoch).
+	bestEpoch int
 }
 
-// ErrInterrupted is returned by Train when its context ends: the run's
-// state is saved in Out/last and Resume continues it.
+// ErrInterrupted is returned by Train when its context ends and the run's
+// state is saved in Out/last and loads back: Restore continues it.
 var ErrInterrupted = errors.New("training interrupted")
+
+// ErrUnsaved is returned by Train, instead of ErrInterrupted, when its
+// context ends but saving Out/last failed or what it saved does not load
+// back. The error says why and which checkpoint, if any, is the last good
+// one.
+var ErrUnsaved = errors.New("training interrupted, and its state could not be saved")
 
 // New starts a run from scratch: particles initialised from the seed.
 func New(s Settings, d Data, workers int) (*Run, error) {
@@ -157,8 +168,11 @@ func (r *Run) Epoch() int { return r.epoch }
 func (r *Run) History() []MetricsLine { return r.history }
 
 // Train runs the remaining epochs, evaluating on the test set after each,
-// writing Out/metrics.jsonl and the checkpoints. When ctx ends it saves
-// Out/last at the current step and returns ErrInterrupted.
+// writing Out/metrics.jsonl and the checkpoints: Out/last after every
+// epoch, Out/best after one that beats the epoch best/ holds. When ctx
+// ends it saves Out/last at the current step, loads it back, and returns
+// ErrInterrupted, or an error wrapping ErrUnsaved if either failed. Every
+// failed save ends training with an error.
 func (r *Run) Train(ctx context.Context) error {
 	steps := (r.TrainSet.Len() + r.Settings.Batch - 1) / r.Settings.Batch
 	trunk, head, err := r.Settings.Rules(len(r.TrainSet.Tasks()), steps)
@@ -175,6 +189,13 @@ func (r *Run) Train(ctx context.Context) error {
 	}
 	if err := os.MkdirAll(r.Out, 0o755); err != nil {
 		return fmt.Errorf("creating output directory: %w", err)
+	}
+	// A run that stopped after saving an epoch's last/ but not its
+	// best/ (a failed save) resumes at that epoch's end: write best/ now.
+	if r.batch == 0 && r.epoch > 0 && r.bestEpoch >= 0 && r.bestEpoch < r.epoch && r.improves(r.epochLines(r.epoch)) {
+		if err := r.saveBest(); err != nil {
+			return err
+		}
 	}
 	k := len(r.TrainSet.Tasks())
 	for r.epoch < r.Settings.Epochs {
@@ -193,8 +214,8 @@ func (r *Run) Train(ctx context.Context) error {
 		start := time.Now()
 		interrupted := func() error {
 			r.seconds += time.Since(start).Seconds()
-			if err := r.save("last"); err != nil {
-				return fmt.Errorf("%w, and saving failed: %w", ErrInterrupted, err)
+			if err := r.saveVerified(); err != nil {
+				return fmt.Errorf("%w: %w; %s", ErrUnsaved, err, r.lastGood())
 			}
 			return ErrInterrupted
 		}
@@ -223,7 +244,7 @@ func (r *Run) Train(ctx context.Context) error {
 				r.seconds += time.Since(start).Seconds()
 				start = time.Now()
 				if err := r.save("last"); err != nil {
-					return err
+					return fmt.Errorf("%w; %s", err, r.lastGood())
 				}
 			}
 		}
@@ -249,13 +270,17 @@ func (r *Run) Train(ctx context.Context) error {
 		if err := r.writeMetrics(); err != nil {
 			return err
 		}
-		if err := r.save("last"); err != nil {
-			return err
-		}
+		// best/ first, so that last/ records whether it was saved; a
+		// failed best/ still saves last/, then reports the failure.
+		var bestErr error
 		if improved {
-			if err := r.save("best"); err != nil {
-				return err
-			}
+			bestErr = r.saveBest()
+		}
+		if err := r.save("last"); err != nil {
+			return errors.Join(bestErr, fmt.Errorf("%w; %s", err, r.lastGood()))
+		}
+		if bestErr != nil {
+			return bestErr
 		}
 		if r.Hooks.EpochEnd != nil {
 			r.Hooks.EpochEnd(r.epoch-1, lines)
@@ -322,20 +347,30 @@ func (r *Run) selection(lines []MetricsLine) float64 {
 	return v / float64(max(1, n))
 }
 
-// improves reports whether lines beat every earlier epoch by the Best
-// metric.
+// improves reports whether lines beat, by the Best metric, the epoch
+// best/ holds (every earlier epoch where that is unknown).
 func (r *Run) improves(lines []MetricsLine) bool {
 	best := math.Inf(-1)
-	for e := 1; e <= r.epoch; e++ {
-		var epoch []MetricsLine
-		for _, l := range r.history {
-			if l.Epoch == e {
-				epoch = append(epoch, l)
-			}
+	switch {
+	case r.bestEpoch > 0:
+		best = r.selection(r.epochLines(r.bestEpoch))
+	case r.bestEpoch < 0:
+		for e := 1; e <= r.epoch; e++ {
+			best = max(best, r.selection(r.epochLines(e)))
 		}
-		best = max(best, r.selection(epoch))
 	}
 	return r.selection(lines) > best
+}
+
+// epochLines returns the history's lines of epoch e (1-based).
+func (r *Run) epochLines(e int) []MetricsLine {
+	var lines []MetricsLine
+	for _, l := range r.history {
+		if l.Epoch == e {
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 // BestMetrics are the values Run.Best accepts.
@@ -368,11 +403,65 @@ func (r *Run) save(name string) error {
 	return nil
 }
 
+// saveBest saves the state as best/ and records the epoch as best/'s
+// only if that succeeds.
+func (r *Run) saveBest() error {
+	prev := r.bestEpoch
+	r.bestEpoch = r.epoch // the state best/ holds says it is the best
+	if err := r.save("best"); err != nil {
+		r.bestEpoch = prev
+		return err
+	}
+	return nil
+}
+
+// saveVerified saves last/ and loads it back, so that a caller told the
+// state is saved can count on resuming from it.
+func (r *Run) saveVerified() error {
+	dir := filepath.Join(r.Out, "last")
+	if err := r.save("last"); err != nil {
+		return err
+	}
+	c, err := checkpoints.Load(dir)
+	if err != nil {
+		return fmt.Errorf("%s was saved but does not load back: %w", dir, err)
+	}
+	if c.Epoch != r.epoch || c.Batch != r.batch || c.Step != r.Ensemble.Steps {
+		return fmt.Errorf("%s was saved but loads back at epoch %d batch %d step %d, not %d, %d, %d",
+			dir, c.Epoch, c.Batch, c.Step, r.epoch, r.batch, r.Ensemble.Steps)
+	}
+	return nil
+}
+
+// lastGood says which checkpoint of Out is the last one that loads, after
+// a failed save: last/ keeps its previous checkpoint whatever happens
+// while it is written (package checkpoints), else best/ may have one.
+func (r *Run) lastGood() string {
+	var problems []string
+	for _, name := range []string{"last", "best"} {
+		dir := filepath.Join(r.Out, name)
+		c, err := checkpoints.Load(dir)
+		if err == nil {
+			return fmt.Sprintf("the last good checkpoint is %s (epoch %d, batch %d, step %d)", dir, c.Epoch, c.Batch, c.Step)
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Sprintf("%s holds no good checkpoint (%s)", r.Out, strings.Join(problems, "; "))
+	}
+	return fmt.Sprintf("%s holds no checkpoint yet", r.Out)
+}
+
 // runState is what a checkpoint's metrics field holds for a run.
 type runState struct {
 	Seconds float64       `json:"seconds"`
 	LossSum []float64     `json:"loss_sum"` // the current epoch's, so far
 	History []MetricsLine `json:"history"`
+	// BestEpoch is the epoch whose state best/ holds, 0 for none; absent
+	// from checkpoints written before it was recorded.
+	BestEpoch *int `json:"best_epoch,omitempty"`
 }
 
 // Checkpoint captures the run's state.
@@ -381,7 +470,11 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	state, err := json.Marshal(runState{Seconds: r.seconds, LossSum: r.lossSum, History: r.history})
+	st := runState{Seconds: r.seconds, LossSum: r.lossSum, History: r.history}
+	if r.bestEpoch >= 0 {
+		st.BestEpoch = &r.bestEpoch
+	}
+	state, err := json.Marshal(st)
 	if err != nil {
 		return nil, err
 	}
@@ -518,6 +611,14 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 	r.seconds, r.history, r.lossSum = state.Seconds, state.History, state.LossSum
 	if r.batch > 0 && len(r.lossSum) != len(r.TrainSet.Tasks()) {
 		return nil, fmt.Errorf("checkpoint metrics: %d running losses for %d tasks", len(r.lossSum), len(r.TrainSet.Tasks()))
+	}
+	switch {
+	case state.BestEpoch == nil:
+		r.bestEpoch = -1
+	case *state.BestEpoch < 0 || *state.BestEpoch > r.epoch:
+		return nil, fmt.Errorf("checkpoint metrics: best epoch %d outside 0..%d", *state.BestEpoch, r.epoch)
+	default:
+		r.bestEpoch = *state.BestEpoch
 	}
 	return r, nil
 }

@@ -50,8 +50,22 @@
 //	-data-dir DIR      data directory (default $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
 //	-workers N         graphs run at once (default GOMAXPROCS)
 //
-// Exit status 3: interrupted by SIGINT or SIGTERM, the running run saved;
-// rerun the command to continue.
+// OUT belongs to one process: compare locks it (the file OUT/.lock, which
+// holds the owner's PID) until it ends, and each run directory while it
+// trains or reads that run, so that a second compare on OUT, or a train
+// -resume of one of its runs, fails at once naming the PID.
+//
+// Exit statuses:
+//
+//	0  done
+//	1  error (a locked OUT, a run with other settings, a failed save, ...)
+//	2  bad command line
+//	3  interrupted by SIGINT or SIGTERM, the running run's last/ saved and
+//	   verified: rerun the same command to continue
+//	4  interrupted, and saving the running run's last/ failed; the message
+//	   names the last good checkpoint
+//
+// docs/what-can-go-wrong.md says more.
 //
 // Examples, the paper's Multi-MNIST comparison on the reduced budget and
 // in full:
@@ -83,6 +97,7 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
+	"github.com/mtsgd/mtsgd/internal/runlock"
 )
 
 // Options is everything a comparison depends on.
@@ -126,16 +141,25 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err = run(ctx, o, os.Stdout)
+	status := report(run(ctx, o, os.Stdout))
+	stop()
+	os.Exit(status)
+}
+
+// report logs how a comparison ended and returns the exit status.
+func report(err error) int {
 	switch {
+	case err == nil:
+		return 0
 	case errors.Is(err, experiment.ErrInterrupted):
 		log.Warn("interrupted; rerun the same command to continue")
-		os.Exit(3)
-	case err != nil:
+		return 3
+	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
-		os.Exit(1)
+		return 4
 	}
+	log.Error(err)
+	return 1
 }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
@@ -233,9 +257,11 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 
 // run trains what is not yet trained and writes the tables.
 func run(ctx context.Context, o Options, stdout io.Writer) error {
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+	release, err := lock(o.Out)
+	if err != nil {
 		return err
 	}
+	defer release()
 	results := map[string][][]experiment.MetricsLine{} // method → per seed, last epoch's test lines
 	for _, seed := range o.Seeds {
 		var d *experiment.Data
@@ -261,8 +287,25 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 			return fmt.Errorf("writing %s: %w", chart, err)
 		}
 	}
-	_, err := io.WriteString(stdout, md)
+	_, err = io.WriteString(stdout, md)
 	return err
+}
+
+// lock creates dir if needed and locks it for this process (package
+// runlock) until release is called.
+func lock(dir string) (release func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating output directory: %w", err)
+	}
+	l, err := runlock.Acquire(dir)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := l.Release(); err != nil {
+			log.Warn(err)
+		}
+	}, nil
 }
 
 // runOne finishes run METHOD-seedS and returns its last epoch's test
@@ -271,6 +314,11 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 func runOne(ctx context.Context, o Options, method string, seed uint64, d **experiment.Data) ([]experiment.MetricsLine, error) {
 	s := o.settings(method, seed)
 	dir := filepath.Join(o.Out, fmt.Sprintf("%s-seed%d", strings.ReplaceAll(method, ":", "-"), seed))
+	release, err := lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if *d == nil {
 		loaded, _, err := experiment.LoadData(s, o.DataDir)
 		if err != nil {

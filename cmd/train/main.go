@@ -131,6 +131,11 @@
 //	-resume DIR         continue the run in DIR from DIR/last; only -epochs
 //	                    (to extend the run), -workers, -data-dir, -progress,
 //	                    -checkpoint-every and -best-metric may be given with it
+//	-overwrite          train into a -out that holds a run (last/, best/ or
+//	                    metrics.jsonl), deleting them when training starts;
+//	                    without it such a -out is refused before any data
+//	                    loads, and train says to give -resume DIR or another
+//	                    -out
 //
 // Toy problems write DIR/particles.csv (header particle,theta_0,…, one row
 // per particle, final positions) and DIR/particles.png (mog3: the particles
@@ -144,14 +149,34 @@
 // task and epoch in DIR/metrics.jsonl, with every particle's scores too.
 // The last epoch also logs each particle's scores. After every epoch the
 // whole state goes to the checkpoint DIR/last, and to DIR/best when the
-// epoch is the best so far (package checkpoints; evaluate one with eval
-// -ckpt). A NaN or Inf in a loss, gradient or update direction stops
-// training with an error naming the step, particle and task.
+// epoch beats the one DIR/best holds (package checkpoints; evaluate one
+// with eval -ckpt). A failed save ends training with an error. A NaN or
+// Inf in a loss, gradient or update direction stops training with an
+// error naming the step, particle and task.
 //
-// SIGINT or SIGTERM during training saves DIR/last at the current step and
-// exits with status 3; train -resume DIR continues exactly where it
-// stopped, to the same parameters as a run never stopped. Other statuses:
-// 0 done, 1 error, 2 bad command line.
+// A run directory belongs to one process: train and train -resume lock
+// DIR (the file DIR/.lock, which holds the owner's PID) until they end,
+// and a second process on the same DIR fails at once, naming the PID. The
+// kernel releases the lock of a process that dies, however it dies.
+//
+// SIGINT or SIGTERM during training saves DIR/last at the current step,
+// loads it back, and exits with status 3; train -resume DIR continues
+// exactly where it stopped, to the same parameters as a run never
+// stopped. If that save fails (a full disk, say), train exits with status
+// 4 and says what failed and which checkpoint, if any, is the last good
+// one.
+//
+// Exit statuses:
+//
+//	0  done
+//	1  error (a refused or locked -out, missing data, divergence, a
+//	   failed save, ...)
+//	2  bad command line
+//	3  interrupted; DIR/last is saved and verified: train -resume DIR
+//	4  interrupted, and saving DIR/last failed; the message names the
+//	   last good checkpoint
+//
+// docs/what-can-go-wrong.md says more.
 //
 // Examples:
 //
@@ -204,6 +229,7 @@ type Options struct {
 	CheckpointEvery int    // also save DIR/last every this many steps
 	BestMetric      string // selects DIR/best
 	LogQP           bool   // log MT-SGD's QP (weights, certificate) every step
+	Overwrite       bool   // train into an Out that holds a run, replacing it
 }
 
 // Flags that only one kind of data set reads, and those a resumed run may
@@ -212,7 +238,7 @@ var (
 	toyFlags     = []string{"steps"}
 	networkFlags = []string{"data-dir", "preview", "stats", "epochs", "batch", "tasks", "train-limit", "test-limit", "warmup",
 		"head-repulsion", "preset", "score-scale", "u-terms", "valid", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype",
-		"resume", "checkpoint-every", "best-metric", "log-qp"}
+		"resume", "checkpoint-every", "best-metric", "log-qp", "overwrite"}
 	resumeFlags = []string{"resume", "epochs", "workers", "data-dir", "progress", "checkpoint-every", "best-metric", "log-qp"}
 )
 
@@ -221,6 +247,7 @@ const (
 	exitError       = 1
 	exitUsage       = 2
 	exitInterrupted = 3 // stopped by a signal; the state is saved for -resume
+	exitUnsaved     = 4 // stopped by a signal, and saving the state failed
 )
 
 func main() {
@@ -233,16 +260,26 @@ func main() {
 		os.Exit(exitUsage)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err = run(ctx, opts)
+	status := report(run(ctx, opts), opts.Out)
+	stop()
+	os.Exit(status)
+}
+
+// report logs how a run that wrote to out ended and returns the exit
+// status.
+func report(err error, out string) int {
 	switch {
+	case err == nil:
+		return 0
 	case errors.Is(err, experiment.ErrInterrupted):
-		log.WithField("checkpoint", filepath.Join(opts.Out, "last")).Warn("interrupted; continue with: train -resume " + opts.Out)
-		os.Exit(exitInterrupted)
-	case err != nil:
+		log.WithField("checkpoint", filepath.Join(out, "last")).Warn("interrupted; continue with: train -resume " + out)
+		return exitInterrupted
+	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
-		os.Exit(exitError)
+		return exitUnsaved
 	}
+	log.Error(err)
+	return exitError
 }
 
 // parseFlags reads the command line into Options and checks it.
@@ -292,6 +329,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
 	fs.BoolVar(&o.LogQP, "log-qp", false, "networks, mtsgd: log every step's min-norm QP: K, the weights w*, the duality gap and whether it is certified")
+	fs.BoolVar(&o.Overwrite, "overwrite", false, "networks: train into a -out that holds a run (last/, best/, metrics.jsonl), replacing it")
 	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best: "+strings.Join(experiment.BestMetrics, ", ")+" (default accuracy; mse on SARCOS, on its validation split)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

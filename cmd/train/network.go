@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,12 +15,30 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/particles"
 )
 
+// runFiles are what a network run writes in its directory: one of them
+// there means the directory holds a run.
+var runFiles = []string{"last", "best", "metrics.jsonl"}
+
 // runNetwork handles the data sets that train networks.
 func runNetwork(ctx context.Context, o Options) error {
+	trains := !o.Stats && o.Preview == ""
+	if trains {
+		// Before the data loads (seconds to minutes), so that a locked
+		// or refused -out fails at once.
+		release, err := lockOut(o.Out, true)
+		if err != nil {
+			return err
+		}
+		defer release()
+		if err := checkFresh(o); err != nil {
+			return err
+		}
+	}
 	d, err := loadData(o.Settings, o.DataDir)
 	if err != nil {
 		return err
@@ -47,6 +66,15 @@ func runNetwork(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.Overwrite {
+		// Now rather than as the new run saves, so that the directory
+		// never mixes the two runs' files.
+		for _, name := range runFiles {
+			if err := os.RemoveAll(filepath.Join(o.Out, name)); err != nil {
+				return fmt.Errorf("-overwrite: %w", err)
+			}
+		}
+	}
 	s := r.Settings
 	f := log.Fields{
 		"dataset": s.Dataset, "method": s.Method, "particles": s.Particles,
@@ -69,6 +97,11 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	if err := o.checkRunning(); err != nil {
 		return err
 	}
+	release, err := lockOut(o.Resume, false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	r, dir, err := experiment.Open(filepath.Join(o.Resume, "last"), o.DataDir, o.Workers)
 	if err != nil {
 		return err
@@ -78,6 +111,45 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "step": r.Ensemble.Steps, "epochs": r.Settings.Epochs}).Info("resuming")
 	return trainNetwork(ctx, o, r)
+}
+
+// lockOut locks the run directory dir for this process (package
+// runlock), creating it if create is set, until release is called.
+func lockOut(dir string, create bool) (release func(), err error) {
+	if create {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating output directory: %w", err)
+		}
+	} else if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("no run to resume: %w", err)
+	}
+	l, err := runlock.Acquire(dir)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := l.Release(); err != nil {
+			log.Warn(err)
+		}
+	}, nil
+}
+
+// checkFresh refuses an o.Out that holds a run, unless o.Overwrite.
+func checkFresh(o Options) error {
+	if o.Overwrite {
+		return nil
+	}
+	for _, name := range runFiles {
+		_, err := os.Lstat(filepath.Join(o.Out, name))
+		switch {
+		case err == nil:
+			return fmt.Errorf("-out %s holds a run (%s): continue it with train -resume %s, or give another -out (or -overwrite to replace it)",
+				o.Out, name, o.Out)
+		case !errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("-out: %w", err)
+		}
+	}
+	return nil
 }
 
 // loadData builds the data sets of s, logging how long it took.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -23,9 +22,11 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 	if err != nil {
 		return fmt.Errorf("-dataset: %w", err)
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return fmt.Errorf("creating output directory: %w", err)
+	release, err := lockOut(o.Out, true)
+	if err != nil {
+		return err
 	}
+	defer release()
 	log.WithFields(log.Fields{
 		"dataset": o.Dataset, "method": o.Method, "particles": o.Particles,
 		"steps": o.Steps, "lr": o.LR, "optimizer": o.Optimizer, "seed": o.Seed,

@@ -1,0 +1,176 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/metrics"
+)
+
+// An interruption whose save of last/ fails is not reported as saved:
+// Train returns ErrUnsaved, not ErrInterrupted, saying why and which
+// checkpoint is the last good one. The runs are interrupted after the
+// first step of their second epoch (or, without a checkpoint yet, of
+// their first), when the write is made to fail.
+func TestInterruptedSaveFails(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		epoch int // in which the interruption comes (0-based)
+		fail  func(t *testing.T, out string)
+		want  []string // in the error
+	}{
+		{"disk full", 1, func(t *testing.T, _ string) { limitFileSize(t, 1024) },
+			[]string{"file too large", "the last good checkpoint is OUT/last (epoch 1, batch 0, step 3)"}},
+		{"last/ not a directory", 1, replaceByFile("last"),
+			[]string{"not a directory", "the last good checkpoint is OUT/best (epoch 1, batch 0, step 3)"}},
+		{"no checkpoint yet", 0, replaceByFile("last"),
+			[]string{"not a directory", "OUT holds no good checkpoint"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := newRun(t, testSettings(2), out)
+			r.Hooks.Step = func(epoch, batch int, _ []float64) {
+				if epoch == tc.epoch && batch == 1 {
+					tc.fail(t, out)
+					cancel()
+				}
+			}
+			err := r.Train(ctx)
+			if !errors.Is(err, ErrUnsaved) || errors.Is(err, ErrInterrupted) {
+				t.Fatalf("error %v, want ErrUnsaved and not ErrInterrupted", err)
+			}
+			msg := strings.ReplaceAll(err.Error(), out, "OUT")
+			for _, want := range tc.want {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q lacks %q", msg, want)
+				}
+			}
+		})
+	}
+}
+
+// replaceByFile puts a plain file where the checkpoint directory name
+// is, so that saving it fails, whoever runs the test.
+func replaceByFile(name string) func(*testing.T, string) {
+	return func(t *testing.T, out string) {
+		t.Helper()
+		path := filepath.Join(out, name)
+		if err := os.RemoveAll(path); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("in the way\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A failed save of best/ is reported, and its epoch is not recorded as
+// best/'s: after the cause is removed, resuming writes best/, which
+// loads.
+func TestFailedBestSaveIsRetried(t *testing.T) {
+	out := t.TempDir()
+	replaceByFile("best")(t, out)
+	err := newRun(t, testSettings(1), out).Train(context.Background())
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(out, "best")) {
+		t.Fatalf("error %v, want one naming %s", err, filepath.Join(out, "best"))
+	}
+	if c, err := checkpoints.Load(filepath.Join(out, "last")); err != nil || c.Epoch != 1 {
+		t.Fatalf("last/ after the failed best/: %v", err)
+	}
+
+	if err := os.Remove(filepath.Join(out, "best")); err != nil {
+		t.Fatal(err)
+	}
+	if err := resume(t, out, 1).Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := checkpoints.Load(filepath.Join(out, "best"))
+	if err != nil {
+		t.Fatalf("best/ after resuming: %v", err)
+	}
+	var state runState
+	if err := json.Unmarshal(c.Metrics, &state); err != nil {
+		t.Fatal(err)
+	}
+	if c.Epoch != 1 || state.BestEpoch == nil || *state.BestEpoch != 1 {
+		t.Errorf("best/ holds epoch %d, records best epoch %v; want 1, 1", c.Epoch, state.BestEpoch)
+	}
+}
+
+// improves compares with the epoch best/ holds, or, for a checkpoint that
+// does not record it (bestEpoch -1), with every epoch of the history.
+func TestImproves(t *testing.T) {
+	line := func(epoch int, acc float64) MetricsLine {
+		l := MetricsLine{Epoch: epoch, Split: "test", Task: "a"}
+		l.Classification = &metrics.Classification{Accuracy: acc}
+		return l
+	}
+	history := []MetricsLine{line(1, 0.5), line(2, 0.7)}
+	for _, tc := range []struct {
+		bestEpoch int
+		acc       float64
+		want      bool
+	}{
+		{-1, 0.6, false}, {-1, 0.8, true},
+		{0, 0.1, true},
+		{1, 0.6, true}, {1, 0.5, false},
+		{2, 0.6, false}, {2, 0.71, true},
+	} {
+		r := &Run{Best: "accuracy", epoch: 2, history: history, bestEpoch: tc.bestEpoch}
+		if got := r.improves([]MetricsLine{line(3, tc.acc)}); got != tc.want {
+			t.Errorf("best epoch %d, accuracy %v: improves %v, want %v", tc.bestEpoch, tc.acc, got, tc.want)
+		}
+	}
+}
+
+// A checkpoint written before the best epoch was recorded restores with
+// it unknown (today's rule: the history's best); one outside the run's
+// epochs is refused.
+func TestRestoreBestEpoch(t *testing.T) {
+	out := t.TempDir()
+	if err := newRun(t, testSettings(1), out).Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := checkpoints.Load(filepath.Join(out, "last"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state map[string]any
+	if err := json.Unmarshal(c.Metrics, &state); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		best    any // nil: absent
+		want    int
+		wantErr string
+	}{
+		{nil, -1, ""}, {0, 0, ""}, {1, 1, ""}, {2, 0, "best epoch 2 outside 0..1"}, {-1, 0, "best epoch -1 outside 0..1"},
+	} {
+		delete(state, "best_epoch")
+		if tc.best != nil {
+			state["best_epoch"] = tc.best
+		}
+		if c.Metrics, err = json.Marshal(state); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Restore(c, Data{Train: train, Test: test}, 1)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("best_epoch %v: error %v, want %q", tc.best, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("best_epoch %v: %v", tc.best, err)
+		case r.bestEpoch != tc.want:
+			t.Errorf("best_epoch %v: restored %d", tc.best, r.bestEpoch)
+		}
+	}
+}
