@@ -264,14 +264,26 @@ func (r *Run) Train(ctx context.Context) error {
 		for i := range lines {
 			lines[i].Seconds = r.seconds
 		}
+		// Scores that JSON cannot hold (non-finite despite the NLL's
+		// clamp: a network whose outputs overflow) would make both
+		// metrics.jsonl and the checkpoint's history unwritable. Save the
+		// epoch's steps as done, without its scores, as an interruption
+		// during the evaluation does, so that the epoch is not lost.
+		if err := encodable(lines); err != nil {
+			if serr := r.save("last"); serr != nil {
+				return errors.Join(fmt.Errorf("epoch %d: %w", r.epoch+1, err), fmt.Errorf("%w; %s", serr, r.lastGood()))
+			}
+			return fmt.Errorf("epoch %d: %w: the run has diverged (lower -lr or -kernel-scale); its steps are saved in %s",
+				r.epoch+1, err, filepath.Join(r.Out, "last"))
+		}
 		improved := r.improves(lines)
 		r.history = append(r.history, lines...)
 		r.epoch, r.batch = r.epoch+1, 0
-		if err := r.writeMetrics(); err != nil {
-			return err
-		}
-		// best/ first, so that last/ records whether it was saved; a
-		// failed best/ still saves last/, then reports the failure.
+		// The checkpoints first, metrics.jsonl after: a failure to write
+		// the metrics must not cost the epoch's checkpoint, and the
+		// next epoch rewrites metrics.jsonl whole from the history.
+		// best/ before last/, so that last/ records whether it was saved;
+		// a failed best/ still saves last/, then reports the failure.
 		var bestErr error
 		if improved {
 			bestErr = r.saveBest()
@@ -281,6 +293,9 @@ func (r *Run) Train(ctx context.Context) error {
 		}
 		if bestErr != nil {
 			return bestErr
+		}
+		if err := r.writeMetrics(); err != nil {
+			return fmt.Errorf("%w (the epoch's checkpoint is saved)", err)
 		}
 		if r.Hooks.EpochEnd != nil {
 			r.Hooks.EpochEnd(r.epoch-1, lines)
@@ -375,6 +390,17 @@ func (r *Run) epochLines(e int) []MetricsLine {
 
 // BestMetrics are the values Run.Best accepts.
 var BestMetrics = []string{"accuracy", "nll", "brier", "ece", "mse"}
+
+// encodable reports the first metrics line that JSON cannot encode (a
+// non-finite score), naming its split and task.
+func encodable(lines []MetricsLine) error {
+	for _, l := range lines {
+		if _, err := json.Marshal(l); err != nil {
+			return fmt.Errorf("scores on %s of task %s are not finite: %w", l.Split, l.Task, err)
+		}
+	}
+	return nil
+}
 
 func (r *Run) writeMetrics() error {
 	return atomicfile.Write(filepath.Join(r.Out, "metrics.jsonl"), 0o644, func(w io.Writer) error {

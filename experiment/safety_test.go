@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -172,5 +173,65 @@ func TestRestoreBestEpoch(t *testing.T) {
 		case r.bestEpoch != tc.want:
 			t.Errorf("best_epoch %v: restored %d", tc.best, r.bestEpoch)
 		}
+	}
+}
+
+// Check rejects every non-finite float flag and names it; NaN passes the
+// range comparisons and Inf passes "positive", so each needs its own test.
+func TestCheckRejectsNonFiniteFloats(t *testing.T) {
+	base := Defaults("multi-mnist")
+	if err := base.Check(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	auto := base
+	auto.Repulsion, auto.HeadRepulsion = AutoRepulsion, AutoRepulsion
+	if err := auto.Check(); err != nil {
+		t.Fatalf("auto repulsion: %v", err)
+	}
+	inf, nan := math.Inf(1), math.NaN()
+	for _, tc := range []struct {
+		flag string
+		set  func(*Settings)
+	}{
+		{"-lr", func(s *Settings) { s.LR = inf }},
+		{"-kernel-scale", func(s *Settings) { s.KernelScale = inf }},
+		{"-lr-gamma", func(s *Settings) { s.Gamma = inf }},
+		{"-momentum", func(s *Settings) { s.Optimizer = "sgd"; s.Momentum = nan }},
+		{"-repulsion", func(s *Settings) { s.Repulsion = nan }},
+		{"-head-repulsion", func(s *Settings) { s.HeadRepulsion = nan }},
+		{"-repulsion", func(s *Settings) { s.Repulsion = inf }},
+	} {
+		s := base
+		tc.set(&s)
+		err := s.Check()
+		if err == nil || !strings.Contains(err.Error(), tc.flag+" ") {
+			t.Errorf("%s non-finite: got %v, want an error naming %s", tc.flag, err, tc.flag)
+		}
+	}
+}
+
+// A failure to write metrics.jsonl is reported, but the epoch's
+// checkpoint is saved first: last/ loads at the end of the epoch.
+func TestMetricsFailureKeepsCheckpoint(t *testing.T) {
+	out := t.TempDir()
+	r := newRun(t, testSettings(1), out)
+	r.Hooks.Step = func(epoch, batch int, _ []float64) {
+		if epoch == 0 && batch == 1 {
+			// A non-empty directory cannot be replaced by the file.
+			if err := os.MkdirAll(filepath.Join(out, "metrics.jsonl", "in-the-way"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	err := r.Train(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "metrics.jsonl") {
+		t.Fatalf("error %v, want one naming metrics.jsonl", err)
+	}
+	c, err := checkpoints.Load(filepath.Join(out, "last"))
+	if err != nil {
+		t.Fatalf("last/ after a failed metrics write: %v", err)
+	}
+	if c.Epoch != 1 || c.Batch != 0 {
+		t.Errorf("last/ at epoch %d batch %d, want 1, 0", c.Epoch, c.Batch)
 	}
 }

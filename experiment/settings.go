@@ -8,6 +8,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -212,6 +213,21 @@ const CelebATrainImages = 40_000
 
 // Check reports the first setting that cannot make a run.
 func (s Settings) Check() error {
+	// Every float flag must be finite: an infinite or NaN value passes the
+	// range checks below (NaN compares false) and only fails, with a
+	// misleading message, once training has produced non-finite weights.
+	for _, f := range []struct {
+		flag string
+		v    float64
+	}{
+		{"-lr", s.LR}, {"-momentum", s.Momentum}, {"-lr-gamma", s.Gamma},
+		{"-kernel-scale", s.KernelScale}, {"-repulsion", s.Repulsion},
+		{"-head-repulsion", s.HeadRepulsion},
+	} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s must be a finite number, got %v", f.flag, f.v)
+		}
+	}
 	switch {
 	case s.Tasks != "" && s.Dataset != celeba.Name:
 		return fmt.Errorf("-tasks chooses CelebA's attributes; %s has fixed tasks", s.Dataset)

@@ -3,12 +3,28 @@
 // log-likelihood of predicted class probabilities; for regression the mean
 // squared error. An ensemble is scored by the mean of its members'
 // probabilities (Mean), as in the paper.
+//
+// The scores are finite for any finite probabilities: the negative
+// log-likelihood clamps each probability of the true class at MinProb
+// (p ≥ 1e-12), so an example contributes at most −log(1e-12) ≈ 27.63.
+// Without it, a confidently wrong prediction whose probability underflows
+// to 0 (a softmax logit gap above about 745, easily reached by a diverging
+// run) gives +Inf, which JSON cannot encode. The clamp is on the
+// probability rather than on the log-softmax, as PyTorch's cross-entropy
+// does implicitly, because an ensemble is scored by the mean of its
+// members' probabilities, which has no log-domain form; 1e-12 is far
+// below any probability a calibrated model assigns, so it changes the
+// NLL of a sensible model by nothing.
 package metrics
 
 import (
 	"fmt"
 	"math"
 )
+
+// MinProb is the least probability the NLL takes for the true class;
+// see the package documentation.
+const MinProb = 1e-12
 
 // Bins is the number of equal-width confidence bins of the ECE.
 const Bins = 10
@@ -22,7 +38,7 @@ type Classification struct {
 	// ECE is Σ_b (|B_b|/N)·|accuracy(B_b) − confidence(B_b)| over Bins
 	// bins of the top-class confidence, bin m holding ((m−1)/10, m/10].
 	ECE float64 `json:"ece"`
-	// NLL is the mean of −log p(label).
+	// NLL is the mean of −log max(p(label), MinProb).
 	NLL float64 `json:"nll"`
 	// Confidence is the mean top-class probability: above Accuracy, the
 	// predictions are overconfident; below, underconfident.
@@ -69,7 +85,7 @@ func Classify(probs []float64, labels []int, classes int) (Classification, error
 			correct = 1
 		}
 		c.Accuracy += correct
-		c.NLL -= math.Log(row[y])
+		c.NLL -= math.Log(max(row[y], MinProb))
 		c.Confidence += row[best]
 		b := Bin(row[best])
 		binCount[b]++

@@ -123,3 +123,20 @@ func TestSoftmaxMeanRegress(t *testing.T) {
 		t.Errorf("MSE %v, %v; want 13/3", r.MSE, err)
 	}
 }
+
+// A probability of 0 for the true class (a softmax that underflowed) must
+// give a finite NLL, −log MinProb, so that the metrics encode as JSON.
+func TestNLLClampsZeroProbability(t *testing.T) {
+	c, err := Classify([]float64{1, 0, 0, 1}, []int{1, 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Example 0 contributes −log 1e-12, example 1 contributes 0.
+	want := -math.Log(MinProb) / 2
+	if math.IsInf(c.NLL, 0) || math.IsNaN(c.NLL) || !close(c.NLL, want, 1e-12) {
+		t.Errorf("NLL = %v, want %v", c.NLL, want)
+	}
+	if !close(-math.Log(MinProb), 27.631021115928547, 1e-12) {
+		t.Errorf("−log MinProb = %v, want 27.631…", -math.Log(MinProb))
+	}
+}
