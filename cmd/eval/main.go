@@ -30,6 +30,16 @@
 // test split reproduces, to the last digit, the figures its training run
 // printed for that epoch.
 //
+// A checkpoint whose parameters or scores are not finite (NaN or ±Inf: a
+// run that diverged) is still evaluated and reported as far as it can be:
+// the table prints NaN, -json writes each non-finite score as null (JSON
+// has no NaN), and -reliability leaves out the bins whose figures are not
+// finite. eval then says which parameters or scores are not finite and
+// exits with status 3.
+//
+// Exit statuses: 0 done; 1 error (no checkpoint, missing data, …); 2 bad
+// command line; 3 the checkpoint has diverged (see above).
+//
 // Example:
 //
 //	eval -ckpt runs/mm1 -json
@@ -42,10 +52,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -56,6 +69,7 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
+	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/particles/network"
 )
 
@@ -83,6 +97,9 @@ func main() {
 	defer stop()
 	if err := run(ctx, opts, os.Stdout); err != nil {
 		log.Error(err)
+		if errors.Is(err, ErrDiverged) {
+			os.Exit(3)
+		}
 		os.Exit(1)
 	}
 }
@@ -130,6 +147,10 @@ type Report struct {
 	Tasks      []network.TaskScores `json:"tasks"`
 }
 
+// ErrDiverged is returned, after the report is written, for a checkpoint
+// whose parameters or scores are not finite; main exits with status 3.
+var ErrDiverged = errors.New("the checkpoint has diverged")
+
 func run(ctx context.Context, o Options, stdout io.Writer) error {
 	r, dir, err := experiment.Open(o.Checkpoint, o.DataDir, o.Workers)
 	if err != nil {
@@ -145,17 +166,109 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	}
 	rep := Report{Checkpoint: dir, Dataset: r.Settings.Dataset, Method: r.Settings.Method, Epoch: r.Epoch(), Step: r.Ensemble.Steps,
 		Split: o.Split, Examples: set.Len(), Tasks: scores}
+	diverged := divergence(r.Ensemble.Particles, scores)
 	if o.Reliability != "" {
 		if err := writeDiagrams(o.Reliability, rep); err != nil {
-			return err
+			return errors.Join(err, diverged)
 		}
 	}
 	if o.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		var v any = rep
+		if diverged != nil {
+			v = nullNonFinite(rep)
+		}
+		if err := enc.Encode(v); err != nil {
+			return errors.Join(err, diverged)
+		}
+		return diverged
 	}
-	return writeTable(stdout, rep)
+	if err := writeTable(stdout, rep); err != nil {
+		return errors.Join(err, diverged)
+	}
+	return diverged
+}
+
+// divergence says which parameters or scores are not finite, wrapping
+// ErrDiverged, or returns nil when all are.
+func divergence(ps []*network.Particle, scores []network.TaskScores) error {
+	var what []string
+	for i, p := range ps {
+		vecs := append([][]float64{p.Trunk, p.Stats}, p.Heads...)
+		for _, v := range vecs {
+			if slices.ContainsFunc(v, nonFinite) {
+				what = append(what, fmt.Sprintf("particle %d's parameters", i))
+				break
+			}
+		}
+	}
+	for _, t := range scores {
+		if !finiteScore(t.Ensemble) {
+			what = append(what, fmt.Sprintf("task %s's ensemble scores", t.Task))
+		}
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s are not finite (NaN or Inf); retrain with a lower -lr or -kernel-scale", ErrDiverged, strings.Join(what, ", "))
+}
+
+func nonFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+func finiteScore(s metrics.Score) bool {
+	if c := s.Classification; c != nil && slices.ContainsFunc([]float64{c.Accuracy, c.Brier, c.ECE, c.NLL, c.Confidence}, nonFinite) {
+		return false
+	}
+	return s.Regression == nil || !nonFinite(s.Regression.MSE)
+}
+
+// nullNonFinite is rep as JSON can encode it: every score as a map from
+// its JSON name to its value, nil (null) where the value is not finite,
+// which encoding/json refuses.
+func nullNonFinite(rep Report) any {
+	type task struct {
+		Task      string           `json:"task"`
+		Ensemble  map[string]any   `json:"ensemble"`
+		Particles []map[string]any `json:"particles"`
+	}
+	out := struct {
+		Report
+		Tasks []task `json:"tasks"`
+	}{Report: rep}
+	for _, t := range rep.Tasks {
+		nt := task{Task: t.Task, Ensemble: scoreMap(t.Ensemble)}
+		for _, p := range t.Particles {
+			nt.Particles = append(nt.Particles, scoreMap(p))
+		}
+		out.Tasks = append(out.Tasks, nt)
+	}
+	return out
+}
+
+// scoreMap lists a score's float fields under their JSON names.
+func scoreMap(s metrics.Score) map[string]any {
+	m := map[string]any{}
+	for _, part := range []any{s.Classification, s.Regression} {
+		v := reflect.ValueOf(part)
+		if v.IsNil() {
+			continue
+		}
+		v = v.Elem()
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" || f.Type.Kind() != reflect.Float64 {
+				continue
+			}
+			if x := v.Field(i).Float(); !nonFinite(x) {
+				m[name] = x
+			} else {
+				m[name] = nil
+			}
+		}
+	}
+	return m
 }
 
 // writeTable prints the report for a person: one row per task.

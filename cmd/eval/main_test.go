@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 	"github.com/mtsgd/mtsgd/particles/network"
@@ -187,5 +190,70 @@ func TestCelebAFixture(t *testing.T) {
 		if line.Split != "test" || string(got) != string(want) {
 			t.Errorf("eval %s\ntraining's %s line %s", got, line.Split, want)
 		}
+	}
+}
+
+// A checkpoint whose parameters are NaN is reported as diverged
+// (ErrDiverged, status 3), after -json and -reliability have written what
+// they can: JSON with null for the non-finite scores, and the diagrams.
+func TestDivergedCheckpoint(t *testing.T) {
+	s := experiment.Defaults("multi-mnist")
+	s.Particles, s.Epochs, s.Batch, s.LR, s.Seed, s.TrainLimit, s.TestLimit = 2, 1, 32, 0.01, 4, 64, 40
+	out, _ := trainSmall(t, s, "")
+	last := filepath.Join(out, "last")
+	c, err := checkpoints.Load(last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Particles[1].Trunk {
+		c.Particles[1].Trunk[i] = math.NaN()
+	}
+	if err := checkpoints.Save(last, c); err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	rel := filepath.Join(out, "rel")
+	o, err := parseFlags([]string{"-ckpt", out, "-json", "-reliability", rel}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), o, &stdout)
+	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "particle 1's parameters") {
+		t.Fatalf("error %v, want ErrDiverged naming particle 1's parameters", err)
+	}
+	var rep struct {
+		Tasks []struct {
+			Task      string
+			Ensemble  map[string]*float64
+			Particles []map[string]*float64
+		}
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.Bytes())
+	}
+	if len(rep.Tasks) != 2 {
+		t.Fatalf("%d tasks in %s", len(rep.Tasks), stdout.Bytes())
+	}
+	for _, task := range rep.Tasks {
+		if v, ok := task.Ensemble["nll"]; !ok || v != nil {
+			t.Errorf("task %s: ensemble NLL %v, want null", task.Task, v)
+		}
+		if v := task.Particles[0]["accuracy"]; v == nil {
+			t.Errorf("task %s: particle 0's accuracy is null, want its finite value", task.Task)
+		}
+		f, err := os.Open(filepath.Join(rel, "reliability-"+task.Task+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := png.Decode(f); err != nil {
+			t.Errorf("reliability diagram: %v", err)
+		}
+		f.Close()
+	}
+	// The table says NaN, and eval still reports the divergence.
+	stdout.Reset()
+	o.JSON, o.Reliability = false, ""
+	if err := run(context.Background(), o, &stdout); !errors.Is(err, ErrDiverged) || !strings.Contains(stdout.String(), "NaN") {
+		t.Errorf("table: error %v, output %s", err, stdout.String())
 	}
 }

@@ -16,6 +16,8 @@ import (
 // plotReliability draws a reliability diagram: for each of the ECE's
 // confidence bins that holds examples, a bar of the bin's accuracy and a
 // point at its mean confidence, over the diagonal of perfect calibration.
+// Bins whose accuracy or confidence is not finite (a diverged checkpoint)
+// are left out: the plotter refuses NaN.
 func plotReliability(w io.Writer, c *metrics.Classification, title string) error {
 	plt := plot.New()
 	plt.Title.Text = title
@@ -31,7 +33,7 @@ func plotReliability(w io.Writer, c *metrics.Classification, title string) error
 	}
 	var conf plotter.XYs
 	for b, bin := range c.Bins {
-		if bin.Count == 0 {
+		if bin.Count == 0 || nonFinite(bin.Accuracy) || nonFinite(bin.Confidence) {
 			continue
 		}
 		lo, hi := float64(b)/metrics.Bins, float64(b+1)/metrics.Bins
