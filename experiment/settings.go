@@ -266,6 +266,11 @@ func (s Settings) Check() error {
 	case !slices.Contains(Methods, s.Method):
 		return fmt.Errorf("-method %q is not one of %s", s.Method, strings.Join(Methods, ", "))
 	}
+	if s.Dataset == celeba.Name {
+		if err := celeba.CheckTasks(s.Tasks); err != nil {
+			return err
+		}
+	}
 	if _, err := s.LRSchedule(); err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@
 //	-lr RATE            learning rate (default 0.03 toy, 0.001 Multi-MNIST,
 //	                    0.0001 SARCOS, 0.0005 CelebA)
 //	-optimizer NAME     adam or sgd (default sgd on Multi-MNIST, else adam)
-//	-momentum MU        SGD momentum (default 0.9)
+//	-momentum MU        SGD momentum (default 0.9); refused with adam
 //	-kernel-scale S     multiplies the median-heuristic RBF bandwidth (default 1)
 //	-repulsion RHO      weight of the kernel-gradient term; on networks, of
 //	                    the trunks' rule (default 1 toy problems; networks:
@@ -72,12 +72,14 @@
 //	-lr-schedule NAME   multistep, exponential or constant (default
 //	                    multistep / constant / exponential)
 //	-lr-milestones L    multistep: epochs at which the rate is multiplied by
-//	                    -lr-gamma (default 15,30,45,60,75,90)
+//	                    -lr-gamma (default 15,30,45,60,75,90); refused
+//	                    with another schedule
 //	-lr-gamma G         factor of each decay (default 0.5; CelebA 0.85)
 //	-lr-every N         exponential: epochs between decays (default 1;
 //	                    CelebA 10)
 //	-tasks SPEC         CelebA: the first N attributes ("10", "40") or
-//	                    attribute names separated by commas (default 10)
+//	                    attribute names separated by commas, each once
+//	                    (default 10)
 //	-preset NAME        MT-SGD's choices where the paper and the authors'
 //	                    code differ (default authors):
 //	                      paper    Algorithm 1 as printed: four-term U, no
@@ -122,15 +124,17 @@
 //	-preview FILE       write a 4×4 grid of training examples with their
 //	                    labels to FILE (PNG) and exit
 //	-stats              print both splits' sizes and label histograms and exit
+//	                    (not with -preview)
 //	-checkpoint-every N also save DIR/last every N steps (default 0: at the
 //	                    end of each epoch only)
 //	-best-metric NAME   the metric, averaged over tasks, that selects DIR/best:
 //	                    accuracy (higher is better), nll, brier, ece or mse
 //	                    (lower is better), on the validation split where
 //	                    there is one (default accuracy; SARCOS: mse)
-//	-resume DIR         continue the run in DIR from DIR/last; only -epochs
-//	                    (to extend the run), -workers, -data-dir, -progress,
-//	                    -checkpoint-every and -best-metric may be given with it
+//	-resume DIR         continue the run in DIR (or DIR/last) from DIR/last;
+//	                    only -epochs (at least 1, to extend the run),
+//	                    -workers, -data-dir, -progress, -checkpoint-every and
+//	                    -best-metric may be given with it
 //	-overwrite          train into a -out that holds a run (last/, best/ or
 //	                    metrics.jsonl), deleting them when training starts;
 //	                    without it such a -out is refused before any data
@@ -202,6 +206,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
@@ -345,14 +350,26 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 				return o, fmt.Errorf("-%s cannot be given with -resume: the checkpoint fixes it", name)
 			}
 		}
-		o.Out = o.Resume
+		dir, err := resumeDir(o.Resume)
+		if err != nil {
+			return o, err
+		}
+		o.Resume, o.Out = dir, dir
 		if !set["epochs"] {
 			o.Epochs = 0 // keep the checkpoint's
+		} else if o.Epochs < 1 {
+			// 0 would otherwise read as "keep the checkpoint's".
+			return o, fmt.Errorf("-epochs must be at least 1, got %d", o.Epochs)
 		}
 		return o, nil
 	}
 	if o.Dataset == "" {
 		return o, fmt.Errorf("-dataset is required (%s)", strings.Join(datasetNames(), ", "))
+	}
+	// An unknown data set first: the flags that follow are judged by
+	// its kind, and a misspelt name would make them look wrong instead.
+	if !slices.Contains(datasetNames(), o.Dataset) {
+		return o, fmt.Errorf("-dataset %q is not one of %s", o.Dataset, strings.Join(datasetNames(), ", "))
 	}
 	network := isNetwork(o.Dataset)
 	wrong, kind := networkFlags, "network data sets"
@@ -413,7 +430,40 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", o.Dataset, o.Method, o.Seed)
 	}
 	o.Model = experiment.DefaultModel(o.Dataset)
-	return o, o.check()
+	if err := o.check(); err != nil {
+		return o, err
+	}
+	return o, conflicts(o, set)
+}
+
+// conflicts refuses flags given together where one would be ignored, so
+// that a run does not silently differ from what its command line says.
+// set holds the flags given explicitly.
+func conflicts(o Options, set map[string]bool) error {
+	switch {
+	case o.Stats && o.Preview != "":
+		return errors.New("-stats and -preview cannot be given together: each prints its own report and exits")
+	case set["momentum"] && o.Optimizer != "sgd":
+		return fmt.Errorf("-momentum applies to -optimizer sgd only; the optimizer is %s", o.Optimizer)
+	case set["lr-milestones"] && o.Schedule != "multistep":
+		return fmt.Errorf("-lr-milestones applies to -lr-schedule multistep only; the schedule is %s", o.Schedule)
+	}
+	return nil
+}
+
+// resumeDir is the run directory -resume names: dir itself, or, when dir
+// is a run's last/ checkpoint (as eval accepts), the run around it. Any
+// other checkpoint directory (best/, a copy) is refused: resuming writes
+// the run's last/, which must be the checkpoint resumed from.
+func resumeDir(dir string) (string, error) {
+	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); err != nil {
+		return dir, nil // a run directory, or nothing: run says which
+	}
+	clean := filepath.Clean(dir)
+	if filepath.Base(clean) == "last" {
+		return filepath.Dir(clean), nil
+	}
+	return "", fmt.Errorf("-resume %s: this is a checkpoint, not a run directory; give the run directory (or its last/), or copy the checkpoint to RUN/last", dir)
 }
 
 // presetNames lists the presets for the help text.

@@ -543,3 +543,53 @@ func checkQPLogged(t *testing.T, logged string, steps, k int) {
 		t.Errorf("%d QP lines, want one per step (%d):\n%s", n, steps, logged)
 	}
 }
+
+// Flags that contradict each other or the data set are refused, each
+// with a message naming the flag at fault; -resume takes a run directory
+// or its last/.
+func TestParseFlagsConflicts(t *testing.T) {
+	run := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(run, "last"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "last", checkpoints.ManifestName), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	last := filepath.Join(run, "last")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in the error; "" for none
+	}{
+		{"unknown data set before -epochs", []string{"-dataset", "mnistx", "-epochs", "1"}, `-dataset "mnistx" is not one of`},
+		{"resume RUN/last", []string{"-resume", last}, ""},
+		{"resume RUN/last/", []string{"-resume", last + "/", "-epochs", "3"}, ""},
+		{"resume RUN", []string{"-resume", run}, ""},
+		{"resume -epochs 0", []string{"-resume", run, "-epochs", "0"}, "-epochs must be at least 1, got 0"},
+		{"resume -epochs -5", []string{"-resume", run, "-epochs", "-5"}, "-epochs must be at least 1, got -5"},
+		{"stats with preview", []string{"-dataset", "multi-mnist", "-stats", "-preview", "x.png"}, "-stats and -preview"},
+		{"adam with momentum", []string{"-dataset", "multi-mnist", "-optimizer", "adam", "-momentum", "0.5"}, "-momentum applies to -optimizer sgd only"},
+		{"default adam with momentum", []string{"-dataset", "sarcos", "-momentum", "0.5"}, "-momentum applies to -optimizer sgd only"},
+		{"sgd with momentum", []string{"-dataset", "multi-mnist", "-optimizer", "sgd", "-momentum", "0.5"}, ""},
+		{"constant with milestones", []string{"-dataset", "multi-mnist", "-lr-schedule", "constant", "-lr-milestones", "5,10"}, "-lr-milestones applies to -lr-schedule multistep only"},
+		{"multistep with milestones", []string{"-dataset", "multi-mnist", "-lr-milestones", "5,10"}, ""},
+		{"duplicate task", []string{"-dataset", "celeba", "-tasks", "Male,Male"}, "attribute Male is given twice"},
+		{"distinct tasks", []string{"-dataset", "celeba", "-tasks", "Male,Smiling"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseFlags(tc.args, &bytes.Buffer{})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("error %v, want none", err)
+				}
+				if o.Resume != "" && (o.Resume != run || o.Out != run) {
+					t.Errorf("-resume %s: resumes %s into %s, want %s", tc.args[1], o.Resume, o.Out, run)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}

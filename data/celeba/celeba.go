@@ -253,8 +253,41 @@ func readPartition(path string, files []string) ([]int, error) {
 	return out, nil
 }
 
+// CheckTasks checks a -tasks spec as far as it can without the attribute
+// file: a count of at least 1, or names that are not empty and each given
+// once (a task twice would train and score the same head twice, and its
+// name would no longer identify a metrics line). Load checks the names
+// and the count against the file.
+func CheckTasks(spec string) error {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(spec); err == nil {
+		if n < 1 {
+			return fmt.Errorf("-tasks %d: at least 1 attribute is needed", n)
+		}
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, name := range strings.Split(spec, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			return fmt.Errorf("-tasks %q: an empty attribute name", spec)
+		case seen[name]:
+			return fmt.Errorf("-tasks %q: attribute %s is given twice", spec, name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
 // chooseTasks turns the -tasks spec into attribute indices.
 func chooseTasks(names []string, spec string) ([]int, error) {
+	if err := CheckTasks(spec); err != nil {
+		return nil, err
+	}
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		spec = strconv.Itoa(len(names))
