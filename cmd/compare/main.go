@@ -297,15 +297,7 @@ func lock(dir string) (release func(), err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating output directory: %w", err)
 	}
-	l, err := runlock.Acquire(dir)
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		if err := l.Release(); err != nil {
-			log.Warn(err)
-		}
-	}, nil
+	return runlock.Hold(dir, func(err error) { log.Warn(err) })
 }
 
 // runOne finishes run METHOD-seedS and returns its last epoch's test

@@ -82,14 +82,7 @@ func TestJSONReproducesTraining(t *testing.T) {
 		if task.Task != line.Task || !reflect.DeepEqual(task.Ensemble, want.Ensemble) || !reflect.DeepEqual(task.Particles, want.Particles) {
 			t.Errorf("task %s: eval %v %v\ntraining %v %v", task.Task, task.Ensemble, task.Particles, want.Ensemble, want.Particles)
 		}
-		f, err := os.Open(filepath.Join(out, "rel", "reliability-"+task.Task+".png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := png.Decode(f); err != nil {
-			t.Errorf("reliability diagram: %v", err)
-		}
-		f.Close()
+		checkPNG(t, filepath.Join(out, "rel", "reliability-"+task.Task+".png"))
 	}
 
 	// The table shows the same figures, rounded.
@@ -241,19 +234,25 @@ func TestDivergedCheckpoint(t *testing.T) {
 		if v := task.Particles[0]["accuracy"]; v == nil {
 			t.Errorf("task %s: particle 0's accuracy is null, want its finite value", task.Task)
 		}
-		f, err := os.Open(filepath.Join(rel, "reliability-"+task.Task+".png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := png.Decode(f); err != nil {
-			t.Errorf("reliability diagram: %v", err)
-		}
-		f.Close()
+		checkPNG(t, filepath.Join(rel, "reliability-"+task.Task+".png"))
 	}
 	// The table says NaN, and eval still reports the divergence.
 	stdout.Reset()
 	o.JSON, o.Reliability = false, ""
 	if err := run(context.Background(), o, &stdout); !errors.Is(err, ErrDiverged) || !strings.Contains(stdout.String(), "NaN") {
 		t.Errorf("table: error %v, output %s", err, stdout.String())
+	}
+}
+
+// checkPNG checks that path holds a decodable PNG.
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("%s: %v", path, err)
 	}
 }

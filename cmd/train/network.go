@@ -123,15 +123,7 @@ func lockOut(dir string, create bool) (release func(), err error) {
 	} else if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("no run to resume: %w", err)
 	}
-	l, err := runlock.Acquire(dir)
-	if err != nil {
-		return nil, err
-	}
-	return func() {
-		if err := l.Release(); err != nil {
-			log.Warn(err)
-		}
-	}, nil
+	return runlock.Hold(dir, func(err error) { log.Warn(err) })
 }
 
 // checkFresh refuses an o.Out that holds a run, unless o.Overwrite.

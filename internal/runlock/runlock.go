@@ -79,6 +79,21 @@ func (l *Lock) Release() error {
 	return err
 }
 
+// Hold is Acquire for a command that holds the lock until it returns: it
+// gives back a release function to defer, which passes a failed release to
+// report (a warning: the kernel drops the lock at exit anyway).
+func Hold(dir string, report func(error)) (release func(), err error) {
+	l, err := Acquire(dir)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := l.Release(); err != nil {
+			report(err)
+		}
+	}, nil
+}
+
 // readPID returns the PID on the lock file's first line, or 0.
 func readPID(f *os.File) int {
 	b := make([]byte, 32)

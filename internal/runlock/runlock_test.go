@@ -111,3 +111,26 @@ func TestMissingDirectory(t *testing.T) {
 		t.Errorf("error %v, want one naming %s", err, dir)
 	}
 }
+
+// Hold's lock excludes another open of the lock file (flock locks belong
+// to open file descriptions, so this holds within one process too) until
+// its release function runs.
+func TestHoldReleases(t *testing.T) {
+	if !Exclusive {
+		t.Skip("no flock here")
+	}
+	dir := t.TempDir()
+	release, err := Hold(dir, func(err error) { t.Error(err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(dir); !errors.Is(err, ErrHeld) {
+		t.Fatalf("second lock while held: %v, want ErrHeld", err)
+	}
+	release()
+	l, err := Acquire(dir)
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	l.Release()
+}

@@ -6,7 +6,7 @@
 // Why our own: Gorgonia v0.9.18 builds a convolution from im2col, a
 // matrix product and transposes, each a node whose result is allocated
 // afresh on every run and kept until the run ends, and its batch
-// normalisation has known faults (../shared/notes/gorgonia.md). A
+// normalisation has known faults (docs/gorgonia-pitfalls.md). A
 // ResNet-18 step at batch 64 needed over 20 GB that way. The ops here
 // compute the same functions with one matrix product each way and keep
 // their results and scratch in buffers that belong to the op and are

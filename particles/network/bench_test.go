@@ -28,7 +28,7 @@ import (
 // LeNet particles, batch 256, two tasks, float32 graphs, every graph run on
 // GOMAXPROCS workers, the MT-SGD trunk update and the SVGD head updates
 // included. Side by side, it runs the PyTorch peer
-// ../shared/bench/torch_lenet_step.py with 5 particles and 2 threads (one
+// bench/peers/torch_lenet_step.py with 5 particles and 2 threads (one
 // multi-task LeNet step per particle with the two trunk gradients computed
 // separately): each iteration is one round of the peer (its median over
 // 10 steps) and then 10 of our steps, each timed; it reports our median
@@ -155,7 +155,7 @@ var torchResultPattern = regexp.MustCompile(`median ([0-9.]+) ms/step.*peak RSS 
 // runTorchPeer runs the PyTorch reference for steps steps and returns its
 // median milliseconds per step and its peak RSS.
 func runTorchPeer(particles, threads, steps int) (ms, rssMB float64, err error) {
-	script, err := findUp(filepath.Join("shared", "bench", "torch_lenet_step.py"))
+	script, err := findUp(filepath.Join("bench", "peers", "torch_lenet_step.py"))
 	if err != nil {
 		return 0, 0, err
 	}

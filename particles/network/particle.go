@@ -23,7 +23,7 @@
 // Why so: MT-SGD needs each task's trunk gradient separately. Gorgonia's
 // symbolic differentiation keeps one derivative per node, so a second Grad
 // in one graph returns the first loss's gradient for every node the two
-// losses share (../shared/notes/gorgonia.md); a node that only one loss
+// losses share (docs/gorgonia-pitfalls.md); a node that only one loss
 // reaches, like a task's own copy of the features, is differentiated
 // correctly. A step costs K trunk passes forward and backward per
 // particle, as K separate task graphs would, in two graphs instead of K.

@@ -210,7 +210,7 @@ func TestTaskGradientsSumToGradientOfSum(t *testing.T) {
 
 // Why the trunk graph: in one graph, a second Grad over shared nodes
 // either returns the first loss's trunk gradient with Gorgonia's own ops
-// (../shared/notes/gorgonia.md) or, with the first Grad's gradient nodes
+// (docs/gorgonia-pitfalls.md) or, with the first Grad's gradient nodes
 // being ops of ours that have no derivative, fails in Gorgonia's analysis.
 // If this test starts failing, Gorgonia has changed and the design can be
 // revisited.
