@@ -187,6 +187,10 @@ func (r *Run) Train(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	space, err := network.ParseKernelSpace(r.Settings.KernelOn)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(r.Out, 0o755); err != nil {
 		return fmt.Errorf("creating output directory: %w", err)
 	}
@@ -201,7 +205,10 @@ func (r *Run) Train(ctx context.Context) error {
 	for r.epoch < r.Settings.Epochs {
 		lr := schedule.LR(r.epoch)
 		r.Ensemble.SetLR(lr)
-		u := network.Update{Trunk: trunk, Head: head, Warmup: r.epoch < r.Settings.Warmup, Scale: scale, Examples: r.TrainSet.Len()}
+		u := network.Update{
+			Trunk: trunk, Head: head, Warmup: r.epoch < r.Settings.Warmup, Scale: scale, Examples: r.TrainSet.Len(),
+			Kernel: space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
+		}
 		batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
 		batches.Skip(r.batch)
 		if r.Hooks.EpochStart != nil {

@@ -36,7 +36,7 @@ func (r *SVGD) Direction(dst [][]float64, e Ensemble) error {
 	for a := range m {
 		combine(r.comb[a], r.w, e.Scores, a)
 	}
-	r.stein.direction(dst, e.Theta, r.comb, r.Kernel, r.Repulsion)
+	r.stein.direction(dst, e, r.comb, r.Kernel, r.Repulsion)
 	return nil
 }
 
@@ -67,7 +67,7 @@ func (r *MOOSVGD) Direction(dst [][]float64, e Ensemble) error {
 	if err := r.mgda.combine(r.comb, e.Scores, &r.QP); err != nil {
 		return fmt.Errorf("moo-svgd: %w", err)
 	}
-	r.stein.direction(dst, e.Theta, r.comb, r.Kernel, r.Repulsion)
+	r.stein.direction(dst, e, r.comb, r.Kernel, r.Repulsion)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package particles
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -143,9 +144,89 @@ type steinSmoother struct {
 	smoothed [][]float64
 }
 
-func (s *steinSmoother) direction(dst, theta, g [][]float64, kernel RBF, repulsion float64) {
-	s.smoothed = grow(s.smoothed, len(theta), len(theta[0]))
-	kernel.compute(&s.km, theta)
-	s.km.smooth(s.smoothed, g)
-	s.km.stein(dst, s.smoothed, repulsion)
+// direction uses the ensemble's own kernel when it has one (see
+// Ensemble.Kernel), the RBF kernel over the positions otherwise.
+func (s *steinSmoother) direction(dst [][]float64, e Ensemble, g [][]float64, kernel RBF, repulsion float64) {
+	s.smoothed = grow(s.smoothed, len(e.Theta), len(e.Theta[0]))
+	km := &s.km
+	if e.Kernel != nil {
+		km = e.Kernel.matrix()
+	} else {
+		kernel.compute(km, e.Theta)
+	}
+	km.smooth(s.smoothed, g)
+	km.stein(dst, s.smoothed, repulsion)
+}
+
+// Kernel is a kernel matrix evaluated outside the rule, for a kernel of
+// some function of the positions rather than of the positions themselves:
+// for a network, of the trunk's features or a head's outputs on the
+// current batch, k(θ_a,θ_b) = κ(f(θ_a), f(θ_b)) with κ an RBF kernel (see
+// RBF.Evaluate). The rules that use a kernel take it in place of their own
+// RBF over the positions when Ensemble.Kernel is set.
+type Kernel struct {
+	// K[a][b] = k(θ_a, θ_b), M×M.
+	K [][]float64
+	// Repulsion[m] = −∇_{θ_m} Σ_a k(θ_m, θ_a), of the positions' length:
+	// the kernel-gradient term of particle m. For a kernel that depends
+	// on θ_m − θ_a alone this equals SVGD's Σ_a ∇_{θ_a}k(θ_a,θ_m); for a
+	// kernel of f(θ) the two differ, and SVGD's form would need every
+	// particle's Jacobian applied to every other's vector (M² products
+	// instead of M). This form is the authors' code's: the gradient of
+	// the kernel sum, which pushes f(θ_m) away from the others.
+	Repulsion [][]float64
+	// Sigma is κ's bandwidth, for diagnostics.
+	Sigma float64
+}
+
+// matrix views k as the rules' kernel matrix: the repulsion is already
+// divided by σ², so σ² is taken as 1. It has no squared distances: rules
+// that need them (MT-SGD's full U) refuse a Kernel.
+func (k *Kernel) matrix() *kernelMatrix {
+	return &kernelMatrix{sigma2: 1, k: k.K, rep: k.Repulsion}
+}
+
+// check reports whether k fits m particles of dimension d.
+func (k *Kernel) check(m, d int) error {
+	if len(k.K) != m || len(k.Repulsion) != m {
+		return fmt.Errorf("particles: kernel of %d×%d entries and %d repulsion vectors for %d particles", len(k.K), len(k.K), len(k.Repulsion), m)
+	}
+	for a := range m {
+		if len(k.K[a]) != m {
+			return fmt.Errorf("particles: kernel row %d has %d entries, want %d", a, len(k.K[a]), m)
+		}
+		if !allFinite(k.K[a]) {
+			return fmt.Errorf("particles: kernel row %d is not finite", a)
+		}
+		if len(k.Repulsion[a]) != d {
+			return fmt.Errorf("particles: repulsion of particle %d has dimension %d, want %d", a, len(k.Repulsion[a]), d)
+		}
+		if !allFinite(k.Repulsion[a]) {
+			return fmt.Errorf("particles: repulsion of particle %d is not finite", a)
+		}
+	}
+	return nil
+}
+
+// Evaluate evaluates the RBF kernel on points x[m] (one per particle, all
+// of one length) into dst: dst.K[a][b] = exp(−‖x_a − x_b‖²/(2σ²)) with
+// the bandwidth of r, and dst.Repulsion[m] = −∇_{x_m} Σ_a k(x_m, x_a) =
+// Σ_a k(x_a,x_m)·(x_m − x_a)/σ², in x's space. A caller whose x is a
+// function f of the positions maps dst.Repulsion[m] back through f's
+// Jacobian at θ_m (a vector-Jacobian product) before handing dst to a
+// rule. dst's slices are reused when their shapes fit.
+func (r RBF) Evaluate(dst *Kernel, x [][]float64) {
+	var km kernelMatrix
+	km.k, km.rep = dst.K, dst.Repulsion
+	r.compute(&km, x)
+	for _, v := range km.rep {
+		scaleBy(v, 1/km.sigma2)
+	}
+	dst.K, dst.Repulsion, dst.Sigma = km.k, km.rep, math.Sqrt(km.sigma2)
+}
+
+func scaleBy(v []float64, a float64) {
+	for i := range v {
+		v[i] *= a
+	}
 }

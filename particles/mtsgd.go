@@ -78,8 +78,17 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	if err != nil {
 		return err
 	}
-	r.Kernel.compute(&r.km, e.Theta)
 	km := &r.km
+	sigma := 0.0
+	if e.Kernel != nil {
+		if !r.FirstTermOnly {
+			return fmt.Errorf("mtsgd: the four-term U needs the kernel over the positions; with a kernel of the networks' outputs use the first term only")
+		}
+		km, sigma = e.Kernel.matrix(), e.Kernel.Sigma
+	} else {
+		r.Kernel.compute(km, e.Theta)
+		sigma = math.Sqrt(km.sigma2)
+	}
 	s2 := km.sigma2
 
 	r.smoothed = grow(r.smoothed, m, d)
@@ -119,7 +128,7 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	}
 
 	res, err := r.QP.Solve(r.w, r.u)
-	r.diag = Diagnostics{Sigma: math.Sqrt(s2), U: r.u, Weights: r.w, QP: res}
+	r.diag = Diagnostics{Sigma: sigma, U: r.u, Weights: r.w, QP: res}
 	if err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}

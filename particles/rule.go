@@ -38,6 +38,9 @@ type Ensemble struct {
 	// Values[k][m], when set, is objective k's value at Theta[m] (for a
 	// network, task k's loss). Only ParetoMTL needs it.
 	Values [][]float64
+	// Kernel, when set, replaces the kernel rules' RBF over Theta by a
+	// kernel evaluated elsewhere (see Kernel); the other rules ignore it.
+	Kernel *Kernel
 	// Step counts the updates made before this one. Only ParetoMTL, whose
 	// first steps are a separate phase, reads it; keeping the count here
 	// rather than in the rule makes a resumed run continue exactly.
@@ -79,6 +82,11 @@ func (e Ensemble) dims(dst [][]float64) (m, k, d int, err error) {
 			if !allFinite(s[i]) {
 				return 0, 0, 0, fmt.Errorf("particles: score of target %d at particle %d is not finite", t, i)
 			}
+		}
+	}
+	if e.Kernel != nil {
+		if err := e.Kernel.check(m, d); err != nil {
+			return 0, 0, 0, err
 		}
 	}
 	return m, k, d, nil

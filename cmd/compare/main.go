@@ -39,7 +39,7 @@
 //
 //	-dataset NAME      network data set (required)
 //	-protocol NAME     reduced or paper (default: the data set's epochs, seed 1)
-//	-methods LIST      comma-separated (default mtsgd:authors,mtsgd:paper,linear,mgda,pareto-mtl,moo-svgd,single)
+//	-methods LIST      comma-separated (default mtsgd:authors,mtsgd:authors-params,mtsgd:paper,linear,mgda,pareto-mtl,moo-svgd,single)
 //	-seeds LIST        comma-separated seeds (default 1)
 //	-epochs N          epochs per run (default: the data set's)
 //	-lr RATE           learning rate (default: the data set's)
@@ -117,7 +117,7 @@ type Options struct {
 
 // DefaultMethods are the paper's method, in both presets, and its
 // baselines.
-var DefaultMethods = []string{"mtsgd:authors", "mtsgd:paper", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}
+var DefaultMethods = []string{"mtsgd:authors", "mtsgd:authors-params", "mtsgd:paper", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}
 
 // A protocol is a budget: epochs and seeds.
 type protocol struct {

@@ -82,18 +82,34 @@
 //	                    (default 10)
 //	-preset NAME        MT-SGD's choices where the paper and the authors'
 //	                    code differ (default authors):
-//	                      paper    Algorithm 1 as printed: four-term U, no
-//	                               warm-up, batch-mean scores with repulsion
-//	                               1/N (the paper's posterior, its factor N
-//	                               in the learning rate)
-//	                      authors  the authors' code: trunk scores normalised
-//	                               per coordinate across particles, U's first
+//	                      paper    Algorithm 1 as printed: kernels over the
+//	                               parameters, four-term U, no warm-up,
+//	                               batch-mean scores with repulsion 1/N (the
+//	                               paper's posterior, its factor N in the
+//	                               learning rate)
+//	                      authors  the authors' code: kernels over the trunk's
+//	                               features and the heads' outputs, heads
+//	                               moved first, trunk scores normalised per
+//	                               coordinate across particles, U's first
 //	                               term only, one warm-up epoch, repulsion
 //	                               0.0015 (trunk) and 0.25 (heads)
-//	                    Both put the kernels on the parameters. A flag below
-//	                    given with a preset overrides that choice alone;
-//	                    other methods than mtsgd take no preset (batch-mean
-//	                    scores, no warm-up). See docs/mtsgd-choices.md.
+//	                      authors-params
+//	                               authors with the kernels over the
+//	                               parameters and one gradient evaluation
+//	                               per step (about half the step time)
+//	                    A flag below given with a preset overrides that
+//	                    choice alone; other methods than mtsgd take no
+//	                    preset (batch-mean scores, no warm-up, kernels over
+//	                    the parameters). See docs/mtsgd-choices.md.
+//	-kernel-on SPACE    params (the kernels compare the parameter vectors) or
+//	                    outputs (the trunk's features and each head's outputs
+//	                    on the batch; the repulsion goes back to the
+//	                    parameters by one more backward pass; needs -u-terms
+//	                    first with mtsgd)
+//	-order O            joint (one gradient evaluation moves trunks and heads)
+//	                    or heads-first (the heads move first and the trunks'
+//	                    task gradients are taken through the moved heads: a
+//	                    second gradient evaluation per step)
 //	-score-scale S      mean (the gradient of the batch-mean loss), sum (times
 //	                    N, the training set's size) or normalized (each task's
 //	                    trunk scores divided per coordinate by their norm over
@@ -242,7 +258,7 @@ type Options struct {
 var (
 	toyFlags     = []string{"steps"}
 	networkFlags = []string{"data-dir", "preview", "stats", "epochs", "batch", "tasks", "train-limit", "test-limit", "warmup",
-		"head-repulsion", "preset", "score-scale", "u-terms", "valid", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype",
+		"head-repulsion", "preset", "score-scale", "u-terms", "kernel-on", "order", "valid", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype",
 		"resume", "checkpoint-every", "best-metric", "log-qp", "overwrite"}
 	resumeFlags = []string{"resume", "epochs", "workers", "data-dir", "progress", "checkpoint-every", "best-metric", "log-qp"}
 )
@@ -324,6 +340,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Preset, "preset", "", "networks: MT-SGD choices: "+presetNames()+" (default "+experiment.DefaultPreset+")")
 	fs.StringVar(&o.ScoreScale, "score-scale", "", "networks: scores as the gradient of the batch-mean loss (mean), times N (sum), or normalised per coordinate across particles (normalized) (default: the preset's)")
 	fs.StringVar(&o.UTerms, "u-terms", "", "networks: MT-SGD's U with all four terms (full) or the first only (first) (default: the preset's)")
+	fs.StringVar(&o.KernelOn, "kernel-on", "", "networks: the kernels compare the parameters (params) or the trunk's features and the heads' outputs on the batch (outputs) (default: the preset's)")
+	fs.StringVar(&o.Order, "order", "", "networks: one gradient evaluation moves trunks and heads (joint), or the heads move first and the trunks' gradients go through them (heads-first) (default: the preset's)")
 	fs.IntVar(&o.Valid, "valid", 0, "Multi-* data sets: training composites held out for validation (default 10000; 0: none)")
 	fs.StringVar(&o.Schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default multistep Multi-MNIST, constant SARCOS)")
 	fs.StringVar(&o.Milestones, "lr-milestones", "15,30,45,60,75,90", "networks: multistep: epochs at which the rate is multiplied by -lr-gamma")
@@ -406,6 +424,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		"preset":         func() { o.Preset = d.Preset },
 		"score-scale":    func() { o.ScoreScale = d.ScoreScale },
 		"u-terms":        func() { o.UTerms = d.UTerms },
+		"kernel-on":      func() { o.KernelOn = d.KernelOn },
+		"order":          func() { o.Order = d.Order },
 		"warmup":         func() { o.Warmup = d.Warmup },
 		"repulsion":      func() { o.Repulsion = d.Repulsion },
 		"head-repulsion": func() { o.HeadRepulsion = d.HeadRepulsion },

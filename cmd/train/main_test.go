@@ -478,15 +478,18 @@ func TestPresetFlags(t *testing.T) {
 		args                  []string
 		preset, scale, uterms string
 		warmup                int
+		kernelOn, order       string
 		repulsion, heads      float64
 		valid                 int
 	}{
-		{[]string{}, "authors", "normalized", "first", 1, auto, auto, 10000},
-		{[]string{"-preset", "paper"}, "paper", "mean", "full", 0, auto, auto, 10000},
-		{[]string{"-preset", "paper", "-warmup", "2", "-u-terms", "first"}, "paper", "mean", "first", 2, auto, auto, 10000},
-		{[]string{"-score-scale", "sum"}, "authors", "sum", "first", 1, auto, auto, 10000},
-		{[]string{"-repulsion", "0.5", "-head-repulsion", "0.1", "-valid", "0"}, "authors", "normalized", "first", 1, 0.5, 0.1, 0},
-		{[]string{"-method", "linear"}, "", "mean", "", 0, auto, auto, 10000},
+		{[]string{}, "authors", "normalized", "first", 1, "outputs", "heads-first", auto, auto, 10000},
+		{[]string{"-preset", "paper"}, "paper", "mean", "full", 0, "params", "joint", auto, auto, 10000},
+		{[]string{"-preset", "authors-params"}, "authors-params", "normalized", "first", 1, "params", "joint", auto, auto, 10000},
+		{[]string{"-preset", "paper", "-warmup", "2", "-u-terms", "first", "-kernel-on", "outputs"}, "paper", "mean", "first", 2, "outputs", "joint", auto, auto, 10000},
+		{[]string{"-order", "joint"}, "authors", "normalized", "first", 1, "outputs", "joint", auto, auto, 10000},
+		{[]string{"-score-scale", "sum"}, "authors", "sum", "first", 1, "outputs", "heads-first", auto, auto, 10000},
+		{[]string{"-repulsion", "0.5", "-head-repulsion", "0.1", "-valid", "0"}, "authors", "normalized", "first", 1, "outputs", "heads-first", 0.5, 0.1, 0},
+		{[]string{"-method", "linear"}, "", "mean", "", 0, "", "", auto, auto, 10000},
 	} {
 		o, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})
 		if err != nil {
@@ -494,16 +497,21 @@ func TestPresetFlags(t *testing.T) {
 		}
 		s := o.Settings
 		if s.Preset != tc.preset || s.ScoreScale != tc.scale || s.UTerms != tc.uterms || s.Warmup != tc.warmup ||
+			s.KernelOn != tc.kernelOn || s.Order != tc.order ||
 			s.Repulsion != tc.repulsion || s.HeadRepulsion != tc.heads || s.Valid != tc.valid {
-			t.Errorf("%v: preset %q scale %q u %q warmup %d repulsion %v/%v valid %d", tc.args,
-				s.Preset, s.ScoreScale, s.UTerms, s.Warmup, s.Repulsion, s.HeadRepulsion, s.Valid)
+			t.Errorf("%v: preset %q scale %q u %q warmup %d kernel-on %q order %q repulsion %v/%v valid %d", tc.args,
+				s.Preset, s.ScoreScale, s.UTerms, s.Warmup, s.KernelOn, s.Order, s.Repulsion, s.HeadRepulsion, s.Valid)
 		}
 	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"-dataset", "multi-mnist", "-preset", "pytorch"}, `-preset: preset "pytorch" is not one of paper, authors`},
+		{[]string{"-dataset", "multi-mnist", "-preset", "pytorch"}, `-preset: preset "pytorch" is not one of paper, authors, authors-params`},
+		{[]string{"-dataset", "multi-mnist", "-u-terms", "full"}, "-kernel-on outputs needs -u-terms first"},
+		{[]string{"-dataset", "multi-mnist", "-kernel-on", "features"}, `-kernel-on: kernel space "features" is not one of`},
+		{[]string{"-dataset", "multi-mnist", "-order", "trunk-first"}, "-order must be joint or heads-first"},
+		{[]string{"-dataset", "multi-mnist", "-method", "linear", "-kernel-on", "outputs"}, "linear has none"},
 		{[]string{"-dataset", "multi-mnist", "-score-scale", "median"}, "-score-scale"},
 		{[]string{"-dataset", "multi-mnist", "-u-terms", "two"}, "-u-terms must be full or first"},
 		{[]string{"-dataset", "multi-mnist", "-valid", "3"}, "-valid must be"},

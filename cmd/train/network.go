@@ -86,6 +86,7 @@ func runNetwork(ctx context.Context, o Options) error {
 	}
 	if s.Method == "mtsgd" {
 		f["preset"], f["score_scale"], f["u_terms"], f["warmup"] = s.Preset, s.ScoreScale, s.UTerms, s.Warmup
+		f["kernel_on"], f["order"] = s.KernelOn, s.Order
 		f["repulsion"], f["head_repulsion"] = s.Repulsion, s.HeadRepulsion
 	}
 	log.WithFields(f).Info("training")

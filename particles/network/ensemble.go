@@ -32,6 +32,18 @@ type Update struct {
 	Scale ScoreScale
 	// Examples is N, the size of the training set, used by ScoreSum.
 	Examples int
+	// Kernel says what the kernel rules' kernels compare. With
+	// KernelParams (the zero value) the rules use their own kernels over
+	// the parameters; with KernelOutputs the ensemble evaluates
+	// OutputKernel on the networks' features and outputs and hands the
+	// rules that kernel (particles.Ensemble.Kernel).
+	Kernel       KernelSpace
+	OutputKernel particles.RBF
+	// HeadsFirst moves the heads first and then takes the trunks' task
+	// gradients through the moved heads, as the authors' code does (one
+	// more gradient evaluation per particle and step); otherwise one
+	// evaluation moves both, as the paper's Algorithm 2 reads.
+	HeadsFirst bool
 }
 
 // ScoreScale is how a network's scores, minus the gradients of the
@@ -82,24 +94,29 @@ func (s ScoreScale) String() string {
 // are all below it stays (almost) zero rather than being blown up.
 const normalizeFloor = 1e-12
 
-// scale applies u's score scale to the step's scores in place.
-func (e *Ensemble) scale(u Update) error {
+// scale applies u's score scale in place to the step's trunk scores, or
+// to its head scores if heads.
+func (e *Ensemble) scale(u Update, heads bool) error {
+	scores := e.trunkScores
+	if heads {
+		scores = e.headScores
+	}
 	switch u.Scale {
 	case ScoreMean:
 	case ScoreSum:
 		if u.Examples < 1 {
 			return fmt.Errorf("network: score scale sum needs the training set's size, got %d", u.Examples)
 		}
-		n := float64(u.Examples)
-		for j := range e.trunkScores {
-			for i := range e.trunkScores[j] {
-				scaleVec(e.trunkScores[j][i], n)
-				scaleVec(e.headScores[j][i], n)
+		for _, task := range scores {
+			for _, v := range task {
+				scaleVec(v, float64(u.Examples))
 			}
 		}
 	case ScoreNormalized:
-		for _, task := range e.trunkScores {
-			normalizeColumns(task)
+		if !heads {
+			for _, task := range scores {
+				normalizeColumns(task)
+			}
 		}
 	default:
 		return fmt.Errorf("network: unknown score scale %v", u.Scale)
@@ -150,6 +167,8 @@ type Ensemble struct {
 	// place, so the views stay valid).
 	trunks [][]float64
 	heads  [][][]float64
+
+	kernels outputKernels // with Update.Kernel = KernelOutputs
 
 	// Per-step buffers. Gradients are negated in place into scores.
 	losses      [][]float64   // [task][particle]
@@ -305,14 +324,64 @@ func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
 	if err := e.in.Load(e.cfg, b); err != nil {
 		return nil, err
 	}
+	if err := e.gradients(step, true, nil); err != nil {
+		return nil, err
+	}
+	if u.HeadsFirst {
+		if err := e.moveHeads(u, step); err != nil {
+			return nil, err
+		}
+		// The trunks' task gradients through the moved heads; the losses
+		// reported stay those the step began with. The trunks' features
+		// have not changed, so their kernel is known before that pass,
+		// and each particle's repulsion is mapped right after its
+		// gradients, while its trunk's forward pass is at hand.
+		var after func(w, i int) error
+		if u.Kernel == KernelOutputs && !u.Warmup && len(e.trunks[0]) > 0 {
+			e.evaluateTrunkKernel(u.OutputKernel)
+			after = func(w, i int) error {
+				return e.machines[w].trunkVJPAfter(e.Particles[i], e.in, e.kernels.upstream[i], e.kernels.trunk.Repulsion[i])
+			}
+			u.Kernel = kernelMapped
+		}
+		if err := e.gradients(step, false, after); err != nil {
+			return nil, err
+		}
+		if err := e.moveTrunks(u, step); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := e.moveTrunks(u, step); err != nil {
+			return nil, err
+		}
+		if err := e.moveHeads(u, step); err != nil {
+			return nil, err
+		}
+	}
+	e.Steps = step
+	return e.losses, nil
+}
+
+// gradients evaluates every particle's losses and gradients on the loaded
+// batch and negates the gradients into the scores; the losses go to
+// e.losses if report. after, if not nil, runs on the same worker right
+// after each particle's evaluation.
+func (e *Ensemble) gradients(step int, report bool, after func(w, i int) error) error {
 	k, m := len(e.cfg.Tasks), len(e.Particles)
-	err := e.parallel(m, func(w, i int) error {
+	return e.parallel(m, func(w, i int) error {
 		g := e.grads[i]
 		if err := e.machines[w].gradients(e.Particles[i], e.in, g); err != nil {
 			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
 		}
+		if after != nil {
+			if err := after(w, i); err != nil {
+				return fmt.Errorf("step %d, particle %d: %w", step, i, err)
+			}
+		}
 		for j := range k {
-			e.losses[j][i] = g.Loss[j]
+			if report {
+				e.losses[j][i] = g.Loss[j]
+			}
 			task := e.cfg.Tasks[j].Name
 			for _, c := range []struct {
 				what string
@@ -327,42 +396,50 @@ func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
+}
+
+// moveTrunks computes the trunks' directions from the trunk scores and
+// steps the trunks' optimisers and running statistics.
+func (e *Ensemble) moveTrunks(u Update, step int) error {
+	if err := e.scale(u, false); err != nil {
+		return err
 	}
-	if err := e.scale(u); err != nil {
-		return nil, err
+	if err := e.trunkDirections(u, step); err != nil {
+		return err
 	}
-	if err := e.directions(u, step); err != nil {
-		return nil, err
-	}
-	err = e.parallel(m, func(w, i int) error {
+	return e.parallel(len(e.Particles), func(w, i int) error {
 		p := e.Particles[i]
 		if err := e.machines[w].updateStats(p, e.grads[i].Stats, e.in.N); err != nil {
 			return err
 		}
 		negate(e.trunkDir[i]) // the optimisers descend: gradient = −φ
-		if err := e.trunkOpt[i].Step(p.Trunk, e.trunkDir[i]); err != nil {
-			return err
-		}
-		for j := range k {
+		return e.trunkOpt[i].Step(p.Trunk, e.trunkDir[i])
+	})
+}
+
+// moveHeads computes every head's direction from its task's score and
+// steps the heads' optimisers.
+func (e *Ensemble) moveHeads(u Update, step int) error {
+	if err := e.scale(u, true); err != nil {
+		return err
+	}
+	if err := e.headDirections(u, step); err != nil {
+		return err
+	}
+	return e.parallel(len(e.Particles), func(w, i int) error {
+		for j := range e.cfg.Tasks {
 			negate(e.headDir[j][i])
-			if err := e.headOpt[i][j].Step(p.Heads[j], e.headDir[j][i]); err != nil {
+			if err := e.headOpt[i][j].Step(e.Particles[i].Heads[j], e.headDir[j][i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	e.Steps = step
-	return e.losses, nil
 }
 
-// directions computes the update directions φ of the trunks and the heads
-// from the scores.
-func (e *Ensemble) directions(u Update, step int) error {
+// trunkDirections computes the trunks' update directions φ from the
+// trunk scores.
+func (e *Ensemble) trunkDirections(u Update, step int) error {
 	k, m := len(e.cfg.Tasks), len(e.Particles)
 	if u.Warmup {
 		for i := range m {
@@ -372,29 +449,58 @@ func (e *Ensemble) directions(u Update, step int) error {
 				for d, s := range e.trunkScores[j][i] {
 					e.trunkDir[i][d] += w[j] * s / float64(m)
 				}
-				copy(e.headDir[j][i], e.headScores[j][i])
 			}
 		}
 		return nil
 	}
-	if len(e.trunks[0]) > 0 { // models without a shared trunk have none
-		ens := particles.Ensemble{Theta: e.trunks, Scores: e.trunkScores, Values: e.losses, Step: step - 1}
-		if err := u.Trunk.Direction(e.trunkDir, ens); err != nil {
-			return fmt.Errorf("step %d: trunk update: %w", step, err)
+	if len(e.trunks[0]) == 0 { // models without a shared trunk have none
+		return nil
+	}
+	ens := particles.Ensemble{Theta: e.trunks, Scores: e.trunkScores, Values: e.losses, Step: step - 1}
+	switch u.Kernel {
+	case KernelOutputs:
+		if err := e.trunkKernel(u.OutputKernel); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
 		}
+		ens.Kernel = &e.kernels.trunk
+	case kernelMapped:
+		ens.Kernel = &e.kernels.trunk
+	}
+	if err := u.Trunk.Direction(e.trunkDir, ens); err != nil {
+		return fmt.Errorf("step %d: trunk update: %w", step, err)
 	}
 	for i, d := range e.trunkDir {
 		if at := finite(d); at >= 0 {
 			return &NotFiniteError{Step: step, Particle: i, What: "trunk update direction (kernel)", Index: at}
 		}
 	}
-	for j, t := range e.cfg.Tasks {
-		ens := particles.Ensemble{Theta: e.heads[j], Scores: [][][]float64{e.headScores[j]}}
-		if err := u.Head.Direction(e.headDir[j], ens); err != nil {
-			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
+	return nil
+}
+
+// headDirections computes every head's update direction φ from its
+// task's scores.
+func (e *Ensemble) headDirections(u Update, step int) error {
+	if u.Warmup {
+		for j := range e.cfg.Tasks {
+			for i := range e.Particles {
+				copy(e.headDir[j][i], e.headScores[j][i])
+			}
+		}
+		return nil
+	}
+	if u.Kernel == KernelOutputs {
+		if err := e.headKernels(u.OutputKernel); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
 		}
 	}
 	for j, t := range e.cfg.Tasks {
+		ens := particles.Ensemble{Theta: e.heads[j], Scores: [][][]float64{e.headScores[j]}}
+		if u.Kernel == KernelOutputs {
+			ens.Kernel = &e.kernels.heads[j]
+		}
+		if err := u.Head.Direction(e.headDir[j], ens); err != nil {
+			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
+		}
 		for i, d := range e.headDir[j] {
 			if at := finite(d); at >= 0 {
 				return &NotFiniteError{Step: step, Particle: i, Task: t.Name, What: "head update direction (kernel)", Index: at}

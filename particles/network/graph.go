@@ -118,6 +118,11 @@ type machine struct {
 	// without a trunk each head holds its own layers.
 	steps []*stepGraph
 	trunk *trunkGraph // nil with one task or no trunk parameters
+	// Built when first needed, for the kernels over outputs: a trunk
+	// graph that runs its own forward pass (m.trunk itself unless that
+	// one replays), and each task's head graph.
+	fullTrunk *trunkGraph
+	heads     []*headGraph
 
 	prediction *predictGraph
 }
@@ -204,6 +209,8 @@ type stepGraph struct {
 	// tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
 	featureGrads []*ops.Kept       // tasks after the first: ∂loss/∂features
+	features     *ops.Kept         // the trunk's output; nil without a trunk
+	outputs      []*ops.Kept       // each task's head outputs
 	stats        []*ops.BatchStats // each batch norm's, filled by a run
 	spatial      []int             // each batch norm's H·W
 	trunkGrad    []*gorgonia.Node  // the first task's
@@ -263,6 +270,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 	sg.stats, sg.spatial = norm.Batch, norm.Spatial
 	type task struct {
 		loss, features *gorgonia.Node // features: the task's copy, j ≥ 1
+		out            *gorgonia.Node
 		wrt            []*gorgonia.Node
 	}
 	tasks := make([]task, len(only))
@@ -282,6 +290,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 		if err != nil {
 			return nil, err
 		}
+		tasks[j].out = out
 		if tasks[j].loss, err = taskLoss(t, out, target, weight); err != nil {
 			return nil, fmt.Errorf("network: task %s loss: %w", t.Name, err)
 		}
@@ -319,6 +328,18 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 			if sg.featureGrads[j], err = ops.Keep(featureGrads[j]); err != nil {
 				return nil, err
 			}
+		}
+		// The kernels over outputs read each head's outputs and the
+		// trunk's features (see Update.Kernel).
+		kept, err := ops.Keep(t.out)
+		if err != nil {
+			return nil, err
+		}
+		sg.outputs = append(sg.outputs, kept)
+	}
+	if len(trunk) > 0 {
+		if sg.features, err = ops.Keep(features); err != nil {
+			return nil, err
 		}
 	}
 	sg.vm = gorgonia.NewTapeMachine(g)
@@ -465,6 +486,12 @@ type Grads struct {
 	Trunk [][]float64 // per task: the loss's gradient with respect to α
 	Head  [][]float64 // per task j: the loss's gradient with respect to βʲ
 	Stats []float64   // the batch statistics of every batch norm (mean, then variance)
+
+	// What the kernels over outputs read, all Config.Batch rows (the
+	// rows past the batch's real examples are padding): the trunk's
+	// features (nil without a trunk) and each task's head outputs.
+	Features []float64
+	Outputs  [][]float64
 }
 
 // NewGrads allocates Grads for particles of cfg.
@@ -495,6 +522,19 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 		return nil
 	}
 	tg := m.trunk
+	if err := tg.bind(p, in); err != nil {
+		return err
+	}
+	for j := 1; j < len(m.cfg.Tasks); j++ {
+		if err := tg.vjp(features[j-1], out.Trunk[j]); err != nil {
+			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
+		}
+	}
+	return nil
+}
+
+// bind loads p and the batch in into the trunk graph, for vjp.
+func (tg *trunkGraph) bind(p *Particle, in *Inputs) error {
 	tg.vals.load(p)
 	for i, src := range []*tensor.Dense{in.x, in.weight} {
 		if tg.replayed && tg.inputs[i].val != nil {
@@ -504,20 +544,21 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 			return err
 		}
 	}
-	if tg.inputs[2].val == nil {
-		tg.inputs[2].val = tensor.New(tensor.WithShape(tg.inputs[2].node.Shape()...), tensor.Of(m.cfg.Dtype))
-	}
-	for j := 1; j < len(m.cfg.Tasks); j++ {
-		setFloats(tg.inputs[2].val, features[j-1])
-		if err := gorgonia.Let(tg.inputs[2].node, tg.inputs[2].val); err != nil {
-			return err
-		}
-		err := run(tg.vm, func() error { return gather(tg.trunkGrad, out.Trunk[j]) })
-		if err != nil {
-			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
-		}
-	}
 	return nil
+}
+
+// vjp writes the gradient of ⟨features, upstream⟩ with respect to the
+// bound particle's trunk into dst.
+func (tg *trunkGraph) vjp(upstream, dst []float64) error {
+	g := &tg.inputs[2]
+	if g.val == nil {
+		g.val = tensor.New(tensor.WithShape(g.node.Shape()...), tensor.Of(g.node.Dtype()))
+	}
+	setFloats(g.val, upstream)
+	if err := gorgonia.Let(g.node, g.val); err != nil {
+		return err
+	}
+	return run(tg.vm, func() error { return gather(tg.trunkGrad, dst) })
 }
 
 // runStep runs one step graph for p on in, writes what it computes into
@@ -550,6 +591,15 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		}
 		if err := copyStats(sg.stats, out.Stats); err != nil {
 			return err
+		}
+		if sg.features != nil {
+			out.Features = append(out.Features[:0], sg.features.Values...)
+		}
+		if out.Outputs == nil {
+			out.Outputs = make([][]float64, len(m.cfg.Tasks))
+		}
+		for i, j := range sg.tasks {
+			out.Outputs[j] = append(out.Outputs[j][:0], sg.outputs[i].Values...)
 		}
 		for _, fg := range sg.featureGrads[1:] {
 			if fg != nil {
