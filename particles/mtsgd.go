@@ -22,7 +22,7 @@ import (
 //	                            + ρ²(d/σ² − ‖Δ_ab‖²/σ⁴)].
 //
 // The last term has the + sign of the trace of ∂²k/∂θ∂θ' (the paper prints
-// −d/σ² in its RBF line; see shared/notes/reference-implementation.md). The
+// −d/σ² in its RBF line; see the README's Choices section). The
 // repulsion weight ρ enters U exactly as it enters φ_k, so U stays the Gram
 // matrix of the directions actually applied and Lemma 1 holds for any ρ.
 //
@@ -33,6 +33,10 @@ import (
 // is as exact as U's float64 entries allow; Diagnostics still reports the
 // full U. An uncertified QP is an error, a *minnorm.NotConvergedError
 // wrapped with context, and leaves dst unwritten.
+//
+// When the ensemble carries a kernel evaluated elsewhere (Ensemble.Kernel,
+// for a kernel over the networks' outputs), that kernel replaces the RBF
+// over the positions; only the first term of U is defined for it.
 //
 // The cost is O(K·M²·d + K²·M·d) per step plus one K×K QP. Beyond the
 // scores it keeps three vectors per particle, not K: the smoothed scores of
