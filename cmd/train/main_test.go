@@ -367,7 +367,8 @@ func TestResumeFlags(t *testing.T) {
 
 // SARCOS on a fixture with the real shapes, written by scipy: training
 // writes validation and test lines for all 7 tasks, and best/ is chosen by
-// validation MSE.
+// validation MSE. The authors' preset runs its kernels over the MLP's
+// features and the regression heads' outputs, heads first.
 func TestTrainSarcosFixture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains networks")
@@ -375,7 +376,7 @@ func TestTrainSarcosFixture(t *testing.T) {
 	dir := testenv.SarcosFixture(t)
 	out := t.TempDir()
 	o, err := parseFlags([]string{"-dataset", "sarcos", "-data-dir", dir, "-particles", "2", "-epochs", "2", "-train-limit", "1024",
-		"-test-limit", "256", "-lr", "0.001", "-out", out, "-progress=false", "-warmup", "0", "-log-qp"}, &bytes.Buffer{})
+		"-test-limit", "256", "-lr", "0.001", "-out", out, "-progress=false", "-preset", "authors", "-warmup", "0", "-log-qp"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,6 +412,8 @@ func TestTrainSarcosFixture(t *testing.T) {
 // paper's, and one epoch of two ResNet-18 particles trains, with a
 // validation and a test line per task and checkpoints that carry the
 // batch norms' running statistics, moved away from their initial values.
+// The authors' preset runs its kernels over ResNet-18's features (through
+// batch normalisation, on a padded batch) and the heads' outputs.
 func TestTrainCelebAFixture(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains ResNet-18")
@@ -419,7 +422,7 @@ func TestTrainCelebAFixture(t *testing.T) {
 	out := t.TempDir()
 	// Batch 16: the 24 training images make one full batch and one padded.
 	o, err := parseFlags([]string{"-dataset", "celeba", "-data-dir", dir, "-particles", "2", "-epochs", "1", "-batch", "16",
-		"-out", out, "-progress=false", "-warmup", "0", "-log-qp"}, &bytes.Buffer{})
+		"-out", out, "-progress=false", "-preset", "authors", "-warmup", "0", "-log-qp"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
