@@ -96,7 +96,9 @@ var ErrInterrupted = errors.New("training interrupted")
 // one.
 var ErrUnsaved = errors.New("training interrupted, and its state could not be saved")
 
-// New starts a run from scratch: particles initialised from the seed.
+// New starts a run from scratch: particles initialised from the seed. A
+// run too big for the machine's memory is refused before it allocates,
+// with an error wrapping sysmem.ErrTooBig.
 func New(s Settings, d Data, workers int) (*Run, error) {
 	n := d.Train.Len()
 	if s.TrainLimit > 0 {
@@ -118,6 +120,13 @@ func New(s Settings, d Data, workers int) (*Run, error) {
 	}
 	cfg, err := s.networkConfig(d.Train)
 	if err != nil {
+		return nil, err
+	}
+	evaluated := r.TestSet.Len()
+	if r.ValidSet != nil {
+		evaluated = max(evaluated, r.ValidSet.Len())
+	}
+	if err := s.checkMemory(cfg, evaluated, workers); err != nil {
 		return nil, err
 	}
 	if r.Ensemble, err = network.NewEnsemble(cfg, s.Particles, s.Seed, s.NewOptimizer, workers); err != nil {
