@@ -1,7 +1,6 @@
 package checkpoints
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,55 +9,16 @@ import (
 	"testing"
 
 	"github.com/mtsgd/mtsgd/internal/sysmem"
+	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
-// editManifest rewrites dir's manifest through edit, numbers kept exact
-// (json.Number: 2⁶¹+1 is not a float64).
+// editManifest rewrites dir's manifest through edit.
 func editManifest(t *testing.T, dir string, edit func(m map[string]any)) {
 	t.Helper()
-	path := filepath.Join(dir, ManifestName)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		t.Fatal(err)
-	}
-	edit(m)
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.EditJSON(t, filepath.Join(dir, ManifestName), edit)
 }
 
-// field walks m along keys (strings for objects, ints for arrays) to
-// the object or array holding the last one.
-func field(m any, keys ...any) (parent any, last any) {
-	for _, k := range keys[:len(keys)-1] {
-		switch k := k.(type) {
-		case string:
-			m = m.(map[string]any)[k]
-		case int:
-			m = m.([]any)[k]
-		}
-	}
-	return m, keys[len(keys)-1]
-}
-
-func set(m map[string]any, v any, keys ...any) {
-	parent, last := field(m, keys...)
-	switch k := last.(type) {
-	case string:
-		parent.(map[string]any)[k] = v
-	case int:
-		parent.([]any)[k] = v
-	}
-}
+var set = testenv.SetJSON
 
 // binFile is the path of dir's binary file of role.
 func binFile(t *testing.T, dir, role string) string {
