@@ -16,6 +16,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
@@ -609,6 +610,9 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 		return nil, err
 	}
 	r, err := New(s, d, workers)
+	if errors.Is(err, sysmem.ErrTooBig) {
+		return nil, fmt.Errorf("checkpoint settings: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}

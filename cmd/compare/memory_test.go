@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -38,6 +41,26 @@ func TestRunsReleaseTheirMemory(t *testing.T) {
 		if grown > margin {
 			t.Errorf("after %s: the live heap grew by %d MiB, more than %d", method, grown>>20, margin>>20)
 		}
+	}
+}
+
+// A run too big for the machine (taken to have 24 GiB) is refused before
+// it allocates, naming the flag; compare exits with status 2.
+func TestRefusesRunsTooBig(t *testing.T) {
+	t.Setenv(sysmem.Env, "24G")
+	o, err := parseFlags([]string{"-dataset", "multi-mnist", "-methods", "mtsgd", "-particles", "100000", "-workers", "2", "-out", t.TempDir()}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &experiment.Data{Train: testenv.Images("train", 64, 1), Test: testenv.Images("test", 40, 2)}
+	_, err = runOne(context.Background(), o, "mtsgd", 1, &d)
+	if !errors.Is(err, sysmem.ErrTooBig) || !strings.Contains(err.Error(), "-particles 100000: the run needs at least ") {
+		t.Fatalf("error %v, want one wrapping ErrTooBig, naming -particles 100000", err)
+	}
+	log.SetOutput(&bytes.Buffer{})
+	defer log.SetOutput(os.Stderr)
+	if status := report(err); status != 2 {
+		t.Errorf("status %d, want 2", status)
 	}
 }
 
