@@ -19,15 +19,17 @@ import (
 // Load reads the checkpoint in dir, verifying its format, version, the
 // sizes and checksums of its files, and that they match its layout.
 //
-// A damaged or edited manifest cannot make Load panic or ask for more
-// memory than the files' own sizes: every number in it is checked before
-// it sizes anything (parseManifest); every file must be a regular file
-// (not a device, a pipe or a directory, directly or through a symlink);
-// the manifest must be under a 64th of the machine's memory (decoding
-// JSON takes up to tens of times a file's size); the binary files must be
-// exactly as long as the layout and optimizer lengths need and fit in the
-// machine's memory together. Load then allocates their sizes once, for
-// the values, reading each file once.
+// A damaged or edited checkpoint cannot make Load panic, read forever or
+// allocate more than its files' sizes warrant: every number of the
+// manifest is checked before it sizes anything (parseManifest); every file
+// must be a regular file (not a device, a pipe or a directory, directly or
+// through a symlink); the manifest must be under a 64th of the machine's
+// memory, since decoding JSON can take tens of times a file's size; the
+// binary files must be exactly as long as the layout and optimizer
+// lengths need, and fit in the machine's memory together. Load allocates
+// their sizes once, for the values, reading each file once (FuzzLoad
+// checks at most the binary files' sizes, 100 times the manifest's and 1
+// MiB in all).
 func Load(dir string) (*Checkpoint, error) {
 	mpath := filepath.Join(dir, ManifestName)
 	raw, err := readManifest(mpath)
