@@ -50,6 +50,13 @@
 // names removed. A crash or a full disk at any point leaves the previous
 // manifest and every file it names in place: the checkpoint is always
 // readable, as the old or the new one.
+//
+// # Reading
+//
+// Load trusts no number of the manifest: each is checked before it sizes
+// an allocation or an index, and only regular files are read, so a
+// damaged or edited checkpoint is an error naming the file and the
+// problem, never a panic, an out-of-memory crash or an endless read.
 package checkpoints
 
 import (
@@ -93,21 +100,30 @@ type Layout struct {
 	Stats []Tensor   `json:"stats,omitempty"`
 }
 
-// size is the number of values in ts.
+// size is the number of values in ts, the length of their flat vector:
+// at most maxVector, so that sums and products of sizes cannot overflow.
 func size(ts []Tensor) (int, error) {
 	n := 0
 	for _, t := range ts {
 		m := 1
 		for _, s := range t.Shape {
-			if s < 1 || m > math.MaxInt32/s {
+			if s < 1 || m > maxVector/s {
 				return 0, fmt.Errorf("tensor %s has shape %v", t.Name, t.Shape)
 			}
 			m *= s
+		}
+		if n > maxVector-m {
+			return 0, fmt.Errorf("the tensors up to %s hold more than %d values", t.Name, maxVector)
 		}
 		n += m
 	}
 	return n, nil
 }
+
+// maxVector bounds the values of one parameter vector (a trunk, a head,
+// the statistics): 2³¹−1, 16 GiB of float64, some 190 times ResNet-18's
+// trunk.
+const maxVector = math.MaxInt32
 
 // Equal reports whether l and o describe the same tensors, and if not,
 // the first difference.
@@ -311,133 +327,6 @@ func writeFloats(w *bytes.Buffer, v []float64) {
 		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
 		w.Write(b[:])
 	}
-}
-
-// Load reads the checkpoint in dir, verifying its format, version, the
-// sizes and checksums of its files, and that they match its layout.
-func Load(dir string) (*Checkpoint, error) {
-	mpath := filepath.Join(dir, ManifestName)
-	raw, err := os.ReadFile(mpath)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no checkpoint here (missing %s): %w", dir, ManifestName, os.ErrNotExist)
-		}
-		return nil, err
-	}
-	var m manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("%s: not valid JSON: %w", mpath, err)
-	}
-	switch {
-	case m.Format != Format:
-		return nil, fmt.Errorf("%s: format %q, not a %s", mpath, m.Format, Format)
-	case m.Version > Version:
-		return nil, fmt.Errorf("%s: format version %d is newer than this program reads (%d); use a newer build", mpath, m.Version, Version)
-	case m.Version < 1:
-		return nil, fmt.Errorf("%s: format version %d is not valid", mpath, m.Version)
-	}
-	c := &Checkpoint{Settings: compact(m.Settings), Epoch: m.Epoch, Batch: m.Batch, Step: m.Step, Metrics: compact(m.Metrics), Layout: m.Layout}
-	trunk, err := size(m.Layout.Trunk)
-	if err != nil {
-		return nil, fmt.Errorf("%s: layout: %w", mpath, err)
-	}
-	heads := make([]int, len(m.Layout.Heads))
-	for j, h := range m.Layout.Heads {
-		if heads[j], err = size(h); err != nil {
-			return nil, fmt.Errorf("%s: layout: %w", mpath, err)
-		}
-	}
-	stats, err := size(m.Layout.Stats)
-	if err != nil {
-		return nil, fmt.Errorf("%s: layout: %w", mpath, err)
-	}
-	if m.Particles < 1 || len(m.Optimizer.Lengths) != m.Particles {
-		return nil, fmt.Errorf("%s: %d particles with %d optimizer length lists", mpath, m.Particles, len(m.Optimizer.Lengths))
-	}
-	params, err := readFile(dir, m.Files, roleParameters)
-	if err != nil {
-		return nil, err
-	}
-	opt, err := readFile(dir, m.Files, roleOptimizer)
-	if err != nil {
-		return nil, err
-	}
-	for i := range m.Particles {
-		p := Particle{Trunk: params.next(trunk)}
-		for _, n := range heads {
-			p.Heads = append(p.Heads, params.next(n))
-		}
-		if stats > 0 {
-			p.Stats = params.next(stats)
-		}
-		lengths := m.Optimizer.Lengths[i]
-		if len(lengths) != 1+len(heads) {
-			return nil, fmt.Errorf("%s: particle %d has %d optimizer state lengths, want %d", mpath, i, len(lengths), 1+len(heads))
-		}
-		p.TrunkOpt = opt.next(lengths[0])
-		for _, n := range lengths[1:] {
-			p.HeadOpts = append(p.HeadOpts, opt.next(n))
-		}
-		c.Particles = append(c.Particles, p)
-	}
-	for _, r := range []*reader{params, opt} {
-		if r.err != nil || len(r.b) != 0 {
-			return nil, fmt.Errorf("%s: %d bytes, but the manifest's layout and optimizer lengths need %d",
-				r.path, r.total, r.total-int64(len(r.b))+r.missing)
-		}
-	}
-	return c, nil
-}
-
-// reader hands out float64 vectors from a verified binary file.
-type reader struct {
-	path    string
-	b       []byte
-	total   int64
-	missing int64 // bytes asked for beyond the end
-	err     error
-}
-
-func (r *reader) next(n int) []float64 {
-	if n < 0 || int64(n)*8 > int64(len(r.b)) {
-		r.err = io.ErrUnexpectedEOF
-		r.missing += int64(n)*8 - int64(len(r.b))
-		r.b = r.b[:0]
-		return make([]float64, max(0, n))
-	}
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(r.b[8*i:]))
-	}
-	r.b = r.b[8*n:]
-	return v
-}
-
-// readFile reads and verifies the file with the given role.
-func readFile(dir string, files []file, role string) (*reader, error) {
-	i := slices.IndexFunc(files, func(f file) bool { return f.Role == role })
-	if i < 0 {
-		return nil, fmt.Errorf("%s: the manifest names no %s file", filepath.Join(dir, ManifestName), role)
-	}
-	f := files[i]
-	if f.Name != filepath.Base(f.Name) || f.Name == "" {
-		return nil, fmt.Errorf("%s: the manifest names the %s file %q, not a plain file name", filepath.Join(dir, ManifestName), role, f.Name)
-	}
-	path := filepath.Join(dir, f.Name)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: missing: the manifest names it as the %s file", path, role)
-		}
-		return nil, err
-	}
-	if int64(len(b)) != f.Size {
-		return nil, fmt.Errorf("%s: %d bytes, the manifest says %d: the file is truncated or was replaced", path, len(b), f.Size)
-	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != f.SHA256 {
-		return nil, fmt.Errorf("%s: SHA-256 %s, the manifest says %s: the file is damaged", path, hex.EncodeToString(sum[:]), f.SHA256)
-	}
-	return &reader{path: path, b: b, total: int64(len(b))}, nil
 }
 
 // compact undoes the manifest's indentation of an embedded JSON value.

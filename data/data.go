@@ -158,9 +158,15 @@ func (b *Batches) Next() bool {
 }
 
 // Skip passes over the next n batches without loading them, to resume an
-// epoch where it was left.
+// epoch where it was left; past the epoch's end it leaves none. A
+// negative n is a caller's error: its position comes from a checked
+// checkpoint.
 func (b *Batches) Skip(n int) {
-	b.pos = min(len(b.order), b.pos+n*b.size)
+	if n < 0 {
+		panic(fmt.Sprintf("data: skipping %d batches", n))
+	}
+	b.pos += min(n, (len(b.order)-b.pos+b.size-1)/b.size) * b.size
+	b.pos = min(b.pos, len(b.order))
 }
 
 // Batch is the batch loaded by the last successful call to Next.

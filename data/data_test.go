@@ -2,6 +2,7 @@ package data
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"testing"
 )
@@ -93,6 +94,15 @@ func TestSkip(t *testing.T) {
 	}
 	if !slices.Equal(rest, full[24:]) {
 		t.Errorf("after Skip(3): %v, want %v", rest, full[24:])
+	}
+	// Skipping more batches than are left leaves none, however many.
+	for _, n := range []int{7, 8, math.MaxInt} {
+		b := Epoch(d, 8, true, 4, 2)
+		b.Next()
+		b.Skip(n)
+		if b.Next() {
+			t.Errorf("Skip(%d) after a batch left %v", n, b.Batch().Index)
+		}
 	}
 }
 

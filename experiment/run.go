@@ -16,6 +16,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
@@ -96,7 +97,9 @@ var ErrInterrupted = errors.New("training interrupted")
 // one.
 var ErrUnsaved = errors.New("training interrupted, and its state could not be saved")
 
-// New starts a run from scratch: particles initialised from the seed.
+// New starts a run from scratch: particles initialised from the seed. A
+// run too big for the machine's memory is refused before it allocates,
+// with an error wrapping sysmem.ErrTooBig.
 func New(s Settings, d Data, workers int) (*Run, error) {
 	n := d.Train.Len()
 	if s.TrainLimit > 0 {
@@ -118,6 +121,13 @@ func New(s Settings, d Data, workers int) (*Run, error) {
 	}
 	cfg, err := s.networkConfig(d.Train)
 	if err != nil {
+		return nil, err
+	}
+	evaluated := r.TestSet.Len()
+	if r.ValidSet != nil {
+		evaluated = max(evaluated, r.ValidSet.Len())
+	}
+	if err := s.checkMemory(cfg, evaluated, workers); err != nil {
 		return nil, err
 	}
 	if r.Ensemble, err = network.NewEnsemble(cfg, s.Particles, s.Seed, s.NewOptimizer, workers); err != nil {
@@ -174,8 +184,7 @@ func (r *Run) History() []MetricsLine { return r.history }
 // ErrInterrupted, or an error wrapping ErrUnsaved if either failed. Every
 // failed save ends training with an error.
 func (r *Run) Train(ctx context.Context) error {
-	steps := (r.TrainSet.Len() + r.Settings.Batch - 1) / r.Settings.Batch
-	trunk, head, err := r.Settings.Rules(len(r.TrainSet.Tasks()), steps)
+	trunk, head, err := r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch())
 	if err != nil {
 		return err
 	}
@@ -608,6 +617,9 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 		return nil, err
 	}
 	r, err := New(s, d, workers)
+	if errors.Is(err, sysmem.ErrTooBig) {
+		return nil, fmt.Errorf("checkpoint settings: %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -640,11 +652,11 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 			return nil, fmt.Errorf("checkpoint metrics: %w", err)
 		}
 	}
+	if err := r.checkPosition(c, state); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
 	r.epoch, r.batch, r.Ensemble.Steps = c.Epoch, c.Batch, c.Step
 	r.seconds, r.history, r.lossSum = state.Seconds, state.History, state.LossSum
-	if r.batch > 0 && len(r.lossSum) != len(r.TrainSet.Tasks()) {
-		return nil, fmt.Errorf("checkpoint metrics: %d running losses for %d tasks", len(r.lossSum), len(r.TrainSet.Tasks()))
-	}
 	switch {
 	case state.BestEpoch == nil:
 		r.bestEpoch = -1
@@ -654,6 +666,55 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 		r.bestEpoch = *state.BestEpoch
 	}
 	return r, nil
+}
+
+// checkPosition refuses a checkpoint whose position and history do not
+// fit the run's data: resuming would index past the epoch's batches, or
+// carry on a history that no run of these settings wrote. A run at epoch
+// e and batch b has made e·S + b steps (S batches an epoch) and holds one
+// history line per split and task of each of its e epochs; b = S after an
+// interruption during an epoch's evaluation.
+func (r *Run) checkPosition(c *checkpoints.Checkpoint, state runState) error {
+	steps, tasks := r.stepsPerEpoch(), len(r.TrainSet.Tasks())
+	lines := tasks
+	if r.ValidSet != nil {
+		lines *= 2
+	}
+	switch {
+	case c.Epoch < 0 || c.Batch < 0 || c.Step < 0:
+		return fmt.Errorf("position epoch %d, batch %d, step %d: none may be negative", c.Epoch, c.Batch, c.Step)
+	case c.Batch > steps:
+		return fmt.Errorf("batch %d is past the %d batches of an epoch (%d training examples, batch size %d)",
+			c.Batch, steps, r.TrainSet.Len(), r.Settings.Batch)
+	case c.Step != batchesDone(c.Epoch, c.Batch, steps):
+		return fmt.Errorf("step %d does not follow from epoch %d and batch %d of epochs of %d batches", c.Step, c.Epoch, c.Batch, steps)
+	case lines == 0 || len(state.History)%lines != 0 || len(state.History)/lines != c.Epoch:
+		return fmt.Errorf("metrics: %d history lines for %d epochs of %d lines (splits × tasks)", len(state.History), c.Epoch, lines)
+	case state.Seconds < 0:
+		return fmt.Errorf("metrics: %v seconds of training", state.Seconds)
+	case c.Batch > 0 && len(state.LossSum) != tasks:
+		return fmt.Errorf("metrics: %d running losses for %d tasks", len(state.LossSum), tasks)
+	}
+	for _, l := range state.History {
+		if l.Epoch < 1 || l.Epoch > c.Epoch {
+			return fmt.Errorf("metrics: a history line of epoch %d, outside 1..%d", l.Epoch, c.Epoch)
+		}
+	}
+	return nil
+}
+
+// batchesDone is e·s + b, the batches done by epoch e and batch b of
+// epochs of s batches, or −1 where that overflows.
+func batchesDone(e, b, s int) int {
+	if s > 0 && e > (math.MaxInt-b)/s {
+		return -1
+	}
+	return e*s + b
+}
+
+// stepsPerEpoch is the number of batches in an epoch.
+func (r *Run) stepsPerEpoch() int {
+	return (r.TrainSet.Len() + r.Settings.Batch - 1) / r.Settings.Batch
 }
 
 // restoreState checks that a saved state fits a vector of n parameters

@@ -59,7 +59,9 @@
 //
 //	0  done
 //	1  error (a locked OUT, a run with other settings, a failed save, ...)
-//	2  bad command line
+//	2  bad command line, or runs too big for this machine's memory (the
+//	   message names the flag to lower and the estimate; the data set
+//	   loads before the check)
 //	3  interrupted by SIGINT or SIGTERM, the running run's last/ saved and
 //	   verified: rerun the same command to continue
 //	4  interrupted, and saving the running run's last/ failed; the message
@@ -98,6 +100,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/runlock"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
 // Options is everything a comparison depends on.
@@ -157,6 +160,11 @@ func report(err error) int {
 	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
 		return 4
+	case errors.Is(err, sysmem.ErrTooBig):
+		// Every run's settings come from the flags: they ask for more
+		// memory than the machine has.
+		log.Error(err)
+		return 2
 	}
 	log.Error(err)
 	return 1

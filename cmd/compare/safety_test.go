@@ -15,6 +15,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/runlock"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
 // compare refuses, before loading any data, an OUT or a run directory
@@ -49,7 +50,8 @@ func TestRefusesLockedDirectories(t *testing.T) {
 }
 
 // How a comparison ended decides the exit status: 3 only for an
-// interruption whose state was saved.
+// interruption whose state was saved, 2 for runs too big for the machine
+// (its flags ask for them).
 func TestReport(t *testing.T) {
 	log.SetOutput(&bytes.Buffer{})
 	defer log.SetOutput(os.Stderr)
@@ -60,6 +62,7 @@ func TestReport(t *testing.T) {
 		{nil, 0},
 		{fmt.Errorf("linear seed 1: %w", experiment.ErrInterrupted), 3},
 		{fmt.Errorf("linear seed 1: %w: disk full", experiment.ErrUnsaved), 4},
+		{fmt.Errorf("linear seed 1: %w: -particles 100000: the run needs at least 561.1 GiB", sysmem.ErrTooBig), 2},
 		{errors.New("other settings"), 1},
 	} {
 		if got := report(tc.err); got != tc.want {

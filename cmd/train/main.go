@@ -174,6 +174,14 @@
 // Inf in a loss, gradient or update direction stops training with an
 // error naming the step, particle and task.
 //
+// Before it allocates a run, train estimates the least memory the run
+// needs (the particles' vectors, the kernel matrices, the workers' graphs
+// at -batch, the evaluation's predictions) and refuses one that exceeds
+// this machine's memory (MemTotal in /proc/meminfo, or the cgroup's
+// limit; $MTSGD_MEMORY, e.g. 24G, replaces the figure), naming the flag to
+// lower and the estimate, with status 2. Networks are checked once their
+// data has loaded.
+//
 // A run directory belongs to one process: train and train -resume lock
 // DIR (the file DIR/.lock, which holds the owner's PID) until they end,
 // and a second process on the same DIR fails at once, naming the PID. The
@@ -191,7 +199,10 @@
 //	0  done
 //	1  error (a refused or locked -out, missing data, divergence, a
 //	   failed save, ...)
-//	2  bad command line
+//	2  bad command line, including a run too big for this machine's
+//	   memory: the message names the flag to lower and the estimate
+//	   (networks: once the data has loaded; a checkpoint whose settings
+//	   are too big is status 1)
 //	3  interrupted; DIR/last is saved and verified: train -resume DIR
 //	4  interrupted, and saving DIR/last failed; the message names the
 //	   last good checkpoint
@@ -226,6 +237,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
@@ -286,6 +298,12 @@ func main() {
 	os.Exit(status)
 }
 
+// usageError is a bad command line found only after the data loaded: a
+// network run too big for the machine's memory (sysmem.ErrTooBig).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
 // report logs how a run that wrote to out ended and returns the exit
 // status.
 func report(err error, out string) int {
@@ -298,6 +316,9 @@ func report(err error, out string) int {
 	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
 		return exitUnsaved
+	case errors.As(err, new(usageError)):
+		log.Error(err)
+		return exitUsage
 	}
 	log.Error(err)
 	return exitError
@@ -510,7 +531,16 @@ func (o Options) check() error {
 	if err := o.checkRunning(); err != nil {
 		return err
 	}
-	return o.Settings.Check()
+	if err := o.Settings.Check(); err != nil {
+		return err
+	}
+	if p, err := toy.Lookup(o.Dataset); err == nil {
+		// A network run's size depends on its data, checked once loaded
+		// (experiment.New); a toy run's is known from the flags.
+		return sysmem.Check([]sysmem.Part{{What: "particles and kernel matrices", Setting: fmt.Sprintf("-particles %d", o.Particles),
+			Bytes: toy.Memory(p, o.Particles, o.Method)}})
+	}
+	return nil
 }
 
 // checkRunning checks the options that say how to run, which a resumed

@@ -16,6 +16,7 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/runlock"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -63,6 +64,9 @@ func runNetwork(ctx context.Context, o Options) error {
 		return nil
 	}
 	r, err := experiment.New(o.Settings, d, o.Workers)
+	if errors.Is(err, sysmem.ErrTooBig) {
+		return usageError{err} // the flags ask for more than the machine has
+	}
 	if err != nil {
 		return err
 	}

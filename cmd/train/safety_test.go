@@ -17,6 +17,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/runlock"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -110,6 +111,8 @@ func TestReport(t *testing.T) {
 		{nil, 0},
 		{fmt.Errorf("wrapped: %w", experiment.ErrInterrupted), exitInterrupted},
 		{fmt.Errorf("%w: disk full", experiment.ErrUnsaved), exitUnsaved},
+		{usageError{fmt.Errorf("%w: -batch 100000: the run needs at least 64.8 GiB", sysmem.ErrTooBig)}, exitUsage},
+		{fmt.Errorf("runs/x/last: %w: -batch 100000000", sysmem.ErrTooBig), exitError}, // a checkpoint's settings: no flag
 		{errors.New("diverged"), exitError},
 	} {
 		if got := report(tc.err, "runs/x"); got != tc.want {

@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 
 	"gorgonia.org/gorgonia"
@@ -342,7 +343,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 			return nil, err
 		}
 	}
-	sg.vm = gorgonia.NewTapeMachine(g)
+	sg.vm = newVM(g)
 	return sg, nil
 }
 
@@ -416,7 +417,7 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 	if tg.trunkGrad, err = gorgonia.Grad(inner, trunk...); err != nil {
 		return nil, fmt.Errorf("network: trunk gradient: %w", err)
 	}
-	tg.vm = gorgonia.NewTapeMachine(g)
+	tg.vm = newVM(g)
 	tg.inputs = [3]binding{{node: x}, {node: weight}, {node: upstream}}
 	return tg, nil
 }
@@ -699,7 +700,7 @@ func newPredictGraph(cfg *Config) (*predictGraph, error) {
 		pg.outs = append(pg.outs, out)
 		pg.outValues = append(pg.outValues, make([]float64, cfg.Batch*outputs(t)))
 	}
-	pg.vm = gorgonia.NewTapeMachine(g)
+	pg.vm = newVM(g)
 	pg.input = binding{node: x}
 	return pg, nil
 }
@@ -740,4 +741,17 @@ func finite(v []float64) int {
 		}
 	}
 	return -1
+}
+
+// newVM compiles g into a tape machine whose graph goes with it. Gorgonia
+// gives every tape machine a finalizer (one that frees nothing unless
+// built for CUDA, which this project never is), and an object with a
+// finalizer keeps all it refers to alive one garbage collection longer:
+// a dropped machine's graph and its ops' buffers, hundreds of MB for a
+// run's graphs, would outlive the run, and the collector's heap goal
+// would double them.
+func newVM(g *gorgonia.ExprGraph) gorgonia.VM {
+	vm := gorgonia.NewTapeMachine(g)
+	runtime.SetFinalizer(vm, nil)
+	return vm
 }

@@ -1,0 +1,78 @@
+package experiment
+
+import (
+	"fmt"
+
+	"github.com/mtsgd/mtsgd/internal/sysmem"
+	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/particles"
+	"github.com/mtsgd/mtsgd/particles/network"
+)
+
+// checkMemory refuses a run whose least memory, estimated before anything
+// of it is allocated, exceeds the machine's (package sysmem): asked for
+// too much, Go dies with a fatal out-of-memory error that says nothing of
+// the flag behind it. evalExamples is the size of the largest set the run
+// evaluates, workers the graphs run at once.
+func (s Settings) checkMemory(cfg *network.Config, evalExamples, workers int) error {
+	parts, err := s.memory(cfg, evalExamples, workers)
+	if err != nil {
+		return err
+	}
+	return sysmem.Check(parts)
+}
+
+// memory is a lower bound on the memory a run holds at once, by part:
+// every particle's float64 vectors (parameters, one trunk score per task,
+// head scores, update directions, optimiser state, batch statistics), what
+// the update rules keep (the kernel matrices), the workers' graphs and the
+// batch, and the evaluation's predictions (every particle's, for every
+// example of a set).
+func (s Settings) memory(cfg *network.Config, evalExamples, workers int) ([]sysmem.Part, error) {
+	m := cfg.Model
+	trunk, stats := float64(models.Size(m.TrunkParams())), float64(models.Size(m.TrunkStats()))
+	heads, widest, outputs := 0.0, 0, 0.0
+	for j, t := range cfg.Tasks {
+		n := models.Size(m.HeadParams(j))
+		heads += float64(n)
+		widest = max(widest, n)
+		outputs += float64(max(1, t.Classes))
+	}
+	k, particleCount := float64(len(cfg.Tasks)), float64(s.Particles)
+	optStates := 0.0 // vectors per parameter vector
+	switch {
+	case s.Optimizer == "adam":
+		optStates = 2
+	case s.Momentum != 0:
+		optStates = 1
+	}
+	perParticle := (trunk + heads + stats) + // parameters
+		(k*trunk + heads) + // scores
+		(trunk + heads) + // directions
+		optStates*(trunk+heads) + stats // optimiser states, batch statistics
+	var rules float64
+	if s.Method == "mtsgd" || s.Method == "moo-svgd" || s.Method == "svgd" {
+		rules = particles.Memory(s.Method, s.Particles, int(trunk)) + particles.Memory("svgd", s.Particles, widest)
+	}
+
+	f, err := network.GraphFootprint(cfg)
+	if err != nil {
+		return nil, err
+	}
+	input := 1.0
+	for _, d := range m.InputShape() {
+		input *= float64(d)
+	}
+	batch := float64(cfg.Batch)
+	workers = min(max(1, workers), s.Particles) // as network.NewEnsemble
+	graphs := float64(workers)*f.Bytes(cfg.Batch) +
+		batch*input*4 + batch*(input+outputs+1)*float64(cfg.Dtype.Size()) // the batch as read, and as the graphs read it
+
+	particleSetting := fmt.Sprintf("-particles %d", s.Particles)
+	return []sysmem.Part{
+		{What: "particle vectors", Setting: particleSetting, Bytes: 8 * particleCount * perParticle},
+		{What: "kernel matrices", Setting: particleSetting, Bytes: rules},
+		{What: fmt.Sprintf("graphs of %d workers", workers), Setting: fmt.Sprintf("-batch %d", cfg.Batch), Bytes: graphs},
+		{What: "evaluation", Setting: particleSetting, Bytes: 8 * float64(evalExamples) * (outputs*(particleCount+1) + k)},
+	}, nil
+}

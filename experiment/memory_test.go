@@ -1,0 +1,95 @@
+package experiment
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
+)
+
+// A run too big for the machine is refused by New before it allocates:
+// the error names the flag behind the largest part and the estimate, and
+// New allocates little on the way (a few MB: the graphs measured at
+// batches of 1 and 2). The machine is taken to have 24 GB, as this one.
+func TestNewRefusesRunsTooBig(t *testing.T) {
+	t.Setenv(sysmem.Env, "24G")
+	for _, tc := range []struct {
+		name string
+		edit func(*Settings)
+		want []string // in the error; none: the run fits
+	}{
+		{"fits", func(*Settings) {}, nil},
+		{"batch", func(s *Settings) { s.Batch = 100_000 }, []string{"-batch 100000: the run needs at least ", "graphs of 2 workers", "lower -batch"}},
+		{"particles", func(s *Settings) { s.Particles = 100_000 }, []string{"-particles 100000: the run needs at least ", "kernel matrices", "lower -particles"}},
+		{"particles without kernel", func(s *Settings) { s.Particles, s.Method = 100_000, "linear" }, []string{"-particles 100000: ", "particle vectors", "lower -particles"}},
+		{"checkpoint's batch", func(s *Settings) { s.Batch = 100_000_000 }, []string{"-batch 100000000: the run needs at least ", "TiB"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSettings(1)
+			tc.edit(&s)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := New(s, Data{Train: train, Test: test}, 2)
+			runtime.ReadMemStats(&after)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, sysmem.ErrTooBig) {
+				t.Fatalf("error %v, want ErrTooBig", err)
+			}
+			for _, want := range append(tc.want, "more than the 24.0 GiB this machine has ($MTSGD_MEMORY)") {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q lacks %q", err, want)
+				}
+			}
+			if grown := after.TotalAlloc - before.TotalAlloc; grown > 64<<20 {
+				t.Errorf("New allocated %d MB before refusing", grown>>20)
+			}
+		})
+	}
+}
+
+// The estimate is a lower bound: the paper's CelebA run (5 ResNet-18
+// particles, 10 tasks, batch 64, Adam, 2 workers) peaked at 13.7 GB
+// (README); its estimate, 10.8 GB, lies below that and well within 24 GB.
+func TestMemoryOfCelebARun(t *testing.T) {
+	s := Defaults("celeba")
+	var tasks []data.Task
+	for range 10 {
+		tasks = append(tasks, data.Task{Name: "a", Kind: data.Classification, Classes: 2})
+	}
+	cfg, err := s.networkConfig(shaped{tasks: tasks, shape: []int{3, 64, 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := s.memory(cfg, 19_962, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, p := range parts {
+		total += p.Bytes
+	}
+	if total < 8e9 || total > 13.7e9 {
+		t.Errorf("estimate %.1f GB, want between 8 GB and the 13.7 GB measured: %+v", total/1e9, parts)
+	}
+}
+
+// shaped is a data set of no examples with the given tasks and input
+// shape, to build a model from.
+type shaped struct {
+	tasks []data.Task
+	shape []int
+}
+
+func (d shaped) Name() string                            { return "shaped" }
+func (d shaped) Tasks() []data.Task                      { return d.tasks }
+func (d shaped) InputShape() []int                       { return d.shape }
+func (d shaped) Len() int                                { return 0 }
+func (d shaped) Example(int, []float32, []float32) error { return errors.New("no examples") }
