@@ -231,7 +231,7 @@ func newHeadGraph(cfg *Config, j, width int) (*headGraph, error) {
 	if hg.grads, err = gorgonia.Grad(inner, params...); err != nil {
 		return nil, fmt.Errorf("network: head gradient: %w", err)
 	}
-	hg.vm = gorgonia.NewTapeMachine(g)
+	hg.vm = newVM(g)
 	hg.inputs = [2]binding{{node: f}, {node: upstream}}
 	for i := range hg.inputs {
 		b := &hg.inputs[i]
