@@ -120,9 +120,9 @@ var Presets = []Preset{
 }
 
 // DefaultPreset is what a network run uses unless told otherwise; it is
-// the preset that did best on the Multi-MNIST validation split (see the
-// README's Choices section).
-const DefaultPreset = "authors"
+// the preset that did best on the Multi-MNIST validation split
+// (docs/mtsgd-choices.md, "Which preset is the default").
+const DefaultPreset = "authors-params"
 
 // LookupPreset returns the preset called name.
 func LookupPreset(name string) (Preset, error) {

@@ -9,7 +9,7 @@
 // (those of train: go doc ./cmd/train) changed only by the flags below, so
 // all methods see the same data, batches, optimiser and budget. A method
 // is a train -method name, or mtsgd:PRESET for MT-SGD with one of train's
-// presets (paper, authors). Run METHOD-seedS goes to OUT/METHOD-seedS
+// presets (paper, authors, authors-params). Run METHOD-seedS goes to OUT/METHOD-seedS
 // (":" written as "-"), a train output directory with metrics.jsonl and
 // the checkpoints last/ and best/. A run already finished there is not
 // redone, and an interrupted one is resumed: rerun the same command after
@@ -39,7 +39,7 @@
 //
 //	-dataset NAME      network data set (required)
 //	-protocol NAME     reduced or paper (default: the data set's epochs, seed 1)
-//	-methods LIST      comma-separated (default mtsgd:authors,mtsgd:authors-params,mtsgd:paper,linear,mgda,pareto-mtl,moo-svgd,single)
+//	-methods LIST      comma-separated (default mtsgd:authors-params,mtsgd:authors,mtsgd:paper,linear,mgda,pareto-mtl,moo-svgd,single)
 //	-seeds LIST        comma-separated seeds (default 1)
 //	-epochs N          epochs per run (default: the data set's)
 //	-lr RATE           learning rate (default: the data set's)
@@ -120,7 +120,7 @@ type Options struct {
 
 // DefaultMethods are the paper's method, in both presets, and its
 // baselines.
-var DefaultMethods = []string{"mtsgd:authors", "mtsgd:authors-params", "mtsgd:paper", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}
+var DefaultMethods = []string{"mtsgd:authors-params", "mtsgd:authors", "mtsgd:paper", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}
 
 // A protocol is a budget: epochs and seeds.
 type protocol struct {

@@ -485,13 +485,14 @@ func TestPresetFlags(t *testing.T) {
 		repulsion, heads      float64
 		valid                 int
 	}{
-		{[]string{}, "authors", "normalized", "first", 1, "outputs", "heads-first", auto, auto, 10000},
+		{[]string{}, "authors-params", "normalized", "first", 1, "params", "joint", auto, auto, 10000},
 		{[]string{"-preset", "paper"}, "paper", "mean", "full", 0, "params", "joint", auto, auto, 10000},
-		{[]string{"-preset", "authors-params"}, "authors-params", "normalized", "first", 1, "params", "joint", auto, auto, 10000},
+		{[]string{"-preset", "authors"}, "authors", "normalized", "first", 1, "outputs", "heads-first", auto, auto, 10000},
 		{[]string{"-preset", "paper", "-warmup", "2", "-u-terms", "first", "-kernel-on", "outputs"}, "paper", "mean", "first", 2, "outputs", "joint", auto, auto, 10000},
-		{[]string{"-order", "joint"}, "authors", "normalized", "first", 1, "outputs", "joint", auto, auto, 10000},
-		{[]string{"-score-scale", "sum"}, "authors", "sum", "first", 1, "outputs", "heads-first", auto, auto, 10000},
-		{[]string{"-repulsion", "0.5", "-head-repulsion", "0.1", "-valid", "0"}, "authors", "normalized", "first", 1, "outputs", "heads-first", 0.5, 0.1, 0},
+		{[]string{"-preset", "authors", "-order", "joint"}, "authors", "normalized", "first", 1, "outputs", "joint", auto, auto, 10000},
+		{[]string{"-order", "heads-first"}, "authors-params", "normalized", "first", 1, "params", "heads-first", auto, auto, 10000},
+		{[]string{"-score-scale", "sum"}, "authors-params", "sum", "first", 1, "params", "joint", auto, auto, 10000},
+		{[]string{"-repulsion", "0.5", "-head-repulsion", "0.1", "-valid", "0"}, "authors-params", "normalized", "first", 1, "params", "joint", 0.5, 0.1, 0},
 		{[]string{"-method", "linear"}, "", "mean", "", 0, "", "", auto, auto, 10000},
 	} {
 		o, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})
@@ -511,7 +512,7 @@ func TestPresetFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"-dataset", "multi-mnist", "-preset", "pytorch"}, `-preset: preset "pytorch" is not one of paper, authors, authors-params`},
-		{[]string{"-dataset", "multi-mnist", "-u-terms", "full"}, "-kernel-on outputs needs -u-terms first"},
+		{[]string{"-dataset", "multi-mnist", "-preset", "authors", "-u-terms", "full"}, "-kernel-on outputs needs -u-terms first"},
 		{[]string{"-dataset", "multi-mnist", "-kernel-on", "features"}, `-kernel-on: kernel space "features" is not one of`},
 		{[]string{"-dataset", "multi-mnist", "-order", "trunk-first"}, "-order must be joint or heads-first"},
 		{[]string{"-dataset", "multi-mnist", "-method", "linear", "-kernel-on", "outputs"}, "linear has none"},
