@@ -151,7 +151,7 @@ func (p Preset) Apply(s *Settings) {
 // defaults give.
 func (s Settings) ForMethod(method string) Settings {
 	s.Method = method
-	if method != "mtsgd" {
+	if m, err := LookupMethod(method); err != nil || !m.Presets {
 		s.Preset, s.ScoreScale, s.UTerms, s.Warmup = "", "mean", "", 0
 		s.KernelOn, s.Order = "", ""
 		s.Repulsion, s.HeadRepulsion = AutoRepulsion, AutoRepulsion
@@ -200,7 +200,7 @@ func (s *Settings) Resolve(n int) {
 // particles, method mtsgd, kernel scale 1, seed 1, float32.
 func Defaults(dataset string) Settings {
 	s := Settings{
-		Dataset: dataset, Model: DefaultModel(dataset), Method: "mtsgd", Particles: 5,
+		Dataset: dataset, Model: DefaultModel(dataset), Method: DefaultMethod, Particles: 5,
 		Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: "sgd", Momentum: 0.9,
 		Schedule: "multistep", Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
 		KernelScale: 1, Seed: 1, Dtype: "float32",
@@ -281,8 +281,10 @@ func (s Settings) Check() error {
 		return fmt.Errorf("-lr-every must be at least 1, got %d", s.Every)
 	case s.Dtype != "float32" && s.Dtype != "float64":
 		return fmt.Errorf("-dtype must be float32 or float64, got %q", s.Dtype)
-	case !slices.Contains(Methods, s.Method):
-		return fmt.Errorf("-method %q is not one of %s", s.Method, strings.Join(Methods, ", "))
+	}
+	method, err := LookupMethod(s.Method)
+	if err != nil {
+		return fmt.Errorf("-%w", err)
 	}
 	if s.Dataset == celeba.Name {
 		if err := celeba.CheckTasks(s.Tasks); err != nil {
@@ -301,9 +303,10 @@ func (s Settings) Check() error {
 	}
 	if space == network.KernelOutputs {
 		switch {
-		case s.Method != "mtsgd" && s.Method != "svgd" && s.Method != "moo-svgd":
-			return fmt.Errorf("-kernel-on outputs places the kernels of mtsgd, svgd and moo-svgd; %s has none", s.Method)
-		case s.Method == "mtsgd" && s.UTerms != "first":
+		case !method.Kernels:
+			return fmt.Errorf("-kernel-on outputs places the kernels of %s; %s has none",
+				strings.Join(MethodNames(func(m Method) bool { return m.Kernels }), ", "), s.Method)
+		case method.Presets && s.UTerms != "first":
 			return errors.New("-kernel-on outputs needs -u-terms first: the four-term U is defined for a kernel over the parameters")
 		}
 	}
@@ -343,12 +346,9 @@ func (s Settings) LRSchedule() (optim.Schedule, error) {
 	return nil, fmt.Errorf("-lr-schedule must be multistep, exponential or constant, got %q", s.Schedule)
 }
 
-// Methods are the training methods for networks, the paper's and its
-// baselines'.
-var Methods = []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single", "svgd"}
-
-// Rules returns the update rules of the method for the trunks and for each
-// task's heads, given the number of tasks and of steps in an epoch:
+// Rules returns the update rules of the settings' method (LookupMethod)
+// for the trunks and for each task's heads, given the number of tasks and
+// of steps in an epoch. The built-in methods:
 //
 //	mtsgd       trunks: MT-SGD (kernel on the flat trunks); heads: SVGD
 //	            per task (kernel on each task's flat heads)
@@ -365,32 +365,23 @@ var Methods = []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "sin
 //	single      one whole network per task and particle (no shared trunk),
 //	            each following its own task's score
 func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, err error) {
-	kernel := particles.Config{Kernel: particles.RBF{Scale: s.KernelScale}, Repulsion: s.Repulsion}
-	headKernel := particles.Config{Kernel: particles.RBF{Scale: s.KernelScale}, Repulsion: s.HeadRepulsion}
-	plain := &particles.Linear{} // one score: the score itself
-	switch s.Method {
-	case "mtsgd", "moo-svgd", "svgd":
-		if trunk, err = particles.New(s.Method, kernel); err != nil {
-			return nil, nil, err
-		}
-		if r, ok := trunk.(*particles.MTSGD); ok {
-			r.FirstTermOnly = s.UTerms == "first"
-		}
-		head, err = particles.New("svgd", headKernel)
-		return trunk, head, err
-	case "linear", "mgda":
-		trunk, err = particles.New(s.Method, particles.Config{})
-		return trunk, plain, err
-	case "pareto-mtl":
-		prefs, err := particles.Preferences(s.Particles, tasks)
-		if err != nil {
-			return nil, nil, err
-		}
-		return &particles.ParetoMTL{Prefs: prefs, InitSteps: 2 * stepsPerEpoch}, plain, nil
-	case "single":
-		return plain, plain, nil // no trunk: its rule never runs
+	m, err := LookupMethod(s.Method)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil, nil, fmt.Errorf("method %q is not one of %s", s.Method, strings.Join(Methods, ", "))
+	p := RuleParams{Settings: s, Tasks: tasks, StepsPerEpoch: stepsPerEpoch}
+	// A method without a shared trunk trains models.Independent, whose
+	// trunk is empty: any rule will do, and it never moves anything.
+	trunk = &particles.Linear{}
+	if m.Trunk != nil {
+		if trunk, err = m.Trunk(p); err != nil {
+			return nil, nil, err
+		}
+	}
+	if head, err = m.Heads(p); err != nil {
+		return nil, nil, err
+	}
+	return trunk, head, nil
 }
 
 // Datasets lists the data sets networks train on.

@@ -238,7 +238,6 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/sysmem"
-	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
 
@@ -335,7 +334,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Dataset, "dataset", "", "data set: "+strings.Join(datasetNames(), ", ")+" (required)")
-	fs.StringVar(&o.Method, "method", "mtsgd", "method: "+strings.Join(particles.Methods, ", ")+" on toy problems; "+strings.Join(experiment.Methods, ", ")+" on networks")
+	fs.StringVar(&o.Method, "method", experiment.DefaultMethod, methodUsage())
 	fs.IntVar(&o.Particles, "particles", 0, "number of particles (default 50 for toy problems, 5 for networks)")
 	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default 0.03 toy problems, 0.001 Multi-MNIST, 0.0001 SARCOS)")
 	fs.StringVar(&o.Optimizer, "optimizer", "", "optimiser: adam or sgd (default adam, sgd on Multi-MNIST)")
@@ -420,8 +419,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 			return o, fmt.Errorf("-%s does not apply to -dataset %s: it is for %s", name, o.Dataset, kind)
 		}
 	}
-	if !network && !slices.Contains(particles.Methods, o.Method) {
-		return o, fmt.Errorf("-method %q is not one for toy problems (%s)", o.Method, strings.Join(particles.Methods, ", "))
+	if m, err := experiment.LookupMethod(o.Method); !network && (err != nil || !m.Toy) {
+		return o, fmt.Errorf("-method %q is not one for toy problems (%s)", o.Method, strings.Join(toyMethods(), ", "))
 	}
 	// Flags not given take the data set's defaults (experiment.Defaults;
 	// for toy problems 50 particles and Adam at 0.03).
@@ -534,13 +533,18 @@ func (o Options) check() error {
 	if err := o.Settings.Check(); err != nil {
 		return err
 	}
-	if p, err := toy.Lookup(o.Dataset); err == nil {
+	p, err := toy.Lookup(o.Dataset)
+	if err != nil {
 		// A network run's size depends on its data, checked once loaded
 		// (experiment.New); a toy run's is known from the flags.
-		return sysmem.Check([]sysmem.Part{{What: "particles and kernel matrices", Setting: fmt.Sprintf("-particles %d", o.Particles),
-			Bytes: toy.Memory(p, o.Particles, o.Method)}})
+		return nil
 	}
-	return nil
+	m, err := experiment.LookupMethod(o.Method)
+	if err != nil {
+		return err
+	}
+	return sysmem.Check([]sysmem.Part{{What: "particles and kernel matrices", Setting: fmt.Sprintf("-particles %d", o.Particles),
+		Bytes: toy.Memory(p, o.Particles, m.Kernels)}})
 }
 
 // checkRunning checks the options that say how to run, which a resumed
@@ -568,14 +572,23 @@ func run(ctx context.Context, o Options) error {
 	if isNetwork(o.Dataset) {
 		return runNetwork(ctx, o)
 	}
-	rule, err := particles.New(o.Method, particles.Config{
-		Kernel:    particles.RBF{Scale: o.KernelScale},
-		Repulsion: o.Repulsion,
-	})
-	if err != nil {
-		return err
+	return runToy(ctx, o)
+}
+
+// methodUsage is -method's help: every method with its help line, and
+// which of them move the toy problems' points.
+func methodUsage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "method; on toy problems %s only:", strings.Join(toyMethods(), ", "))
+	for _, m := range experiment.Methods() {
+		fmt.Fprintf(&b, "\n  %-10s  %s", m.Name, m.Help)
 	}
-	return runToy(ctx, o, rule)
+	return b.String()
+}
+
+// toyMethods lists the methods that move the toy problems' points.
+func toyMethods() []string {
+	return experiment.MethodNames(func(m experiment.Method) bool { return m.Toy })
 }
 
 // datasetNames lists every -dataset the command knows.

@@ -128,7 +128,7 @@ func TestRejectsUnknownMethods(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-dataset", "mog3", "-method", "adamw"}, "(mtsgd, svgd, moo-svgd, mgda, linear)"},
+		{[]string{"-dataset", "mog3", "-method", "adamw"}, "(mtsgd, linear, mgda, moo-svgd, svgd)"},
 		{[]string{"-dataset", "mog3", "-method", "single"}, "not one for toy problems"},
 		{[]string{"-dataset", "multi-mnist", "-method", "adamw"}, "mtsgd, linear, mgda, pareto-mtl, moo-svgd, single, svgd"},
 	} {

@@ -11,16 +11,32 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
-	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
 
 // runToy moves particles on a toy problem and writes the CSV and the plot.
-func runToy(ctx context.Context, o Options, rule particles.Rule) error {
+func runToy(ctx context.Context, o Options) error {
 	problem, err := toy.Lookup(o.Dataset)
 	if err != nil {
 		return fmt.Errorf("-dataset: %w", err)
+	}
+	method, err := experiment.LookupMethod(o.Method)
+	if err != nil {
+		return fmt.Errorf("-%w", err)
+	}
+	if !method.Toy {
+		return fmt.Errorf("-method %s does not move the points of toy problems", o.Method)
+	}
+	// The toy problems have no presets: their rules see the kernel
+	// scale, the repulsion and the particles, the rule as published.
+	rule, err := method.Trunk(experiment.RuleParams{
+		Settings: experiment.Settings{KernelScale: o.KernelScale, Repulsion: o.Repulsion, Particles: o.Particles},
+		Tasks:    problem.Targets,
+	})
+	if err != nil {
+		return err
 	}
 	release, err := lockOut(o.Out, true)
 	if err != nil {

@@ -193,11 +193,14 @@ func FractionWithin(theta [][]float64, r float64) float64 {
 	return float64(n) / float64(len(theta))
 }
 
-// Memory is a lower bound on the bytes Run holds for m particles of p
-// moved by the rule called method: the positions, every target's scores
-// and the directions (float64), and what the rule keeps between steps
-// (particles.Memory). The optimisers' states come on top.
-func Memory(p Problem, m int, method string) float64 {
-	vectors := float64(m) * float64(p.Dim) * float64(2+p.Targets)
-	return 8*vectors + particles.Memory(method, m, p.Dim)
+// Memory is a lower bound on the bytes Run holds for m particles of p:
+// the positions, every target's scores and the directions (float64), and,
+// when the rule is a kernel rule, the kernel matrices it keeps between
+// steps (particles.KernelMemory). The optimisers' states come on top.
+func Memory(p Problem, m int, kernelRule bool) float64 {
+	vectors := 8 * float64(m) * float64(p.Dim) * float64(2+p.Targets)
+	if kernelRule {
+		return vectors + particles.KernelMemory(m, p.Dim)
+	}
+	return vectors
 }

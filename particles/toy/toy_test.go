@@ -120,10 +120,8 @@ func TestZDT3ProjectionKeepsTheBox(t *testing.T) {
 // distance 1.5 of the origin.
 func runMOG3(t *testing.T, method string, seed uint64) float64 {
 	t.Helper()
-	rule, err := particles.New(method, particles.Config{Repulsion: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := map[string]particles.Rule{"mtsgd": &particles.MTSGD{Repulsion: 1}, "moo-svgd": &particles.MOOSVGD{Repulsion: 1}}
+	rule := rules[method]
 	theta, err := Run(context.Background(), Config{
 		Problem:   MOG3(),
 		Rule:      rule,
