@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -20,9 +19,6 @@ import (
 	"github.com/mtsgd/mtsgd/data/multimnist"
 	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/models"
-	"github.com/mtsgd/mtsgd/models/lenet"
-	"github.com/mtsgd/mtsgd/models/mlp"
-	"github.com/mtsgd/mtsgd/models/resnet18"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/network"
@@ -443,67 +439,35 @@ func LoadData(s Settings, dataDir string) (Data, time.Duration, error) {
 	return d, time.Since(start), nil
 }
 
-// model builds the network the settings name for a data set; for the
-// single-task method, one such network per task.
+// model builds the network the settings name for a data set; for a
+// method without a shared trunk, one such network per task.
 func (s Settings) model(d data.Dataset) (models.Model, error) {
-	if s.Method != "single" {
-		return s.sharedModel(d, d.Tasks())
+	arch, err := LookupModel(s.Model)
+	if err != nil {
+		return nil, err
 	}
-	if s.Model == "resnet18" {
-		// The running statistics of batch norms belong to a trunk;
-		// models.Independent has none.
-		return nil, errors.New("-method single is not available with resnet18 (batch normalisation in independent networks)")
+	method, err := LookupMethod(s.Method)
+	if err != nil {
+		return nil, err
+	}
+	if method.Trunk != nil {
+		return arch.New(d.InputShape(), d.Tasks())
 	}
 	var nets []models.Model
 	for _, t := range d.Tasks() {
-		net, err := s.sharedModel(d, []data.Task{t})
+		net, err := arch.New(d.InputShape(), []data.Task{t})
 		if err != nil {
 			return nil, err
+		}
+		if len(net.TrunkStats()) > 0 {
+			// The running statistics of batch norms belong to a trunk;
+			// models.Independent has none.
+			return nil, fmt.Errorf("-method %s is not available with %s (batch normalisation in independent networks)", s.Method, s.Model)
 		}
 		nets = append(nets, net)
 	}
 	return models.Independent{Nets: nets}, nil
 }
-
-// sharedModel builds the network the settings name with a head per task.
-func (s Settings) sharedModel(d data.Dataset, tasks []data.Task) (models.Model, error) {
-	outputs := make([]int, len(tasks))
-	for j, t := range tasks {
-		outputs[j] = 1
-		if t.Kind == data.Classification {
-			outputs[j] = t.Classes
-		}
-	}
-	switch s.Model {
-	case "lenet":
-		for _, t := range tasks {
-			if t.Kind != data.Classification {
-				return nil, fmt.Errorf("lenet: task %s is not a classification task", t.Name)
-			}
-		}
-		return lenet.New(outputs...), nil
-	case "mlp":
-		shape := d.InputShape()
-		if len(shape) != 1 {
-			return nil, fmt.Errorf("mlp: inputs of shape %v, want a vector", shape)
-		}
-		return mlp.New(shape[0], MLPHidden, outputs...), nil
-	case "resnet18":
-		if shape := d.InputShape(); !slices.Equal(shape, []int{3, resnet18.Side, resnet18.Side}) {
-			return nil, fmt.Errorf("resnet18: inputs of shape %v, want 3×%d×%d images", shape, resnet18.Side, resnet18.Side)
-		}
-		for _, t := range tasks {
-			if t.Kind != data.Classification {
-				return nil, fmt.Errorf("resnet18: task %s is not a classification task", t.Name)
-			}
-		}
-		return resnet18.New(outputs...), nil
-	}
-	return nil, fmt.Errorf("model %q is not one of lenet, mlp, resnet18", s.Model)
-}
-
-// MLPHidden are the hidden layer widths of the paper's SARCOS MLP.
-var MLPHidden = []int{256, 256, 256}
 
 // networkConfig is the ensemble configuration for the settings and a data
 // set.
