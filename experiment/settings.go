@@ -15,9 +15,6 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
-	"github.com/mtsgd/mtsgd/data/celeba"
-	"github.com/mtsgd/mtsgd/data/multimnist"
-	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
@@ -185,18 +182,16 @@ func (s *Settings) Resolve(n int) {
 	}
 }
 
-// Defaults are the paper's settings for a network data set, with the
-// MT-SGD choices of DefaultPreset and, on the Multi-* data sets, a
-// validation split of DefaultValid composites: on
-// Multi-MNIST and its variants SGD with momentum 0.9 at 1e-3, batch 256,
-// 100 epochs, the rate halved at epochs 15, 30, …, 90; on SARCOS Adam at
-// 1e-4, batch 512, 1,000 epochs; on CelebA the main table's protocol, the
-// first 10 attributes and the first 40,000 training images, with Adam at
-// 5e-4, batch 64, 100 epochs, the rate × 0.85 every 10 epochs. Five
-// particles, method mtsgd, kernel scale 1, seed 1, float32.
+// Defaults are the paper's settings for a network data set: five
+// particles, DefaultMethod with the choices of DefaultPreset, kernel
+// scale 1, seed 1, float32, and the Multi-* protocol (SGD with momentum
+// 0.9 at 1e-3, batch 256, 100 epochs, the rate halved at epochs 15, 30,
+// …, 90), changed by the data set's own Defaults (Dataset) and with its
+// model. On a name no data set is registered under they are the common
+// settings alone, without a model.
 func Defaults(dataset string) Settings {
 	s := Settings{
-		Dataset: dataset, Model: DefaultModel(dataset), Method: DefaultMethod, Particles: 5,
+		Dataset: dataset, Method: DefaultMethod, Particles: 5,
 		Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: "sgd", Momentum: 0.9,
 		Schedule: "multistep", Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
 		KernelScale: 1, Seed: 1, Dtype: "float32",
@@ -204,24 +199,14 @@ func Defaults(dataset string) Settings {
 	if p, err := LookupPreset(DefaultPreset); err == nil {
 		p.Apply(&s)
 	}
-	if _, ok := multimnist.Lookup(dataset); ok {
-		s.Valid = DefaultValid
-	}
-	switch dataset {
-	case sarcos.Name:
-		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, "adam", "constant"
-	case celeba.Name:
-		s.Batch, s.LR, s.Optimizer = 64, 5e-4, "adam"
-		s.Schedule, s.Gamma, s.Every = "exponential", 0.85, 10
-		s.Tasks, s.TrainLimit = "10", CelebATrainImages
+	if d, ok := datasets.Lookup(dataset); ok {
+		s.Model = d.Model
+		if d.Defaults != nil {
+			d.Defaults(&s)
+		}
 	}
 	return s
 }
-
-// CelebATrainImages is the size of the training subset of the paper's
-// main CelebA table: the first 40,000 images of the official training
-// split.
-const CelebATrainImages = 40_000
 
 // Check reports the first setting that cannot make a run.
 func (s Settings) Check() error {
@@ -241,8 +226,6 @@ func (s Settings) Check() error {
 		}
 	}
 	switch {
-	case s.Tasks != "" && s.Dataset != celeba.Name:
-		return fmt.Errorf("-tasks chooses CelebA's attributes; %s has fixed tasks", s.Dataset)
 	case s.Particles < 1:
 		return fmt.Errorf("-particles must be at least 1, got %d", s.Particles)
 	case !(s.LR > 0):
@@ -261,8 +244,6 @@ func (s Settings) Check() error {
 		return fmt.Errorf("-u-terms must be full or first, got %q", s.UTerms)
 	case s.Order != "" && s.Order != "joint" && s.Order != "heads-first":
 		return fmt.Errorf("-order must be joint or heads-first, got %q", s.Order)
-	case s.Valid < 0 || s.Valid%multimnist.PerSource != 0:
-		return fmt.Errorf("-valid must be 0 or a positive even number of composites, got %d", s.Valid)
 	case s.Epochs < 1:
 		return fmt.Errorf("-epochs must be at least 1, got %d", s.Epochs)
 	case s.Batch < 1:
@@ -282,10 +263,8 @@ func (s Settings) Check() error {
 	if err != nil {
 		return fmt.Errorf("-%w", err)
 	}
-	if s.Dataset == celeba.Name {
-		if err := celeba.CheckTasks(s.Tasks); err != nil {
-			return err
-		}
+	if err := s.checkDataset(); err != nil {
+		return err
 	}
 	if _, err := s.LRSchedule(); err != nil {
 		return err
@@ -311,8 +290,29 @@ func (s Settings) Check() error {
 			return fmt.Errorf("-preset: %w", err)
 		}
 	}
-	if _, ok := multimnist.Lookup(s.Dataset); !ok && s.Valid != 0 {
-		return fmt.Errorf("-valid holds out Multi-* training composites; %s has its own validation split", s.Dataset)
+	return nil
+}
+
+// checkDataset checks the settings that only some data sets take. A
+// name no data set is registered under (a toy problem, a test's data)
+// takes none of them.
+func (s Settings) checkDataset() error {
+	d, known := datasets.Lookup(s.Dataset)
+	if s.Tasks != "" && (!known || d.CheckTasks == nil) {
+		return fmt.Errorf("-tasks chooses the tasks of %s; %s has fixed tasks",
+			strings.Join(DatasetsWith(func(d Dataset) bool { return d.CheckTasks != nil }), ", "), s.Dataset)
+	}
+	if s.Valid != 0 && (!known || d.CheckValid == nil) {
+		return fmt.Errorf("-valid holds out training examples for validation on %s; %s has its own validation split",
+			strings.Join(DatasetsWith(func(d Dataset) bool { return d.CheckValid != nil }), ", "), s.Dataset)
+	}
+	if known && d.CheckTasks != nil {
+		if err := d.CheckTasks(s.Tasks); err != nil {
+			return err
+		}
+	}
+	if known && d.CheckValid != nil && s.Valid != 0 {
+		return d.CheckValid(s.Valid)
 	}
 	return nil
 }
@@ -380,20 +380,6 @@ func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, e
 	return trunk, head, nil
 }
 
-// Datasets lists the data sets networks train on.
-func Datasets() []string { return append(multimnist.Names(), sarcos.Name, celeba.Name) }
-
-// DefaultModel is the model the paper trains on a data set.
-func DefaultModel(dataset string) string {
-	switch dataset {
-	case sarcos.Name:
-		return "mlp"
-	case celeba.Name:
-		return "resnet18"
-	}
-	return "lenet"
-}
-
 // Data are a run's data sets. Valid is nil for data sets without a
 // validation split (Multi-* with Settings.Valid 0); with one, it selects
 // the best checkpoint.
@@ -408,33 +394,14 @@ func LoadData(s Settings, dataDir string) (Data, time.Duration, error) {
 	if err != nil {
 		return Data{}, 0, err
 	}
-	start := time.Now()
-	switch s.Dataset {
-	case sarcos.Name:
-		sp, err := sarcos.Load(dir)
-		if err != nil {
-			return Data{}, 0, err
-		}
-		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, time.Since(start), nil
-	case celeba.Name:
-		// Only the images the run uses are decoded: the limits apply here.
-		sp, err := celeba.Load(dir, celeba.Options{Tasks: s.Tasks, TrainLimit: s.TrainLimit, TestLimit: s.TestLimit})
-		if err != nil {
-			return Data{}, 0, err
-		}
-		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, time.Since(start), nil
-	}
-	v, ok := multimnist.Lookup(s.Dataset)
-	if !ok {
-		return Data{}, 0, fmt.Errorf("data set %q is not one of %v", s.Dataset, Datasets())
-	}
-	tr, va, te, err := v.LoadValid(dir, s.Seed, s.Valid)
+	ds, err := LookupDataset(s.Dataset)
 	if err != nil {
 		return Data{}, 0, err
 	}
-	d := Data{Train: tr, Test: te}
-	if va != nil {
-		d.Valid = va
+	start := time.Now()
+	d, err := ds.Load(dir, s)
+	if err != nil {
+		return Data{}, 0, err
 	}
 	return d, time.Since(start), nil
 }
