@@ -629,5 +629,5 @@ func holdsOut(d experiment.Dataset) bool     { return d.CheckValid != nil }
 
 // datasetNames lists every -dataset the command knows.
 func datasetNames() []string {
-	return append(slices.Clone(toy.Problems), experiment.Datasets()...)
+	return append(toy.Names(), experiment.Datasets()...)
 }

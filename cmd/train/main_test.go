@@ -604,3 +604,15 @@ func TestParseFlagsConflicts(t *testing.T) {
 		})
 	}
 }
+
+// -dataset takes toy problems and network data sets from two registries:
+// a name in both would leave the toy problem unreachable.
+func TestDatasetNamesUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, name := range datasetNames() {
+		if seen[name] {
+			t.Errorf("-dataset %s names both a toy problem and a network data set", name)
+		}
+		seen[name] = true
+	}
+}

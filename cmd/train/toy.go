@@ -64,7 +64,7 @@ func runToy(ctx context.Context, o Options) error {
 		return err
 	}
 	log.WithField("seconds", time.Since(start).Seconds()).Info("done")
-	logSummary(o.Dataset, theta)
+	logSummary(problem, theta)
 
 	csvPath := filepath.Join(o.Out, "particles.csv")
 	if err := atomicfile.Write(csvPath, 0o644, func(w io.Writer) error { return writeCSV(w, theta) }); err != nil {
@@ -80,16 +80,9 @@ func runToy(ctx context.Context, o Options) error {
 }
 
 // logSummary logs the figures by which the paper compares methods.
-func logSummary(dataset string, theta [][]float64) {
-	switch dataset {
-	case "mog3":
-		log.WithField("within_1.5_of_origin", toy.FractionWithin(theta, 1.5)).Info("mog3 summary")
-	case "zdt3":
-		s := toy.SummariseZDT3(theta)
-		log.WithFields(log.Fields{
-			"mean_g": s.MeanG, "f1_min": s.MinF1, "f1_max": s.MaxF1,
-			"per_pareto_segment": s.OnSegment, "off_segments": s.OffSegments,
-		}).Info("zdt3 summary")
+func logSummary(p toy.Problem, theta [][]float64) {
+	if p.Summary != nil {
+		log.WithFields(p.Summary(theta)).Info(p.Name + " summary")
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // Every score matches central differences of its log-density (step 1e-6,
 // tolerance 1e-5 relative), at random points inside the domain.
 func TestScoresMatchFiniteDifferences(t *testing.T) {
-	for _, name := range Problems {
+	for _, name := range Names() {
 		p, err := Lookup(name)
 		if err != nil {
 			t.Fatal(err)
