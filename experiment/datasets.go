@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mtsgd/mtsgd/data/celeba"
 	"github.com/mtsgd/mtsgd/data/multimnist"
@@ -40,11 +41,15 @@ type Dataset struct {
 var datasets = registry.New[Dataset]("data set")
 
 // RegisterDataset makes d available to -dataset, checkpoints and the
-// commands' help. A data set without a name, a loader or a model, or a
-// name taken, is a programmer error and panics.
+// commands' help. A data set without a name, a loader or a model, with a
+// Best not in BestMetrics, or under a name taken, is a programmer error
+// and panics.
 func RegisterDataset(d Dataset) {
-	if d.Load == nil || d.Model == "" {
+	switch {
+	case d.Load == nil || d.Model == "":
 		panic(fmt.Sprintf("experiment: data set %q has no loader or no model", d.Name))
+	case !slices.Contains(BestMetrics, d.Best):
+		panic(fmt.Sprintf("experiment: data set %q selects best/ by %q, not one of %v", d.Name, d.Best, BestMetrics))
 	}
 	datasets.Register(d.Name, d)
 }

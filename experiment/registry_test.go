@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/particles"
 )
 
 // Each model refuses, naming itself, inputs and tasks it cannot take;
@@ -82,6 +83,11 @@ func TestDatasetDefaults(t *testing.T) {
 			t.Errorf("%s defaults: %v", name, err)
 		}
 	}
+	for _, d := range datasets.Values() {
+		if _, err := LookupModel(d.Model); err != nil {
+			t.Errorf("data set %s: %v", d.Name, err)
+		}
+	}
 	for name, best := range map[string]string{"multi-mnist": "accuracy", "sarcos": "mse", "celeba": "accuracy", "synthetic": "accuracy"} {
 		if got := DefaultBest(name); got != best {
 			t.Errorf("%s: best/ by %s, want %s", name, got, best)
@@ -128,5 +134,57 @@ func TestDatasetChecks(t *testing.T) {
 	}
 	if _, _, err := LoadData(s, t.TempDir()); err == nil || !strings.Contains(err.Error(), `data set "synthetic" is not one of [multi-mnist`) {
 		t.Errorf("loading an unregistered data set: %v", err)
+	}
+}
+
+// The built-in methods in their order, with what each declares; an
+// unknown name lists them; a method that cannot run, or a name taken, is
+// refused at registration.
+func TestMethodRegistry(t *testing.T) {
+	for _, tc := range []struct {
+		keep func(Method) bool
+		want []string
+	}{
+		{nil, []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single", "svgd"}},
+		{func(m Method) bool { return m.Toy }, []string{"mtsgd", "linear", "mgda", "moo-svgd", "svgd"}},
+		{func(m Method) bool { return m.Kernels }, []string{"mtsgd", "moo-svgd", "svgd"}},
+		{func(m Method) bool { return m.Presets }, []string{"mtsgd"}},
+		{func(m Method) bool { return m.Trunk == nil }, []string{"single"}},
+		{func(m Method) bool { return m.Compared }, []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}},
+	} {
+		if got := MethodNames(tc.keep); !slices.Equal(got, tc.want) {
+			t.Errorf("methods %v, want %v", got, tc.want)
+		}
+	}
+	if _, err := LookupMethod("adamw"); err == nil || err.Error() != `method "adamw" is not one of mtsgd, linear, mgda, pareto-mtl, moo-svgd, single, svgd` {
+		t.Errorf("unknown method: %v", err)
+	}
+	s := Defaults("multi-mnist")
+	s.Method = "adamw"
+	if err := s.Check(); err == nil || !strings.HasPrefix(err.Error(), `-method "adamw" is not one of mtsgd,`) {
+		t.Errorf("Check of an unknown method: %v", err)
+	}
+	// The presets are MT-SGD's: other methods drop them.
+	if got := Defaults("multi-mnist").ForMethod("linear"); got.Preset != "" || got.Warmup != 0 || got.ScoreScale != "mean" {
+		t.Errorf("linear keeps MT-SGD's choices: %+v", got)
+	}
+	if got := Defaults("multi-mnist").ForMethod("mtsgd"); got.Preset != DefaultPreset {
+		t.Errorf("mtsgd drops its preset: %+v", got)
+	}
+	heads := func(RuleParams) (particles.Rule, error) { return &particles.Linear{}, nil }
+	for name, m := range map[string]Method{
+		"no heads":       {Name: "x"},
+		"toy, no trunk":  {Name: "x", Heads: heads, Toy: true},
+		"a name taken":   {Name: "mtsgd", Heads: heads},
+		"a list's comma": {Name: "a,b", Heads: heads},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registered", name)
+				}
+			}()
+			RegisterMethod(m)
+		}()
 	}
 }

@@ -3,6 +3,19 @@
 // the epochs with evaluation after each, and saves and restores the whole
 // state through package checkpoints so that a run can be resumed exactly
 // and evaluated later (cmd/train, cmd/eval).
+//
+// The names a run's settings give have one registry each here, so that
+// the commands' flags, checks and help, the defaults and checkpoint
+// restore all read the same table: methods (Method, RegisterMethod,
+// LookupMethod), models (Model, RegisterModel, LookupModel) and data sets
+// (Dataset, RegisterDataset, LookupDataset). The built-ins are registered
+// in methods.go, models.go and datasets.go. A new method, model or data
+// set is a value in a file of its own and one Register call (from an
+// init function or before the command parses its flags); a checkpoint
+// records only its name, so the run that resumes it must have it
+// registered too. The toy problems have their own registry in package
+// particles/toy: they are densities, without data, models or
+// checkpoints.
 package experiment
 
 import (

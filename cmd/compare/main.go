@@ -14,7 +14,9 @@
 // the checkpoints last/ and best/. A run already finished there is not
 // redone, and an interrupted one is resumed: rerun the same command after
 // a stop. A run directory made with other settings is an error rather
-// than silently mixed in.
+// than silently mixed in. The default methods are those registered as
+// compared (go doc ./experiment Method), MT-SGD once per preset with the
+// default preset first (DefaultMethods).
 //
 // The table has one row per method and task: the ensemble's accuracy, ECE
 // (in percent), Brier score and NLL (MSE for regression) on the test set

@@ -33,11 +33,16 @@
 //	       table's protocol: the first 10 attributes, the first 40,000
 //	       training images. Best checkpoint by validation accuracy.
 //
-// Methods (-method): on toy problems mtsgd, svgd, moo-svgd, mgda, linear
-// (package particles; svgd and linear weight the targets equally). On
-// networks mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear,
-// mgda, pareto-mtl, moo-svgd, single and svgd; `go doc
-// ./experiment Settings.Rules` says what each moves and how.
+// Methods (-method) are those registered with package experiment (`go
+// doc ./experiment Method`; train -h gives each one's help line). On
+// networks: mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear,
+// mgda, pareto-mtl, moo-svgd, single and svgd; `go doc ./experiment
+// Settings.Rules` says what each moves and how. On toy problems those
+// whose rule needs only positions and scores: mtsgd, linear, mgda,
+// moo-svgd and svgd (svgd and linear weight the targets equally). The
+// data sets, their defaults and their models come from package
+// experiment's registries too, the toy problems from package
+// particles/toy's.
 //
 // Flags for every data set:
 //

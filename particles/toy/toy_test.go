@@ -195,3 +195,24 @@ func TestRunIsDeterministicAndCancellable(t *testing.T) {
 		t.Error("cancelled context: no error")
 	}
 }
+
+// The paper's problems are registered in order; an unknown name lists
+// them; a problem that cannot run is refused at registration.
+func TestRegistry(t *testing.T) {
+	if got := Names(); !slices.Equal(got, []string{"mog3", "zdt3"}) {
+		t.Errorf("problems %v", got)
+	}
+	if _, err := Lookup("zdt1"); err == nil || err.Error() != `unknown toy problem "zdt1" (available: mog3, zdt3)` {
+		t.Errorf("unknown problem: %v", err)
+	}
+	for name, p := range map[string]Problem{"no score": {Name: "x", Dim: 2, Targets: 1}, "a name taken": MOG3()} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registered", name)
+				}
+			}()
+			Register(p)
+		}()
+	}
+}
