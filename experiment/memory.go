@@ -51,8 +51,8 @@ func (s Settings) memory(cfg *network.Config, evalExamples, workers int) ([]sysm
 		(trunk + heads) + // directions
 		optStates*(trunk+heads) + stats // optimiser states, batch statistics
 	var rules float64
-	if s.Method == "mtsgd" || s.Method == "moo-svgd" || s.Method == "svgd" {
-		rules = particles.Memory(s.Method, s.Particles, int(trunk)) + particles.Memory("svgd", s.Particles, widest)
+	if method, err := LookupMethod(s.Method); err == nil && method.Kernels {
+		rules = particles.KernelMemory(s.Particles, int(trunk)) + particles.KernelMemory(s.Particles, widest)
 	}
 
 	f, err := network.GraphFootprint(cfg)

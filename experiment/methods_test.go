@@ -96,14 +96,16 @@ func TestOneStepPerMethod(t *testing.T) {
 				case "pareto-mtl":
 					prefs, _ := particles.Preferences(m, k)
 					rule = &particles.ParetoMTL{Prefs: prefs, InitSteps: 2 * batches.Len()}
+				case "moo-svgd":
+					rule = &particles.MOOSVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
 				default:
-					rule, _ = particles.New(method, particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1})
+					rule = &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
 				}
 				if err := rule.Direction(trunkDir, particles.Ensemble{Theta: trunks, Scores: ts, Values: losses}); err != nil {
 					t.Fatal(err)
 				}
 				if method != "pareto-mtl" {
-					svgd, _ := particles.New("svgd", particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1})
+					svgd := &particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
 					for j := range k {
 						if err := svgd.Direction(headDir[j], particles.Ensemble{Theta: heads[j], Scores: [][][]float64{hs[j]}}); err != nil {
 							t.Fatal(err)

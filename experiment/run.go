@@ -14,7 +14,6 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
-	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -136,11 +135,12 @@ func New(s Settings, d Data, workers int) (*Run, error) {
 	return r, nil
 }
 
-// DefaultBest is the metric that selects best/ by default: the ensemble's
-// MSE for regression (SARCOS), its accuracy otherwise.
+// DefaultBest is the metric that selects best/ by default: the data set's
+// (Dataset.Best), the ensemble's accuracy on a name no data set is
+// registered under.
 func DefaultBest(dataset string) string {
-	if dataset == sarcos.Name {
-		return "mse"
+	if d, ok := datasets.Lookup(dataset); ok && d.Best != "" {
+		return d.Best
 	}
 	return "accuracy"
 }

@@ -3,26 +3,32 @@
 // the epochs with evaluation after each, and saves and restores the whole
 // state through package checkpoints so that a run can be resumed exactly
 // and evaluated later (cmd/train, cmd/eval).
+//
+// The names a run's settings give have one registry each here, so that
+// the commands' flags, checks and help, the defaults and checkpoint
+// restore all read the same table: methods (Method, RegisterMethod,
+// LookupMethod), models (Model, RegisterModel, LookupModel) and data sets
+// (Dataset, RegisterDataset, LookupDataset). The built-ins are registered
+// in methods.go, models.go and datasets.go. A new method, model or data
+// set is a value in a file of its own and one Register call (from an
+// init function or before the command parses its flags); a checkpoint
+// records only its name, so the run that resumes it must have it
+// registered too. The toy problems have their own registry in package
+// particles/toy: they are densities, without data, models or
+// checkpoints.
 package experiment
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
-	"github.com/mtsgd/mtsgd/data/celeba"
-	"github.com/mtsgd/mtsgd/data/multimnist"
-	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/models"
-	"github.com/mtsgd/mtsgd/models/lenet"
-	"github.com/mtsgd/mtsgd/models/mlp"
-	"github.com/mtsgd/mtsgd/models/resnet18"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/network"
@@ -151,7 +157,7 @@ func (p Preset) Apply(s *Settings) {
 // defaults give.
 func (s Settings) ForMethod(method string) Settings {
 	s.Method = method
-	if method != "mtsgd" {
+	if m, err := LookupMethod(method); err != nil || !m.Presets {
 		s.Preset, s.ScoreScale, s.UTerms, s.Warmup = "", "mean", "", 0
 		s.KernelOn, s.Order = "", ""
 		s.Repulsion, s.HeadRepulsion = AutoRepulsion, AutoRepulsion
@@ -189,18 +195,16 @@ func (s *Settings) Resolve(n int) {
 	}
 }
 
-// Defaults are the paper's settings for a network data set, with the
-// MT-SGD choices of DefaultPreset and, on the Multi-* data sets, a
-// validation split of DefaultValid composites: on
-// Multi-MNIST and its variants SGD with momentum 0.9 at 1e-3, batch 256,
-// 100 epochs, the rate halved at epochs 15, 30, …, 90; on SARCOS Adam at
-// 1e-4, batch 512, 1,000 epochs; on CelebA the main table's protocol, the
-// first 10 attributes and the first 40,000 training images, with Adam at
-// 5e-4, batch 64, 100 epochs, the rate × 0.85 every 10 epochs. Five
-// particles, method mtsgd, kernel scale 1, seed 1, float32.
+// Defaults are the paper's settings for a network data set: five
+// particles, DefaultMethod with the choices of DefaultPreset, kernel
+// scale 1, seed 1, float32, and the Multi-* protocol (SGD with momentum
+// 0.9 at 1e-3, batch 256, 100 epochs, the rate halved at epochs 15, 30,
+// …, 90), changed by the data set's own Defaults (Dataset) and with its
+// model. On a name no data set is registered under they are the common
+// settings alone, without a model.
 func Defaults(dataset string) Settings {
 	s := Settings{
-		Dataset: dataset, Model: DefaultModel(dataset), Method: "mtsgd", Particles: 5,
+		Dataset: dataset, Method: DefaultMethod, Particles: 5,
 		Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: "sgd", Momentum: 0.9,
 		Schedule: "multistep", Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
 		KernelScale: 1, Seed: 1, Dtype: "float32",
@@ -208,24 +212,14 @@ func Defaults(dataset string) Settings {
 	if p, err := LookupPreset(DefaultPreset); err == nil {
 		p.Apply(&s)
 	}
-	if _, ok := multimnist.Lookup(dataset); ok {
-		s.Valid = DefaultValid
-	}
-	switch dataset {
-	case sarcos.Name:
-		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, "adam", "constant"
-	case celeba.Name:
-		s.Batch, s.LR, s.Optimizer = 64, 5e-4, "adam"
-		s.Schedule, s.Gamma, s.Every = "exponential", 0.85, 10
-		s.Tasks, s.TrainLimit = "10", CelebATrainImages
+	if d, ok := datasets.Lookup(dataset); ok {
+		s.Model = d.Model
+		if d.Defaults != nil {
+			d.Defaults(&s)
+		}
 	}
 	return s
 }
-
-// CelebATrainImages is the size of the training subset of the paper's
-// main CelebA table: the first 40,000 images of the official training
-// split.
-const CelebATrainImages = 40_000
 
 // Check reports the first setting that cannot make a run.
 func (s Settings) Check() error {
@@ -245,8 +239,6 @@ func (s Settings) Check() error {
 		}
 	}
 	switch {
-	case s.Tasks != "" && s.Dataset != celeba.Name:
-		return fmt.Errorf("-tasks chooses CelebA's attributes; %s has fixed tasks", s.Dataset)
 	case s.Particles < 1:
 		return fmt.Errorf("-particles must be at least 1, got %d", s.Particles)
 	case !(s.LR > 0):
@@ -265,8 +257,6 @@ func (s Settings) Check() error {
 		return fmt.Errorf("-u-terms must be full or first, got %q", s.UTerms)
 	case s.Order != "" && s.Order != "joint" && s.Order != "heads-first":
 		return fmt.Errorf("-order must be joint or heads-first, got %q", s.Order)
-	case s.Valid < 0 || s.Valid%multimnist.PerSource != 0:
-		return fmt.Errorf("-valid must be 0 or a positive even number of composites, got %d", s.Valid)
 	case s.Epochs < 1:
 		return fmt.Errorf("-epochs must be at least 1, got %d", s.Epochs)
 	case s.Batch < 1:
@@ -281,13 +271,13 @@ func (s Settings) Check() error {
 		return fmt.Errorf("-lr-every must be at least 1, got %d", s.Every)
 	case s.Dtype != "float32" && s.Dtype != "float64":
 		return fmt.Errorf("-dtype must be float32 or float64, got %q", s.Dtype)
-	case !slices.Contains(Methods, s.Method):
-		return fmt.Errorf("-method %q is not one of %s", s.Method, strings.Join(Methods, ", "))
 	}
-	if s.Dataset == celeba.Name {
-		if err := celeba.CheckTasks(s.Tasks); err != nil {
-			return err
-		}
+	method, err := LookupMethod(s.Method)
+	if err != nil {
+		return fmt.Errorf("-%w", err)
+	}
+	if err := s.checkDataset(); err != nil {
+		return err
 	}
 	if _, err := s.LRSchedule(); err != nil {
 		return err
@@ -301,9 +291,10 @@ func (s Settings) Check() error {
 	}
 	if space == network.KernelOutputs {
 		switch {
-		case s.Method != "mtsgd" && s.Method != "svgd" && s.Method != "moo-svgd":
-			return fmt.Errorf("-kernel-on outputs places the kernels of mtsgd, svgd and moo-svgd; %s has none", s.Method)
-		case s.Method == "mtsgd" && s.UTerms != "first":
+		case !method.Kernels:
+			return fmt.Errorf("-kernel-on outputs places the kernels of %s; %s has none",
+				strings.Join(MethodNames(func(m Method) bool { return m.Kernels }), ", "), s.Method)
+		case method.Presets && s.UTerms != "first":
 			return errors.New("-kernel-on outputs needs -u-terms first: the four-term U is defined for a kernel over the parameters")
 		}
 	}
@@ -312,8 +303,29 @@ func (s Settings) Check() error {
 			return fmt.Errorf("-preset: %w", err)
 		}
 	}
-	if _, ok := multimnist.Lookup(s.Dataset); !ok && s.Valid != 0 {
-		return fmt.Errorf("-valid holds out Multi-* training composites; %s has its own validation split", s.Dataset)
+	return nil
+}
+
+// checkDataset checks the settings that only some data sets take. A
+// name no data set is registered under (a toy problem, a test's data)
+// takes none of them.
+func (s Settings) checkDataset() error {
+	d, known := datasets.Lookup(s.Dataset)
+	if s.Tasks != "" && (!known || d.CheckTasks == nil) {
+		return fmt.Errorf("-tasks chooses the tasks of %s; %s has fixed tasks",
+			strings.Join(DatasetsWith(func(d Dataset) bool { return d.CheckTasks != nil }), ", "), s.Dataset)
+	}
+	if s.Valid != 0 && (!known || d.CheckValid == nil) {
+		return fmt.Errorf("-valid holds out training examples for validation on %s; %s has its own validation split",
+			strings.Join(DatasetsWith(func(d Dataset) bool { return d.CheckValid != nil }), ", "), s.Dataset)
+	}
+	if known && d.CheckTasks != nil {
+		if err := d.CheckTasks(s.Tasks); err != nil {
+			return err
+		}
+	}
+	if known && d.CheckValid != nil && s.Valid != 0 {
+		return d.CheckValid(s.Valid)
 	}
 	return nil
 }
@@ -343,12 +355,9 @@ func (s Settings) LRSchedule() (optim.Schedule, error) {
 	return nil, fmt.Errorf("-lr-schedule must be multistep, exponential or constant, got %q", s.Schedule)
 }
 
-// Methods are the training methods for networks, the paper's and its
-// baselines'.
-var Methods = []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single", "svgd"}
-
-// Rules returns the update rules of the method for the trunks and for each
-// task's heads, given the number of tasks and of steps in an epoch:
+// Rules returns the update rules of the settings' method (LookupMethod)
+// for the trunks and for each task's heads, given the number of tasks and
+// of steps in an epoch. The built-in methods:
 //
 //	mtsgd       trunks: MT-SGD (kernel on the flat trunks); heads: SVGD
 //	            per task (kernel on each task's flat heads)
@@ -365,46 +374,23 @@ var Methods = []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "sin
 //	single      one whole network per task and particle (no shared trunk),
 //	            each following its own task's score
 func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, err error) {
-	kernel := particles.Config{Kernel: particles.RBF{Scale: s.KernelScale}, Repulsion: s.Repulsion}
-	headKernel := particles.Config{Kernel: particles.RBF{Scale: s.KernelScale}, Repulsion: s.HeadRepulsion}
-	plain := &particles.Linear{} // one score: the score itself
-	switch s.Method {
-	case "mtsgd", "moo-svgd", "svgd":
-		if trunk, err = particles.New(s.Method, kernel); err != nil {
+	m, err := LookupMethod(s.Method)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := RuleParams{Settings: s, Tasks: tasks, StepsPerEpoch: stepsPerEpoch}
+	// A method without a shared trunk trains models.Independent, whose
+	// trunk is empty: any rule will do, and it never moves anything.
+	trunk = &particles.Linear{}
+	if m.Trunk != nil {
+		if trunk, err = m.Trunk(p); err != nil {
 			return nil, nil, err
 		}
-		if r, ok := trunk.(*particles.MTSGD); ok {
-			r.FirstTermOnly = s.UTerms == "first"
-		}
-		head, err = particles.New("svgd", headKernel)
-		return trunk, head, err
-	case "linear", "mgda":
-		trunk, err = particles.New(s.Method, particles.Config{})
-		return trunk, plain, err
-	case "pareto-mtl":
-		prefs, err := particles.Preferences(s.Particles, tasks)
-		if err != nil {
-			return nil, nil, err
-		}
-		return &particles.ParetoMTL{Prefs: prefs, InitSteps: 2 * stepsPerEpoch}, plain, nil
-	case "single":
-		return plain, plain, nil // no trunk: its rule never runs
 	}
-	return nil, nil, fmt.Errorf("method %q is not one of %s", s.Method, strings.Join(Methods, ", "))
-}
-
-// Datasets lists the data sets networks train on.
-func Datasets() []string { return append(multimnist.Names(), sarcos.Name, celeba.Name) }
-
-// DefaultModel is the model the paper trains on a data set.
-func DefaultModel(dataset string) string {
-	switch dataset {
-	case sarcos.Name:
-		return "mlp"
-	case celeba.Name:
-		return "resnet18"
+	if head, err = m.Heads(p); err != nil {
+		return nil, nil, err
 	}
-	return "lenet"
+	return trunk, head, nil
 }
 
 // Data are a run's data sets. Valid is nil for data sets without a
@@ -421,98 +407,47 @@ func LoadData(s Settings, dataDir string) (Data, time.Duration, error) {
 	if err != nil {
 		return Data{}, 0, err
 	}
-	start := time.Now()
-	switch s.Dataset {
-	case sarcos.Name:
-		sp, err := sarcos.Load(dir)
-		if err != nil {
-			return Data{}, 0, err
-		}
-		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, time.Since(start), nil
-	case celeba.Name:
-		// Only the images the run uses are decoded: the limits apply here.
-		sp, err := celeba.Load(dir, celeba.Options{Tasks: s.Tasks, TrainLimit: s.TrainLimit, TestLimit: s.TestLimit})
-		if err != nil {
-			return Data{}, 0, err
-		}
-		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, time.Since(start), nil
-	}
-	v, ok := multimnist.Lookup(s.Dataset)
-	if !ok {
-		return Data{}, 0, fmt.Errorf("data set %q is not one of %v", s.Dataset, Datasets())
-	}
-	tr, va, te, err := v.LoadValid(dir, s.Seed, s.Valid)
+	ds, err := LookupDataset(s.Dataset)
 	if err != nil {
 		return Data{}, 0, err
 	}
-	d := Data{Train: tr, Test: te}
-	if va != nil {
-		d.Valid = va
+	start := time.Now()
+	d, err := ds.Load(dir, s)
+	if err != nil {
+		return Data{}, 0, err
 	}
 	return d, time.Since(start), nil
 }
 
-// model builds the network the settings name for a data set; for the
-// single-task method, one such network per task.
+// model builds the network the settings name for a data set; for a
+// method without a shared trunk, one such network per task.
 func (s Settings) model(d data.Dataset) (models.Model, error) {
-	if s.Method != "single" {
-		return s.sharedModel(d, d.Tasks())
+	arch, err := LookupModel(s.Model)
+	if err != nil {
+		return nil, err
 	}
-	if s.Model == "resnet18" {
-		// The running statistics of batch norms belong to a trunk;
-		// models.Independent has none.
-		return nil, errors.New("-method single is not available with resnet18 (batch normalisation in independent networks)")
+	method, err := LookupMethod(s.Method)
+	if err != nil {
+		return nil, err
+	}
+	if method.Trunk != nil {
+		return arch.New(d.InputShape(), d.Tasks())
 	}
 	var nets []models.Model
 	for _, t := range d.Tasks() {
-		net, err := s.sharedModel(d, []data.Task{t})
+		net, err := arch.New(d.InputShape(), []data.Task{t})
 		if err != nil {
 			return nil, err
+		}
+		if len(net.TrunkStats()) > 0 {
+			// The running statistics of batch norms belong to a trunk;
+			// models.Independent has none.
+			return nil, fmt.Errorf("-method %s is not available with %s (batch normalisation in independent networks)", s.Method, s.Model)
 		}
 		nets = append(nets, net)
 	}
 	return models.Independent{Nets: nets}, nil
 }
-
-// sharedModel builds the network the settings name with a head per task.
-func (s Settings) sharedModel(d data.Dataset, tasks []data.Task) (models.Model, error) {
-	outputs := make([]int, len(tasks))
-	for j, t := range tasks {
-		outputs[j] = 1
-		if t.Kind == data.Classification {
-			outputs[j] = t.Classes
-		}
-	}
-	switch s.Model {
-	case "lenet":
-		for _, t := range tasks {
-			if t.Kind != data.Classification {
-				return nil, fmt.Errorf("lenet: task %s is not a classification task", t.Name)
-			}
-		}
-		return lenet.New(outputs...), nil
-	case "mlp":
-		shape := d.InputShape()
-		if len(shape) != 1 {
-			return nil, fmt.Errorf("mlp: inputs of shape %v, want a vector", shape)
-		}
-		return mlp.New(shape[0], MLPHidden, outputs...), nil
-	case "resnet18":
-		if shape := d.InputShape(); !slices.Equal(shape, []int{3, resnet18.Side, resnet18.Side}) {
-			return nil, fmt.Errorf("resnet18: inputs of shape %v, want 3×%d×%d images", shape, resnet18.Side, resnet18.Side)
-		}
-		for _, t := range tasks {
-			if t.Kind != data.Classification {
-				return nil, fmt.Errorf("resnet18: task %s is not a classification task", t.Name)
-			}
-		}
-		return resnet18.New(outputs...), nil
-	}
-	return nil, fmt.Errorf("model %q is not one of lenet, mlp, resnet18", s.Model)
-}
-
-// MLPHidden are the hidden layer widths of the paper's SARCOS MLP.
-var MLPHidden = []int{256, 256, 256}
 
 // networkConfig is the ensemble configuration for the settings and a data
 // set.

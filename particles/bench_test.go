@@ -36,9 +36,9 @@ func BenchmarkStep(b *testing.B) {
 	for _, method := range []string{"mtsgd", "moo-svgd"} {
 		for _, m := range []int{5, 50, 200} {
 			b.Run(fmt.Sprintf("%s/M=%d", method, m), func(b *testing.B) {
-				rule, err := particles.New(method, particles.Config{Repulsion: 1})
-				if err != nil {
-					b.Fatal(err)
+				var rule particles.Rule = &particles.MTSGD{Repulsion: 1}
+				if method == "moo-svgd" {
+					rule = &particles.MOOSVGD{Repulsion: 1}
 				}
 				e := mog3Ensemble(m)
 				dst := make([][]float64, m)

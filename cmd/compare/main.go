@@ -14,7 +14,9 @@
 // the checkpoints last/ and best/. A run already finished there is not
 // redone, and an interrupted one is resumed: rerun the same command after
 // a stop. A run directory made with other settings is an error rather
-// than silently mixed in.
+// than silently mixed in. The default methods are those registered as
+// compared (go doc ./experiment Method), MT-SGD once per preset with the
+// default preset first (DefaultMethods).
 //
 // The table has one row per method and task: the ensemble's accuracy, ECE
 // (in percent), Brier score and NLL (MSE for regression) on the test set
@@ -118,9 +120,37 @@ type Options struct {
 	Workers    int
 }
 
-// DefaultMethods are the paper's method, in both presets, and its
-// baselines.
-var DefaultMethods = []string{"mtsgd:authors-params", "mtsgd:authors", "mtsgd:paper", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}
+// DefaultMethods are the methods compare trains unless -methods names
+// others: every method registered as Compared (experiment.Method), in the
+// registry's order, and a method that takes MT-SGD's presets once per
+// preset, the default preset first and the others by name. With the
+// built-ins these are the paper's method in each preset and its
+// baselines: mtsgd:authors-params, mtsgd:authors, mtsgd:paper, linear,
+// mgda, pareto-mtl, moo-svgd, single.
+func DefaultMethods() []string {
+	presets := []string{experiment.DefaultPreset}
+	var others []string
+	for _, p := range experiment.Presets {
+		if p.Name != experiment.DefaultPreset {
+			others = append(others, p.Name)
+		}
+	}
+	slices.Sort(others)
+	presets = append(presets, others...)
+	var specs []string
+	for _, m := range experiment.Methods() {
+		switch {
+		case !m.Compared:
+		case m.Presets:
+			for _, p := range presets {
+				specs = append(specs, m.Name+":"+p)
+			}
+		default:
+			specs = append(specs, m.Name)
+		}
+	}
+	return specs
+}
 
 // A protocol is a budget: epochs and seeds.
 type protocol struct {
@@ -180,7 +210,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Dataset, "dataset", "", "network data set: "+strings.Join(experiment.Datasets(), ", ")+" (required)")
-	fs.StringVar(&methods, "methods", strings.Join(DefaultMethods, ","), "comma-separated methods: "+strings.Join(experiment.Methods, ", "))
+	fs.StringVar(&methods, "methods", strings.Join(DefaultMethods(), ","), "comma-separated methods, NAME or NAME:PRESET: "+strings.Join(experiment.MethodNames(nil), ", "))
 	fs.StringVar(&seeds, "seeds", "1", "comma-separated seeds")
 	fs.StringVar(&proto, "protocol", "", "budget: reduced (5 epochs, seed 1) or paper (100 epochs, seeds 1,2,3); -epochs and -seeds override it")
 	fs.IntVar(&o.Epochs, "epochs", 0, "epochs per run (default: the data set's)")
@@ -219,8 +249,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	for _, m := range strings.Split(methods, ",") {
 		m = strings.TrimSpace(m)
 		name, preset, hasPreset := strings.Cut(m, ":")
-		if !slices.Contains(experiment.Methods, name) {
-			return o, fmt.Errorf("-methods: %q is not one of %s", name, strings.Join(experiment.Methods, ", "))
+		if _, err := experiment.LookupMethod(name); err != nil {
+			return o, fmt.Errorf("-methods: %w", err)
 		}
 		if hasPreset {
 			if _, err := experiment.LookupPreset(preset); err != nil {

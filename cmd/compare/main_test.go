@@ -163,3 +163,30 @@ func TestMarkdownAndChart(t *testing.T) {
 		t.Errorf("chart is %d×%d, want two columns of panels, wider than tall", w, h)
 	}
 }
+
+// The default method list comes from the method registry, and the
+// package documentation states it as it is: every compared method, MT-SGD
+// once per preset with the default first.
+func TestDefaultMethodsDocumented(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented string
+	for _, line := range strings.Split(string(src), "\n") {
+		if _, rest, ok := strings.Cut(line, "-methods LIST"); ok && strings.HasPrefix(line, "//") {
+			_, documented, _ = strings.Cut(rest, "(default ")
+			documented = strings.TrimSuffix(documented, ")")
+		}
+	}
+	got := strings.Join(DefaultMethods(), ",")
+	if documented != got {
+		t.Errorf("documented default -methods %q, DefaultMethods %q", documented, got)
+	}
+	if want := "mtsgd:" + experiment.DefaultPreset; DefaultMethods()[0] != want {
+		t.Errorf("first default method %s, want %s", DefaultMethods()[0], want)
+	}
+	if len(DefaultMethods()) != len(experiment.Presets)+5 {
+		t.Errorf("%d default methods, want MT-SGD in %d presets and 5 baselines", len(DefaultMethods()), len(experiment.Presets))
+	}
+}

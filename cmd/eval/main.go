@@ -12,8 +12,8 @@
 // Flags:
 //
 //	-ckpt DIR           checkpoint to evaluate (required)
-//	-split NAME         test, valid (data sets with a validation split:
-//	                    SARCOS) or train (default test)
+//	-split NAME         test, valid (data sets with a validation split)
+//	                    or train (default test)
 //	-limit N            evaluate the first N examples of the split (default:
 //	                    the run's -test-limit or -train-limit; 0: all)
 //	-json               print one JSON object instead of the table
@@ -113,7 +113,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Checkpoint, "ckpt", "", "checkpoint directory, or a run directory for its last checkpoint (required)")
-	fs.StringVar(&o.Split, "split", "test", "split to evaluate: test, valid (SARCOS) or train")
+	fs.StringVar(&o.Split, "split", "test", "split to evaluate: test, valid (where the data set has one) or train")
 	fs.IntVar(&o.Limit, "limit", -1, "evaluate the first N examples (default: as the run was evaluated; 0: all)")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.Reliability, "reliability", "", "write a reliability diagram per task (PNG) into this directory")

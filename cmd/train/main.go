@@ -33,11 +33,16 @@
 //	       table's protocol: the first 10 attributes, the first 40,000
 //	       training images. Best checkpoint by validation accuracy.
 //
-// Methods (-method): on toy problems mtsgd, svgd, moo-svgd, mgda, linear
-// (package particles; svgd and linear weight the targets equally). On
-// networks mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear,
-// mgda, pareto-mtl, moo-svgd, single and svgd; `go doc
-// ./experiment Settings.Rules` says what each moves and how.
+// Methods (-method) are those registered with package experiment (`go
+// doc ./experiment Method`; train -h gives each one's help line). On
+// networks: mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear,
+// mgda, pareto-mtl, moo-svgd, single and svgd; `go doc ./experiment
+// Settings.Rules` says what each moves and how. On toy problems those
+// whose rule needs only positions and scores: mtsgd, linear, mgda,
+// moo-svgd and svgd (svgd and linear weight the targets equally). The
+// data sets, their defaults and their models come from package
+// experiment's registries too, the toy problems from package
+// particles/toy's.
 //
 // Flags for every data set:
 //
@@ -239,7 +244,6 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/sysmem"
-	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
 
@@ -336,10 +340,10 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Dataset, "dataset", "", "data set: "+strings.Join(datasetNames(), ", ")+" (required)")
-	fs.StringVar(&o.Method, "method", "mtsgd", "method: "+strings.Join(particles.Methods, ", ")+" on toy problems; "+strings.Join(experiment.Methods, ", ")+" on networks")
+	fs.StringVar(&o.Method, "method", experiment.DefaultMethod, methodUsage())
 	fs.IntVar(&o.Particles, "particles", 0, "number of particles (default 50 for toy problems, 5 for networks)")
-	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default 0.03 toy problems, 0.001 Multi-MNIST, 0.0001 SARCOS)")
-	fs.StringVar(&o.Optimizer, "optimizer", "", "optimiser: adam or sgd (default adam, sgd on Multi-MNIST)")
+	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default 0.03 toy problems; "+byDataset(func(s experiment.Settings) any { return s.LR })+")")
+	fs.StringVar(&o.Optimizer, "optimizer", "", "optimiser: adam or sgd (default adam toy problems; "+byDataset(func(s experiment.Settings) any { return s.Optimizer })+")")
 	fs.Float64Var(&o.Momentum, "momentum", 0.9, "SGD momentum (with -optimizer sgd)")
 	fs.Float64Var(&o.KernelScale, "kernel-scale", 1, "multiplies the median-heuristic RBF bandwidth")
 	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term; for networks, of the trunks' (default 1 toy problems; networks: the score scale's, see -score-scale)")
@@ -352,10 +356,12 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.DataDir, "data-dir", "", "networks: data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
 	fs.StringVar(&o.Preview, "preview", "", "networks: write a grid of 16 training examples with their labels to this PNG file and exit")
 	fs.BoolVar(&o.Stats, "stats", false, "networks: print the data sets' sizes and label histograms and exit")
-	fs.IntVar(&o.Epochs, "epochs", 0, "networks: passes over the training set (default 100 Multi-MNIST, 1000 SARCOS)")
-	fs.IntVar(&o.Batch, "batch", 0, "networks: examples per step (default 256 Multi-MNIST, 512 SARCOS)")
-	fs.StringVar(&o.Tasks, "tasks", "", "CelebA: the first N attributes, or attribute names separated by commas (default 10)")
-	fs.IntVar(&o.TrainLimit, "train-limit", 0, "networks: train on the first N training examples only (0: all; CelebA default 40000)")
+	fs.IntVar(&o.Epochs, "epochs", 0, "networks: passes over the training set (default "+byDataset(func(s experiment.Settings) any { return s.Epochs })+")")
+	fs.IntVar(&o.Batch, "batch", 0, "networks: examples per step (default "+byDataset(func(s experiment.Settings) any { return s.Batch })+")")
+	fs.StringVar(&o.Tasks, "tasks", "", strings.Join(experiment.DatasetsWith(choosesTasks), ", ")+": the first N tasks, or task names separated by commas (default "+byDataset(func(s experiment.Settings) any {
+		return s.Tasks
+	}, choosesTasks)+")")
+	fs.IntVar(&o.TrainLimit, "train-limit", 0, "networks: train on the first N training examples only (0: all; default "+byDataset(func(s experiment.Settings) any { return s.TrainLimit })+")")
 	fs.IntVar(&o.TestLimit, "test-limit", 0, "networks: evaluate on the first N test examples only (0: all)")
 	fs.IntVar(&o.Warmup, "warmup", 0, "networks: epochs of plain gradient steps (no kernel) before the update rule (default: the preset's)")
 	fs.Float64Var(&o.HeadRepulsion, "head-repulsion", 0, "networks: weight of the kernel-gradient term of the heads' svgd (default: the score scale's, see -score-scale)")
@@ -364,18 +370,22 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.UTerms, "u-terms", "", "networks: MT-SGD's U with all four terms (full) or the first only (first) (default: the preset's)")
 	fs.StringVar(&o.KernelOn, "kernel-on", "", "networks: the kernels compare the parameters (params) or the trunk's features and the heads' outputs on the batch (outputs) (default: the preset's)")
 	fs.StringVar(&o.Order, "order", "", "networks: one gradient evaluation moves trunks and heads (joint), or the heads move first and the trunks' gradients go through them (heads-first) (default: the preset's)")
-	fs.IntVar(&o.Valid, "valid", 0, "Multi-* data sets: training composites held out for validation (default 10000; 0: none)")
-	fs.StringVar(&o.Schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default multistep Multi-MNIST, constant SARCOS)")
+	fs.IntVar(&o.Valid, "valid", 0, strings.Join(experiment.DatasetsWith(holdsOut), ", ")+": training examples held out for validation (0: none; default "+byDataset(func(s experiment.Settings) any {
+		return s.Valid
+	}, holdsOut)+")")
+	fs.StringVar(&o.Schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default "+byDataset(func(s experiment.Settings) any { return s.Schedule })+")")
 	fs.StringVar(&o.Milestones, "lr-milestones", "15,30,45,60,75,90", "networks: multistep: epochs at which the rate is multiplied by -lr-gamma")
-	fs.Float64Var(&o.Gamma, "lr-gamma", 0, "networks: factor of each learning-rate decay (default 0.5; CelebA 0.85)")
-	fs.IntVar(&o.Every, "lr-every", 0, "networks: exponential: epochs between decays (default 1; CelebA 10)")
+	fs.Float64Var(&o.Gamma, "lr-gamma", 0, "networks: factor of each learning-rate decay (default "+byDataset(func(s experiment.Settings) any { return s.Gamma })+")")
+	fs.IntVar(&o.Every, "lr-every", 0, "networks: exponential: epochs between decays (default "+byDataset(func(s experiment.Settings) any { return s.Every })+")")
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "networks: graphs run at once")
 	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
 	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
 	fs.BoolVar(&o.LogQP, "log-qp", false, "networks, mtsgd: log every step's min-norm QP: K, the weights w*, the duality gap and whether it is certified")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "networks: train into a -out that holds a run (last/, best/, metrics.jsonl), replacing it")
-	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best: "+strings.Join(experiment.BestMetrics, ", ")+" (default accuracy; mse on SARCOS, on its validation split)")
+	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best: "+strings.Join(experiment.BestMetrics, ", ")+", on the validation split where there is one (default "+byDataset(func(s experiment.Settings) any {
+		return experiment.DefaultBest(s.Dataset)
+	})+")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -421,8 +431,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 			return o, fmt.Errorf("-%s does not apply to -dataset %s: it is for %s", name, o.Dataset, kind)
 		}
 	}
-	if !network && !slices.Contains(particles.Methods, o.Method) {
-		return o, fmt.Errorf("-method %q is not one for toy problems (%s)", o.Method, strings.Join(particles.Methods, ", "))
+	if m, err := experiment.LookupMethod(o.Method); !network && (err != nil || !m.Toy) {
+		return o, fmt.Errorf("-method %q is not one for toy problems (%s)", o.Method, strings.Join(toyMethods(), ", "))
 	}
 	// Flags not given take the data set's defaults (experiment.Defaults;
 	// for toy problems 50 particles and Adam at 0.03).
@@ -471,7 +481,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if o.Out == "" {
 		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", o.Dataset, o.Method, o.Seed)
 	}
-	o.Model = experiment.DefaultModel(o.Dataset)
+	o.Model = d.Model
 	if err := o.check(); err != nil {
 		return o, err
 	}
@@ -535,13 +545,18 @@ func (o Options) check() error {
 	if err := o.Settings.Check(); err != nil {
 		return err
 	}
-	if p, err := toy.Lookup(o.Dataset); err == nil {
+	p, err := toy.Lookup(o.Dataset)
+	if err != nil {
 		// A network run's size depends on its data, checked once loaded
 		// (experiment.New); a toy run's is known from the flags.
-		return sysmem.Check([]sysmem.Part{{What: "particles and kernel matrices", Setting: fmt.Sprintf("-particles %d", o.Particles),
-			Bytes: toy.Memory(p, o.Particles, o.Method)}})
+		return nil
 	}
-	return nil
+	m, err := experiment.LookupMethod(o.Method)
+	if err != nil {
+		return err
+	}
+	return sysmem.Check([]sysmem.Part{{What: "particles and kernel matrices", Setting: fmt.Sprintf("-particles %d", o.Particles),
+		Bytes: toy.Memory(p, o.Particles, m.Kernels)}})
 }
 
 // checkRunning checks the options that say how to run, which a resumed
@@ -569,17 +584,56 @@ func run(ctx context.Context, o Options) error {
 	if isNetwork(o.Dataset) {
 		return runNetwork(ctx, o)
 	}
-	rule, err := particles.New(o.Method, particles.Config{
-		Kernel:    particles.RBF{Scale: o.KernelScale},
-		Repulsion: o.Repulsion,
-	})
-	if err != nil {
-		return err
-	}
-	return runToy(ctx, o, rule)
+	return runToy(ctx, o)
 }
+
+// methodUsage is -method's help: every method with its help line, and
+// which of them move the toy problems' points.
+func methodUsage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "method; on toy problems %s only:", strings.Join(toyMethods(), ", "))
+	for _, m := range experiment.Methods() {
+		fmt.Fprintf(&b, "\n  %-10s  %s", m.Name, m.Help)
+	}
+	return b.String()
+}
+
+// toyMethods lists the methods that move the toy problems' points.
+func toyMethods() []string {
+	return experiment.MethodNames(func(m experiment.Method) bool { return m.Toy })
+}
+
+// byDataset says, for the help, what value of a setting each network data
+// set (those keep returns true for, all if none is given) takes by
+// default, the data sets with the same value together:
+// "256 multi-mnist, multi-fashion; 512 sarcos", or the value alone when
+// they all take it.
+func byDataset(value func(experiment.Settings) any, keep ...func(experiment.Dataset) bool) string {
+	var values []string
+	names := map[string][]string{}
+	for _, name := range experiment.DatasetsWith(func(d experiment.Dataset) bool { return len(keep) == 0 || keep[0](d) }) {
+		v := fmt.Sprint(value(experiment.Defaults(name)))
+		if _, seen := names[v]; !seen {
+			values = append(values, v)
+		}
+		names[v] = append(names[v], name)
+	}
+	if len(values) == 1 {
+		return values[0] // the same everywhere
+	}
+	parts := make([]string, len(values))
+	for i, v := range values {
+		parts[i] = v + " " + strings.Join(names[v], ", ")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// choosesTasks and holdsOut tell the data sets that take -tasks and
+// -valid.
+func choosesTasks(d experiment.Dataset) bool { return d.CheckTasks != nil }
+func holdsOut(d experiment.Dataset) bool     { return d.CheckValid != nil }
 
 // datasetNames lists every -dataset the command knows.
 func datasetNames() []string {
-	return append(slices.Clone(toy.Problems), experiment.Datasets()...)
+	return append(toy.Names(), experiment.Datasets()...)
 }

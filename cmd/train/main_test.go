@@ -128,7 +128,7 @@ func TestRejectsUnknownMethods(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-dataset", "mog3", "-method", "adamw"}, "(mtsgd, svgd, moo-svgd, mgda, linear)"},
+		{[]string{"-dataset", "mog3", "-method", "adamw"}, "(mtsgd, linear, mgda, moo-svgd, svgd)"},
 		{[]string{"-dataset", "mog3", "-method", "single"}, "not one for toy problems"},
 		{[]string{"-dataset", "multi-mnist", "-method", "adamw"}, "mtsgd, linear, mgda, pareto-mtl, moo-svgd, single, svgd"},
 	} {
@@ -519,7 +519,7 @@ func TestPresetFlags(t *testing.T) {
 		{[]string{"-dataset", "multi-mnist", "-score-scale", "median"}, "-score-scale"},
 		{[]string{"-dataset", "multi-mnist", "-u-terms", "two"}, "-u-terms must be full or first"},
 		{[]string{"-dataset", "multi-mnist", "-valid", "3"}, "-valid must be"},
-		{[]string{"-dataset", "sarcos", "-valid", "1000"}, "-valid holds out Multi-* training composites"},
+		{[]string{"-dataset", "sarcos", "-valid", "1000"}, "-valid holds out training examples for validation on multi-mnist, multi-fashion, multi-fashion-mnist; sarcos has its own validation split"},
 		{[]string{"-dataset", "mog3", "-preset", "paper"}, "-preset does not apply to -dataset mog3"},
 	} {
 		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -603,5 +603,17 @@ func TestParseFlagsConflicts(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// -dataset takes toy problems and network data sets from two registries:
+// a name in both would leave the toy problem unreachable.
+func TestDatasetNamesUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, name := range datasetNames() {
+		if seen[name] {
+			t.Errorf("-dataset %s names both a toy problem and a network data set", name)
+		}
+		seen[name] = true
 	}
 }

@@ -88,7 +88,7 @@ func runNetwork(ctx context.Context, o Options) error {
 	if r.ValidSet != nil {
 		f["valid"] = r.ValidSet.Len()
 	}
-	if s.Method == "mtsgd" {
+	if m, err := experiment.LookupMethod(s.Method); err == nil && m.Presets {
 		f["preset"], f["score_scale"], f["u_terms"], f["warmup"] = s.Preset, s.ScoreScale, s.UTerms, s.Warmup
 		f["kernel_on"], f["order"] = s.KernelOn, s.Order
 		f["repulsion"], f["head_repulsion"] = s.Repulsion, s.HeadRepulsion

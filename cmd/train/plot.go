@@ -15,20 +15,20 @@ import (
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
 
-// plotParticles draws the final particles as a PNG: for mog3 over the
-// contours of the three densities, for zdt3 in objective space over the true
-// Pareto front.
+// plotParticles draws the final particles as a PNG: for a problem on the
+// plane (mog3) over the contours of its densities, for one of two
+// objectives (zdt3) in objective space over its Pareto front.
 func plotParticles(w io.Writer, p toy.Problem, theta [][]float64, title string) error {
 	plt := plot.New()
 	plt.Title.Text = title
 	var err error
-	switch p.Name {
-	case "mog3":
-		err = drawMOG3(plt, p, theta)
-	case "zdt3":
-		err = drawZDT3(plt, theta)
+	switch {
+	case p.Dim == 2 && p.Extent > 0:
+		err = drawDensities(plt, p, theta)
+	case p.Objectives != nil && p.Targets == 2:
+		err = drawObjectives(plt, p, theta)
 	default:
-		err = fmt.Errorf("no plot for problem %q", p.Name)
+		err = fmt.Errorf("no plot for problem %q: it is not on the plane and has not two objectives", p.Name)
 	}
 	if err != nil {
 		return err
@@ -46,19 +46,19 @@ var targetColors = []color.Color{
 	color.RGBA{R: 255, G: 127, B: 14, A: 255},
 }
 
-func drawMOG3(plt *plot.Plot, p toy.Problem, theta [][]float64) error {
-	const lim = 7.0
+func drawDensities(plt *plot.Plot, p toy.Problem, theta [][]float64) error {
+	lim := p.Extent
 	plt.X.Label.Text, plt.Y.Label.Text = "θ₀", "θ₁"
 	plt.X.Min, plt.X.Max, plt.Y.Min, plt.Y.Max = -lim, lim, -lim, lim
 	for k := range p.Targets {
+		c := targetColors[k%len(targetColors)]
 		g := newDensityGrid(func(x, y float64) float64 {
 			return math.Exp(p.LogDensity(k, []float64{x, y}))
 		}, -lim, lim, 141)
 		top := g.max()
-		c := plotter.NewContour(g, []float64{0.05 * top, 0.25 * top, 0.6 * top}, solid{targetColors[k]})
-		plt.Add(c)
+		plt.Add(plotter.NewContour(g, []float64{0.05 * top, 0.25 * top, 0.6 * top}, solid{c}))
 		// A contour has no legend thumbnail; a line of its colour stands in.
-		plt.Legend.Add(fmt.Sprintf("target %d", k+1), &plotter.Line{LineStyle: draw.LineStyle{Color: targetColors[k], Width: vg.Points(1)}})
+		plt.Legend.Add(fmt.Sprintf("target %d", k+1), &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1)}})
 	}
 	s, err := plotter.NewScatter(positions(theta, func(th []float64) (float64, float64) { return th[0], th[1] }))
 	if err != nil {
@@ -71,12 +71,16 @@ func drawMOG3(plt *plot.Plot, p toy.Problem, theta [][]float64) error {
 	return nil
 }
 
-func drawZDT3(plt *plot.Plot, theta [][]float64) error {
+func drawObjectives(plt *plot.Plot, p toy.Problem, theta [][]float64) error {
 	plt.X.Label.Text, plt.Y.Label.Text = "f₁", "f₂"
-	for i, seg := range toy.ZDT3ParetoSegments {
+	var segments [][2]float64
+	if p.Front != nil {
+		segments = p.Front.Segments
+	}
+	for i, seg := range segments {
 		var pts plotter.XYs
 		for f := seg[0]; f <= seg[1]; f += (seg[1] - seg[0]) / 50 {
-			pts = append(pts, plotter.XY{X: f, Y: toy.ZDT3Front(f)})
+			pts = append(pts, plotter.XY{X: f, Y: p.Front.F2(f)})
 		}
 		l, err := plotter.NewLine(pts)
 		if err != nil {
@@ -89,8 +93,8 @@ func drawZDT3(plt *plot.Plot, theta [][]float64) error {
 		}
 	}
 	s, err := plotter.NewScatter(positions(theta, func(th []float64) (float64, float64) {
-		f1, f2, _ := toy.ZDT3Objectives(th)
-		return f1, f2
+		f := p.Objectives(th)
+		return f[0], f[1]
 	}))
 	if err != nil {
 		return err

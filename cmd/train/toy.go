@@ -11,16 +11,32 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
-	"github.com/mtsgd/mtsgd/particles"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
 
 // runToy moves particles on a toy problem and writes the CSV and the plot.
-func runToy(ctx context.Context, o Options, rule particles.Rule) error {
+func runToy(ctx context.Context, o Options) error {
 	problem, err := toy.Lookup(o.Dataset)
 	if err != nil {
 		return fmt.Errorf("-dataset: %w", err)
+	}
+	method, err := experiment.LookupMethod(o.Method)
+	if err != nil {
+		return fmt.Errorf("-%w", err)
+	}
+	if !method.Toy {
+		return fmt.Errorf("-method %s does not move the points of toy problems", o.Method)
+	}
+	// The toy problems have no presets: their rules see the kernel
+	// scale, the repulsion and the particles, the rule as published.
+	rule, err := method.Trunk(experiment.RuleParams{
+		Settings: experiment.Settings{KernelScale: o.KernelScale, Repulsion: o.Repulsion, Particles: o.Particles},
+		Tasks:    problem.Targets,
+	})
+	if err != nil {
+		return err
 	}
 	release, err := lockOut(o.Out, true)
 	if err != nil {
@@ -48,7 +64,7 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 		return err
 	}
 	log.WithField("seconds", time.Since(start).Seconds()).Info("done")
-	logSummary(o.Dataset, theta)
+	logSummary(problem, theta)
 
 	csvPath := filepath.Join(o.Out, "particles.csv")
 	if err := atomicfile.Write(csvPath, 0o644, func(w io.Writer) error { return writeCSV(w, theta) }); err != nil {
@@ -64,16 +80,9 @@ func runToy(ctx context.Context, o Options, rule particles.Rule) error {
 }
 
 // logSummary logs the figures by which the paper compares methods.
-func logSummary(dataset string, theta [][]float64) {
-	switch dataset {
-	case "mog3":
-		log.WithField("within_1.5_of_origin", toy.FractionWithin(theta, 1.5)).Info("mog3 summary")
-	case "zdt3":
-		s := toy.SummariseZDT3(theta)
-		log.WithFields(log.Fields{
-			"mean_g": s.MeanG, "f1_min": s.MinF1, "f1_max": s.MaxF1,
-			"per_pareto_segment": s.OnSegment, "off_segments": s.OffSegments,
-		}).Info("zdt3 summary")
+func logSummary(p toy.Problem, theta [][]float64) {
+	if p.Summary != nil {
+		log.WithFields(p.Summary(theta)).Info(p.Name + " summary")
 	}
 }
 

@@ -48,25 +48,6 @@ var Variants = []Variant{
 	{"multi-fashion-mnist", MNIST, FashionMNIST},
 }
 
-// Lookup returns the variant called name.
-func Lookup(name string) (Variant, bool) {
-	for _, v := range Variants {
-		if v.Name == name {
-			return v, true
-		}
-	}
-	return Variant{}, false
-}
-
-// Names lists the variants' names.
-func Names() []string {
-	var n []string
-	for _, v := range Variants {
-		n = append(n, v.Name)
-	}
-	return n
-}
-
 // Load reads the sources of v from dataDir and builds the training and test
 // composites with seed.
 func (v Variant) Load(dataDir string, seed uint64) (train, test *Set, err error) {

@@ -129,10 +129,8 @@ func lenetStep(b *testing.B, m, batch int) (*Ensemble, *data.Batch, Update) {
 // mtsgdUpdate is cmd/train's default update: MT-SGD trunks, SVGD heads,
 // kernel scale and repulsion 1.
 func mtsgdUpdate() Update {
-	kernel := particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
-	trunk, _ := particles.New("mtsgd", kernel)
-	head, _ := particles.New("svgd", kernel)
-	return Update{Trunk: trunk, Head: head}
+	kernel := particles.RBF{Scale: 1}
+	return Update{Trunk: &particles.MTSGD{Kernel: kernel, Repulsion: 1}, Head: &particles.SVGD{Kernel: kernel, Repulsion: 1}}
 }
 
 func median(v []float64) float64 {

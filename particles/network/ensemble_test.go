@@ -46,14 +46,8 @@ func TestStepEqualsHandComputedStep(t *testing.T) {
 	const m, lr = 3, 0.05
 	e := newTestEnsemble(t, m, 5, lr)
 	b := randomBatch(rand.New(rand.NewPCG(22, 0)), 5, 2)
-	mtsgd, err := particles.New("mtsgd", particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svgd, err := particles.New("svgd", particles.Config{Kernel: particles.RBF{Scale: 1}, Repulsion: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mtsgd := &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
+	svgd := &particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
 
 	in := load(t, e.cfg, b)
 	trunks := make([][]float64, m)

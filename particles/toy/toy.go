@@ -5,6 +5,11 @@
 //     high-density region is around the origin.
 //   - zdt3 (Section 4.1.2, Zitzler, Deb & Thiele 2000): two objectives on
 //     [0,1]^30 turned into targets p_k ∝ exp(−f_k).
+//
+// A problem is a Problem value: its densities, how particles start and
+// stay in the domain, and what a run reports of it (the figures the paper
+// compares methods by, what a plot shows). Register makes one available
+// by name to Lookup, and so to train -dataset.
 package toy
 
 import (
@@ -14,6 +19,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/mtsgd/mtsgd/internal/registry"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -33,20 +39,57 @@ type Problem struct {
 	// Project maps θ back into the domain after every step; nil when the
 	// domain is all of R^d.
 	Project func(theta []float64)
+
+	// Summary, when set, returns the figures by which the paper compares
+	// methods on the problem, by name, for the log.
+	Summary func(theta [][]float64) map[string]any
+	// Objectives, when set, returns the objectives f_k at θ of targets
+	// p_k ∝ exp(−f_k): a plot of two objectives shows the particles in
+	// objective space, over Front.
+	Objectives func(theta []float64) []float64
+	// Front, when set, is the Pareto front of a problem of two
+	// Objectives.
+	Front *Front
+	// Extent, for a problem on the plane (Dim 2), is the half-width of
+	// the square around the origin that holds the targets' mass: a plot
+	// shows the particles there, over the densities' contours.
+	Extent float64
 }
 
-// Problems lists the problems Lookup knows.
-var Problems = []string{"mog3", "zdt3"}
+// A Front is the Pareto front of two objectives: f2 as a function of f1
+// on each of a set of f1 intervals.
+type Front struct {
+	Segments [][2]float64
+	F2       func(f1 float64) float64
+}
+
+var problems = registry.New[Problem]("toy problem")
+
+// Register makes p available to Lookup under p.Name. A problem without
+// a name, dimension, targets, density, score or initialisation, or a
+// name taken, is a programmer error and panics.
+func Register(p Problem) {
+	if p.Dim < 1 || p.Targets < 1 || p.LogDensity == nil || p.Score == nil || p.Init == nil {
+		panic(fmt.Sprintf("toy: problem %q lacks a dimension, targets, a density, a score or an initialisation", p.Name))
+	}
+	problems.Register(p.Name, p)
+}
 
 // Lookup returns the problem called name.
 func Lookup(name string) (Problem, error) {
-	switch name {
-	case "mog3":
-		return MOG3(), nil
-	case "zdt3":
-		return ZDT3(), nil
+	if p, ok := problems.Lookup(name); ok {
+		return p, nil
 	}
-	return Problem{}, fmt.Errorf("unknown toy problem %q (available: %s)", name, strings.Join(Problems, ", "))
+	return Problem{}, fmt.Errorf("unknown toy problem %q (available: %s)", name, strings.Join(problems.Names(), ", "))
+}
+
+// Names lists the registered problems in the order they were registered.
+func Names() []string { return problems.Names() }
+
+// The paper's problems. Their values are stateless: a run may share one.
+func init() {
+	Register(MOG3())
+	Register(ZDT3())
 }
 
 // Config describes one run of a rule on a problem.
@@ -174,6 +217,12 @@ func MOG3() Problem {
 				theta[j] = math.Sqrt(5) * rng.NormFloat64()
 			}
 		},
+		// The fraction near the origin measures how many particles
+		// found the three targets' joint high-density region.
+		Summary: func(theta [][]float64) map[string]any {
+			return map[string]any{"within_1.5_of_origin": FractionWithin(theta, 1.5)}
+		},
+		Extent: 7,
 	}
 }
 
@@ -193,11 +242,14 @@ func FractionWithin(theta [][]float64, r float64) float64 {
 	return float64(n) / float64(len(theta))
 }
 
-// Memory is a lower bound on the bytes Run holds for m particles of p
-// moved by the rule called method: the positions, every target's scores
-// and the directions (float64), and what the rule keeps between steps
-// (particles.Memory). The optimisers' states come on top.
-func Memory(p Problem, m int, method string) float64 {
-	vectors := float64(m) * float64(p.Dim) * float64(2+p.Targets)
-	return 8*vectors + particles.Memory(method, m, p.Dim)
+// Memory is a lower bound on the bytes Run holds for m particles of p:
+// the positions, every target's scores and the directions (float64), and,
+// when the rule is a kernel rule, the kernel matrices it keeps between
+// steps (particles.KernelMemory). The optimisers' states come on top.
+func Memory(p Problem, m int, kernelRule bool) float64 {
+	vectors := 8 * float64(m) * float64(p.Dim) * float64(2+p.Targets)
+	if kernelRule {
+		return vectors + particles.KernelMemory(m, p.Dim)
+	}
+	return vectors
 }

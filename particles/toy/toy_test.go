@@ -14,7 +14,7 @@ import (
 // Every score matches central differences of its log-density (step 1e-6,
 // tolerance 1e-5 relative), at random points inside the domain.
 func TestScoresMatchFiniteDifferences(t *testing.T) {
-	for _, name := range Problems {
+	for _, name := range Names() {
 		p, err := Lookup(name)
 		if err != nil {
 			t.Fatal(err)
@@ -120,10 +120,8 @@ func TestZDT3ProjectionKeepsTheBox(t *testing.T) {
 // distance 1.5 of the origin.
 func runMOG3(t *testing.T, method string, seed uint64) float64 {
 	t.Helper()
-	rule, err := particles.New(method, particles.Config{Repulsion: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rules := map[string]particles.Rule{"mtsgd": &particles.MTSGD{Repulsion: 1}, "moo-svgd": &particles.MOOSVGD{Repulsion: 1}}
+	rule := rules[method]
 	theta, err := Run(context.Background(), Config{
 		Problem:   MOG3(),
 		Rule:      rule,
@@ -195,5 +193,26 @@ func TestRunIsDeterministicAndCancellable(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, cfg); err == nil {
 		t.Error("cancelled context: no error")
+	}
+}
+
+// The paper's problems are registered in order; an unknown name lists
+// them; a problem that cannot run is refused at registration.
+func TestRegistry(t *testing.T) {
+	if got := Names(); !slices.Equal(got, []string{"mog3", "zdt3"}) {
+		t.Errorf("problems %v", got)
+	}
+	if _, err := Lookup("zdt1"); err == nil || err.Error() != `unknown toy problem "zdt1" (available: mog3, zdt3)` {
+		t.Errorf("unknown problem: %v", err)
+	}
+	for name, p := range map[string]Problem{"no score": {Name: "x", Dim: 2, Targets: 1}, "a name taken": MOG3()} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registered", name)
+				}
+			}()
+			Register(p)
+		}()
 	}
 }

@@ -90,6 +90,18 @@ func ZDT3() Problem {
 			}
 		},
 		Project: project,
+		Summary: func(theta [][]float64) map[string]any {
+			s := SummariseZDT3(theta)
+			return map[string]any{
+				"mean_g": s.MeanG, "f1_min": s.MinF1, "f1_max": s.MaxF1,
+				"per_pareto_segment": s.OnSegment, "off_segments": s.OffSegments,
+			}
+		},
+		Objectives: func(theta []float64) []float64 {
+			f1, f2, _ := ZDT3Objectives(theta)
+			return []float64{f1, f2}
+		},
+		Front: &Front{Segments: ZDT3ParetoSegments[:], F2: ZDT3Front},
 	}
 }
 

@@ -1,0 +1,164 @@
+package experiment
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/mtsgd/mtsgd/data/celeba"
+	"github.com/mtsgd/mtsgd/data/multimnist"
+	"github.com/mtsgd/mtsgd/data/sarcos"
+	"github.com/mtsgd/mtsgd/internal/registry"
+)
+
+// A Dataset is a data set networks train on, as -dataset names it: how
+// to load it and the protocol the paper trains on it. The toy problems
+// are not data sets (package particles/toy has their registry).
+type Dataset struct {
+	Name string
+	// Load reads or builds the full splits from dir (data.Dir's answer)
+	// as the settings say (seed, validation split, tasks; a loader may
+	// apply the limits itself, to read less). Valid is nil where there
+	// is no validation split.
+	Load func(dir string, s Settings) (Data, error)
+	// Model is the registered model the paper trains on it.
+	Model string
+	// Defaults changes, in the settings every network run starts from
+	// (see Defaults), what the paper's protocol for this data set has
+	// otherwise: epochs, batch, optimiser, schedule, tasks, limits, the
+	// validation split. Nil: none.
+	Defaults func(s *Settings)
+	// Best is the metric (BestMetrics) that selects best/ by default.
+	Best string
+	// CheckTasks checks a -tasks spec as far as it can before loading;
+	// nil for a data set whose tasks are fixed, where -tasks is refused.
+	CheckTasks func(spec string) error
+	// CheckValid checks -valid, the training examples held out for
+	// validation, when not 0; nil for a data set that has its own
+	// validation split (or none), where -valid must be 0.
+	CheckValid func(n int) error
+}
+
+var datasets = registry.New[Dataset]("data set")
+
+// RegisterDataset makes d available to -dataset, checkpoints and the
+// commands' help. A data set without a name, a loader or a model, with a
+// Best not in BestMetrics, or under a name taken, is a programmer error
+// and panics.
+func RegisterDataset(d Dataset) {
+	switch {
+	case d.Load == nil || d.Model == "":
+		panic(fmt.Sprintf("experiment: data set %q has no loader or no model", d.Name))
+	case !slices.Contains(BestMetrics, d.Best):
+		panic(fmt.Sprintf("experiment: data set %q selects best/ by %q, not one of %v", d.Name, d.Best, BestMetrics))
+	}
+	datasets.Register(d.Name, d)
+}
+
+// LookupDataset returns the data set called name.
+func LookupDataset(name string) (Dataset, error) {
+	if d, ok := datasets.Lookup(name); ok {
+		return d, nil
+	}
+	return Dataset{}, fmt.Errorf("data set %q is not one of %v", name, datasets.Names())
+}
+
+// Datasets lists the data sets networks train on, in the order they were
+// registered.
+func Datasets() []string { return datasets.Names() }
+
+// DatasetsWith lists the registered data sets for which keep returns
+// true, in the order they were registered.
+func DatasetsWith(keep func(Dataset) bool) []string {
+	var names []string
+	for _, d := range datasets.Values() {
+		if keep(d) {
+			names = append(names, d.Name)
+		}
+	}
+	return names
+}
+
+// The built-in data sets, the paper's.
+func init() {
+	for _, v := range multimnist.Variants {
+		RegisterDataset(multiDataset(v))
+	}
+	RegisterDataset(sarcosDataset)
+	RegisterDataset(celebADataset)
+}
+
+// multiDataset is one of the Multi-* variants: two 10-class tasks of
+// 1×36×36 composites, LeNet, the common defaults (SGD at 1e-3, batch 256,
+// 100 epochs, the rate halved at epochs 15, 30, …, 90) and DefaultValid
+// composites held out for validation.
+func multiDataset(v multimnist.Variant) Dataset {
+	return Dataset{
+		Name: v.Name,
+		Load: func(dir string, s Settings) (Data, error) {
+			tr, va, te, err := v.LoadValid(dir, s.Seed, s.Valid)
+			if err != nil {
+				return Data{}, err
+			}
+			d := Data{Train: tr, Test: te}
+			if va != nil { // a nil *Set is not a nil data.Dataset
+				d.Valid = va
+			}
+			return d, nil
+		},
+		Model:    "lenet",
+		Defaults: func(s *Settings) { s.Valid = DefaultValid },
+		Best:     "accuracy",
+		CheckValid: func(n int) error {
+			if n < 0 || n%multimnist.PerSource != 0 {
+				return fmt.Errorf("-valid must be 0 or a positive even number of composites, got %d", n)
+			}
+			return nil
+		},
+	}
+}
+
+// sarcosDataset is SARCOS: 7 regression tasks, the MLP, Adam at 1e-4,
+// batch 512, 1,000 epochs, best/ by MSE on its validation split.
+var sarcosDataset = Dataset{
+	Name: sarcos.Name,
+	Load: func(dir string, _ Settings) (Data, error) {
+		sp, err := sarcos.Load(dir)
+		if err != nil {
+			return Data{}, err
+		}
+		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, nil
+	},
+	Model: "mlp",
+	Defaults: func(s *Settings) {
+		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, "adam", "constant"
+	},
+	Best: "mse",
+}
+
+// CelebATrainImages is the size of the training subset of the paper's
+// main CelebA table: the first 40,000 images of the official training
+// split.
+const CelebATrainImages = 40_000
+
+// celebADataset is CelebA's main table: the first 10 attributes, the
+// first CelebATrainImages training images, ResNet-18, Adam at 5e-4,
+// batch 64, 100 epochs, the rate × 0.85 every 10 epochs.
+var celebADataset = Dataset{
+	Name: celeba.Name,
+	Load: func(dir string, s Settings) (Data, error) {
+		// Only the images the run uses are decoded: the limits apply here.
+		sp, err := celeba.Load(dir, celeba.Options{Tasks: s.Tasks, TrainLimit: s.TrainLimit, TestLimit: s.TestLimit})
+		if err != nil {
+			return Data{}, err
+		}
+		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, nil
+	},
+	Model: "resnet18",
+	Defaults: func(s *Settings) {
+		s.Batch, s.LR, s.Optimizer = 64, 5e-4, "adam"
+		s.Schedule, s.Gamma, s.Every = "exponential", 0.85, 10
+		s.Tasks, s.TrainLimit = "10", CelebATrainImages
+	},
+	Best:       "accuracy",
+	CheckTasks: celeba.CheckTasks,
+}

@@ -1,0 +1,195 @@
+package experiment
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mtsgd/mtsgd/internal/registry"
+	"github.com/mtsgd/mtsgd/particles"
+)
+
+// A Method is a way of moving the particles, as -method names it: the
+// rule that moves the trunks from every task's score, the rule that moves
+// each task's heads from that task's score, and what the rest of a run
+// needs to know about them. The same Trunk rule moves the points of the
+// toy problems, whose targets play the tasks.
+type Method struct {
+	Name string
+	// Help is one line for the commands' help: what moves the trunks
+	// and the heads.
+	Help string
+	// Trunk returns the rule that moves the trunks; its errors name the
+	// method (they reach the user as they are). Nil for a method
+	// without a shared trunk: each task then has a whole network of its
+	// own in every particle (models.Independent), moved by Heads.
+	Trunk func(RuleParams) (particles.Rule, error)
+	// Heads returns the rule that moves one task's heads (every task
+	// gets its own).
+	Heads func(RuleParams) (particles.Rule, error)
+	// Kernels says that both rules are kernel rules: they read
+	// -kernel-scale, -repulsion and -head-repulsion, -kernel-on outputs
+	// can place their kernels, and each keeps M×M kernel matrices
+	// (particles.KernelMemory).
+	Kernels bool
+	// Presets says that the method takes MT-SGD's choices (Preset: the
+	// score scale, U's terms, the warm-up, the kernels' space, the
+	// update order). Any other method runs with the batch-mean scores,
+	// no warm-up and kernels over the parameters (Settings.ForMethod),
+	// so that it sees exactly the gradients the data set's defaults give.
+	Presets bool
+	// Toy says that Trunk also moves the points of the toy problems: its
+	// rule needs nothing but positions and scores.
+	Toy bool
+	// Compared puts the method in cmd/compare's default list.
+	Compared bool
+}
+
+// RuleParams are what a method's rules are made from.
+type RuleParams struct {
+	// Settings give the kernel scale, the repulsion weights, U's terms
+	// and the number of particles.
+	Settings
+	// Tasks is the number of scores the trunk rule weighs (a toy
+	// problem's targets).
+	Tasks int
+	// StepsPerEpoch is the number of batches in an epoch; 0 on the toy
+	// problems, which have none.
+	StepsPerEpoch int
+}
+
+// DefaultMethod is the method a run uses unless told otherwise: the
+// paper's.
+const DefaultMethod = "mtsgd"
+
+var methods = registry.New[Method]("method")
+
+// RegisterMethod makes m available to -method, checkpoints and the
+// commands' help. A method without a name or a Heads rule, or a name
+// taken, is a programmer error and panics.
+func RegisterMethod(m Method) {
+	if m.Heads == nil {
+		panic(fmt.Sprintf("experiment: method %q has no Heads rule", m.Name))
+	}
+	if m.Trunk == nil && m.Toy {
+		panic(fmt.Sprintf("experiment: method %q has no Trunk rule to move the toy problems' points", m.Name))
+	}
+	methods.Register(m.Name, m)
+}
+
+// LookupMethod returns the method called name.
+func LookupMethod(name string) (Method, error) {
+	if m, ok := methods.Lookup(name); ok {
+		return m, nil
+	}
+	return Method{}, fmt.Errorf("method %q is not one of %s", name, strings.Join(methods.Names(), ", "))
+}
+
+// Methods lists the registered methods in the order they were
+// registered.
+func Methods() []Method { return methods.Values() }
+
+// MethodNames lists the names of the registered methods for which keep
+// returns true, all of them if keep is nil, in the order they were
+// registered.
+func MethodNames(keep func(Method) bool) []string {
+	var names []string
+	for _, m := range methods.Values() {
+		if keep == nil || keep(m) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
+// The built-in methods, the paper's and its baselines'. The order of
+// registration is the order of every list the commands print.
+func init() {
+	RegisterMethod(mtsgdMethod)
+	RegisterMethod(linearMethod)
+	RegisterMethod(mgdaMethod)
+	RegisterMethod(paretoMTLMethod)
+	RegisterMethod(mooSVGDMethod)
+	RegisterMethod(singleMethod)
+	RegisterMethod(svgdMethod)
+}
+
+// kernel is the RBF kernel of the settings' bandwidth scale.
+func kernel(p RuleParams) particles.RBF { return particles.RBF{Scale: p.KernelScale} }
+
+// svgdHeads moves each task's heads by SVGD, kernel on that task's heads.
+func svgdHeads(p RuleParams) (particles.Rule, error) {
+	return &particles.SVGD{Kernel: kernel(p), Repulsion: p.HeadRepulsion}, nil
+}
+
+// ownScore moves each head (or a task's whole network) along its own
+// task's score: with one score, Linear's mean is that score.
+func ownScore(RuleParams) (particles.Rule, error) { return &particles.Linear{}, nil }
+
+var mtsgdMethod = Method{
+	Name: "mtsgd",
+	Help: "trunks by MT-SGD (one min-norm QP for the whole ensemble, kernel on the trunks), each task's heads by SVGD; takes -preset",
+	Trunk: func(p RuleParams) (particles.Rule, error) {
+		return &particles.MTSGD{Kernel: kernel(p), Repulsion: p.Repulsion, FirstTermOnly: p.UTerms == "first"}, nil
+	},
+	Heads:   svgdHeads,
+	Kernels: true, Presets: true, Toy: true, Compared: true,
+}
+
+var linearMethod = Method{
+	Name:  "linear",
+	Help:  "no interaction: each trunk follows the mean of its task scores (weights 1/K), each head its own task's score",
+	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.Linear{}, nil },
+	Heads: ownScore,
+	Toy:   true, Compared: true,
+}
+
+var mgdaMethod = Method{
+	Name:  "mgda",
+	Help:  "no interaction: each trunk follows the min-norm combination of its task scores (Sener & Koltun), each head its own task's score",
+	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.MGDA{}, nil },
+	Heads: ownScore,
+	Toy:   true, Compared: true,
+}
+
+// Pareto MTL needs the objectives' values (the task losses), which the
+// toy loop does not hand its rules, and is defined for two tasks only.
+var paretoMTLMethod = Method{
+	Name: "pareto-mtl",
+	Help: "no interaction: Pareto MTL, particle i in the sub-region of preference i, feasibility steps in the budget's first two epochs (two tasks only)",
+	Trunk: func(p RuleParams) (particles.Rule, error) {
+		prefs, err := particles.Preferences(p.Particles, p.Tasks)
+		if err != nil {
+			return nil, err
+		}
+		return &particles.ParetoMTL{Prefs: prefs, InitSteps: 2 * p.StepsPerEpoch}, nil
+	},
+	Heads:    ownScore,
+	Compared: true,
+}
+
+var mooSVGDMethod = Method{
+	Name: "moo-svgd",
+	Help: "trunks by MOO-SVGD (per-particle min-norm, then SVGD, kernel on the trunks), each task's heads by SVGD",
+	Trunk: func(p RuleParams) (particles.Rule, error) {
+		return &particles.MOOSVGD{Kernel: kernel(p), Repulsion: p.Repulsion}, nil
+	},
+	Heads:   svgdHeads,
+	Kernels: true, Toy: true, Compared: true,
+}
+
+var singleMethod = Method{
+	Name:     "single",
+	Help:     "no shared trunk: one whole network per task and particle, each following its own task's score",
+	Heads:    ownScore,
+	Compared: true,
+}
+
+var svgdMethod = Method{
+	Name: "svgd",
+	Help: "trunks by SVGD on the tasks' tempered product (weights 1/K), each task's heads by SVGD",
+	Trunk: func(p RuleParams) (particles.Rule, error) {
+		return &particles.SVGD{Kernel: kernel(p), Repulsion: p.Repulsion}, nil
+	},
+	Heads:   svgdHeads,
+	Kernels: true, Toy: true,
+}

@@ -1,0 +1,190 @@
+package experiment
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/particles"
+)
+
+// Each model refuses, naming itself, inputs and tasks it cannot take;
+// a method without a shared trunk refuses a model with batch statistics;
+// an unknown model is refused with the list of those there are.
+func TestModelsRefuse(t *testing.T) {
+	class := []data.Task{{Name: "a", Kind: data.Classification, Classes: 2}, {Name: "b", Kind: data.Classification, Classes: 3}}
+	regr := []data.Task{{Name: "r", Kind: data.Regression}}
+	for _, tc := range []struct {
+		model, method string
+		d             shaped
+		want          string // "" for none
+	}{
+		{"lenet", "mtsgd", shaped{class, []int{1, 36, 36}}, ""},
+		{"lenet", "single", shaped{class, []int{1, 36, 36}}, ""},
+		{"lenet", "mtsgd", shaped{class, []int{21}}, "lenet: inputs of shape [21], want 1×36×36 images"},
+		{"lenet", "mtsgd", shaped{regr, []int{1, 36, 36}}, "lenet: task r is not a classification task"},
+		{"mlp", "mtsgd", shaped{regr, []int{21}}, ""},
+		{"mlp", "mtsgd", shaped{regr, []int{1, 36, 36}}, "mlp: inputs of shape [1 36 36], want a vector"},
+		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, ""},
+		{"resnet18", "linear", shaped{regr, []int{3, 64, 64}}, "resnet18: task r is not a classification task"},
+		{"resnet18", "single", shaped{class, []int{3, 64, 64}}, "-method single is not available with resnet18 (batch normalisation in independent networks)"},
+		{"vgg", "mtsgd", shaped{class, []int{3, 64, 64}}, `model "vgg" is not one of lenet, mlp, resnet18`},
+	} {
+		s := Settings{Model: tc.model, Method: tc.method}
+		_, err := s.model(tc.d)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s with %s on %v: %v", tc.model, tc.method, tc.d.shape, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s with %s on %v: error %v, want %q", tc.model, tc.method, tc.d.shape, err, tc.want)
+		}
+	}
+}
+
+// Each data set's defaults are the paper's protocol, field for field:
+// checkpoints and compare's run directories record these settings, and a
+// run asked for again must find them equal.
+func TestDatasetDefaults(t *testing.T) {
+	base := func(dataset, model string) Settings {
+		s := Settings{
+			Dataset: dataset, Model: model, Method: "mtsgd", Particles: 5,
+			Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: "sgd", Momentum: 0.9,
+			Schedule: "multistep", Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
+			KernelScale: 1, Seed: 1, Dtype: "float32",
+		}
+		p, err := LookupPreset(DefaultPreset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Apply(&s)
+		return s
+	}
+	want := map[string]Settings{}
+	for _, name := range []string{"multi-mnist", "multi-fashion", "multi-fashion-mnist"} {
+		s := base(name, "lenet")
+		s.Valid = 10_000
+		want[name] = s
+	}
+	s := base("sarcos", "mlp")
+	s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, "adam", "constant"
+	want["sarcos"] = s
+	s = base("celeba", "resnet18")
+	s.Batch, s.LR, s.Optimizer, s.Schedule, s.Gamma, s.Every, s.Tasks, s.TrainLimit = 64, 5e-4, "adam", "exponential", 0.85, 10, "10", 40_000
+	want["celeba"] = s
+	if got := Datasets(); !slices.Equal(got, []string{"multi-mnist", "multi-fashion", "multi-fashion-mnist", "sarcos", "celeba"}) {
+		t.Errorf("data sets %v", got)
+	}
+	for name, w := range want {
+		if got := Defaults(name); got != w {
+			t.Errorf("%s defaults\n got  %+v\n want %+v", name, got, w)
+		}
+		if err := Defaults(name).Check(); err != nil {
+			t.Errorf("%s defaults: %v", name, err)
+		}
+	}
+	for _, d := range datasets.Values() {
+		if _, err := LookupModel(d.Model); err != nil {
+			t.Errorf("data set %s: %v", d.Name, err)
+		}
+	}
+	for name, best := range map[string]string{"multi-mnist": "accuracy", "sarcos": "mse", "celeba": "accuracy", "synthetic": "accuracy"} {
+		if got := DefaultBest(name); got != best {
+			t.Errorf("%s: best/ by %s, want %s", name, got, best)
+		}
+	}
+}
+
+// The settings only some data sets take are refused elsewhere, naming
+// those that take them, and checked by the data set that does.
+func TestDatasetChecks(t *testing.T) {
+	for _, tc := range []struct {
+		dataset string
+		edit    func(*Settings)
+		want    string
+	}{
+		{"sarcos", func(s *Settings) { s.Tasks = "3" }, "-tasks chooses the tasks of celeba; sarcos has fixed tasks"},
+		{"multi-mnist", func(s *Settings) { s.Tasks = "3" }, "-tasks chooses the tasks of celeba; multi-mnist has fixed tasks"},
+		{"celeba", func(s *Settings) { s.Tasks = "Male,Male" }, "attribute Male is given twice"},
+		{"celeba", func(s *Settings) { s.Tasks = "0" }, "at least 1 attribute"},
+		{"sarcos", func(s *Settings) { s.Valid = 1000 }, "-valid holds out training examples for validation on multi-mnist, multi-fashion, multi-fashion-mnist; sarcos has its own validation split"},
+		{"celeba", func(s *Settings) { s.Valid = -2 }, "celeba has its own validation split"},
+		{"multi-mnist", func(s *Settings) { s.Valid = 3 }, "-valid must be 0 or a positive even number of composites, got 3"},
+		{"multi-mnist", func(s *Settings) { s.Valid = -2 }, "-valid must be 0 or a positive even number of composites, got -2"},
+		{"multi-mnist", func(s *Settings) { s.Valid = 0 }, ""},
+	} {
+		s := Defaults(tc.dataset)
+		tc.edit(&s)
+		err := s.Check()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s %+v: %v", tc.dataset, s, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: error %v, want %q", tc.dataset, err, tc.want)
+		}
+	}
+	// A data set no one registered (a test's) takes neither.
+	s := testSettings(1)
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	s.Valid = 2
+	if err := s.Check(); err == nil || !strings.Contains(err.Error(), "synthetic has its own validation split") {
+		t.Errorf("-valid on an unregistered data set: %v", err)
+	}
+	if _, _, err := LoadData(s, t.TempDir()); err == nil || !strings.Contains(err.Error(), `data set "synthetic" is not one of [multi-mnist`) {
+		t.Errorf("loading an unregistered data set: %v", err)
+	}
+}
+
+// The built-in methods in their order, with what each declares; an
+// unknown name lists them; a method that cannot run, or a name taken, is
+// refused at registration.
+func TestMethodRegistry(t *testing.T) {
+	for _, tc := range []struct {
+		keep func(Method) bool
+		want []string
+	}{
+		{nil, []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single", "svgd"}},
+		{func(m Method) bool { return m.Toy }, []string{"mtsgd", "linear", "mgda", "moo-svgd", "svgd"}},
+		{func(m Method) bool { return m.Kernels }, []string{"mtsgd", "moo-svgd", "svgd"}},
+		{func(m Method) bool { return m.Presets }, []string{"mtsgd"}},
+		{func(m Method) bool { return m.Trunk == nil }, []string{"single"}},
+		{func(m Method) bool { return m.Compared }, []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}},
+	} {
+		if got := MethodNames(tc.keep); !slices.Equal(got, tc.want) {
+			t.Errorf("methods %v, want %v", got, tc.want)
+		}
+	}
+	if _, err := LookupMethod("adamw"); err == nil || err.Error() != `method "adamw" is not one of mtsgd, linear, mgda, pareto-mtl, moo-svgd, single, svgd` {
+		t.Errorf("unknown method: %v", err)
+	}
+	s := Defaults("multi-mnist")
+	s.Method = "adamw"
+	if err := s.Check(); err == nil || !strings.HasPrefix(err.Error(), `-method "adamw" is not one of mtsgd,`) {
+		t.Errorf("Check of an unknown method: %v", err)
+	}
+	// The presets are MT-SGD's: other methods drop them.
+	if got := Defaults("multi-mnist").ForMethod("linear"); got.Preset != "" || got.Warmup != 0 || got.ScoreScale != "mean" {
+		t.Errorf("linear keeps MT-SGD's choices: %+v", got)
+	}
+	if got := Defaults("multi-mnist").ForMethod("mtsgd"); got.Preset != DefaultPreset {
+		t.Errorf("mtsgd drops its preset: %+v", got)
+	}
+	heads := func(RuleParams) (particles.Rule, error) { return &particles.Linear{}, nil }
+	for name, m := range map[string]Method{
+		"no heads":       {Name: "x"},
+		"toy, no trunk":  {Name: "x", Heads: heads, Toy: true},
+		"a name taken":   {Name: "mtsgd", Heads: heads},
+		"a list's comma": {Name: "a,b", Heads: heads},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: registered", name)
+				}
+			}()
+			RegisterMethod(m)
+		}()
+	}
+}
