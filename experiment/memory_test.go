@@ -57,7 +57,7 @@ func TestNewRefusesRunsTooBig(t *testing.T) {
 
 // The estimate is a lower bound: the paper's CelebA run (5 ResNet-18
 // particles, 10 tasks, batch 64, Adam, 2 workers) peaked at 13.7 GB
-// (README); its estimate, 10.8 GB, lies below that and well within 24 GB.
+// (docs/data.md); its estimate, 10.8 GB, lies below that and well within 24 GB.
 func TestMemoryOfCelebARun(t *testing.T) {
 	s := Defaults("celeba")
 	var tasks []data.Task

@@ -22,7 +22,7 @@ import (
 //	                            + ρ²(d/σ² − ‖Δ_ab‖²/σ⁴)].
 //
 // The last term has the + sign of the trace of ∂²k/∂θ∂θ' (the paper prints
-// −d/σ² in its RBF line; see the README's Choices section). The
+// −d/σ² in its RBF line; see docs/mtsgd-choices.md). The
 // repulsion weight ρ enters U exactly as it enters φ_k, so U stays the Gram
 // matrix of the directions actually applied and Lemma 1 holds for any ρ.
 //

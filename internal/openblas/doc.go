@@ -7,5 +7,5 @@
 //
 // It needs cgo and Debian's libopenblas-dev (scripts/setup installs it).
 // Without the tag the build is pure Go, with gonum's own BLAS, about 2.5
-// times slower on the LeNet step (README, Performance).
+// times slower on the LeNet step (docs/performance.md).
 package openblas
