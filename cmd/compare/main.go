@@ -118,6 +118,14 @@ type Options struct {
 	Out        string
 	DataDir    string
 	Workers    int
+
+	// What to do instead of running the whole comparison (a sweep, see
+	// plan.go): write OUT/plan.json only; run one cell of it (-1: none);
+	// tabulate its finished cells; write the Slurm and Kubernetes files.
+	Plan      bool
+	Cell      int
+	Aggregate bool
+	Slurm     SlurmOptions
 }
 
 // DefaultMethods are the methods compare trains unless -methods names
@@ -174,7 +182,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	status := report(run(ctx, o, os.Stdout))
+	status := report(dispatch(ctx, o, os.Stdout))
 	stop()
 	os.Exit(status)
 }
@@ -190,6 +198,9 @@ func report(err error) int {
 	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
 		return 4
+	case errors.Is(err, errMissing):
+		log.Warn(err)
+		return 5
 	case errors.Is(err, sysmem.ErrTooBig):
 		// Every run's settings come from the flags: they ask for more
 		// memory than the machine has.
@@ -221,8 +232,33 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Out, "out", "", "output directory (default runs/compare-DATASET)")
 	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
+	fs.BoolVar(&o.Plan, "plan", false, "write OUT/"+PlanFile+", the comparison's cells, and stop")
+	fs.IntVar(&o.Cell, "cell", -1, "run cell `I` of OUT/"+PlanFile+" only (the comparison flags come from the plan)")
+	fs.BoolVar(&o.Aggregate, "aggregate", false, "tabulate the finished cells of OUT/"+PlanFile+"; status 5 when some are missing")
+	fs.BoolVar(&o.Slurm.Write, "slurm", false, "write the plan, OUT/"+SbatchFile+" (a Slurm job array over it) and OUT/"+JobFile+" (a Kubernetes Indexed Job)")
+	fs.BoolVar(&o.Slurm.Submit, "submit", false, "with -slurm: submit OUT/"+SbatchFile+" with sbatch and print the job id")
+	fs.IntVar(&o.Slurm.CPUs, "slurm-cpus", 2, "CPUs per cell (also -workers of each cell)")
+	fs.StringVar(&o.Slurm.Mem, "slurm-mem", "8G", "memory per cell, as sbatch --mem takes it")
+	fs.StringVar(&o.Slurm.Time, "slurm-time", "24:00:00", "time limit per cell, as sbatch --time takes it")
+	fs.StringVar(&o.Slurm.Partition, "slurm-partition", "", "partition (default: the cluster's)")
+	fs.StringVar(&o.Slurm.Image, "k8s-image", "mtsgd:latest", "container image of the Kubernetes Job, with compare on its PATH")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := checkModes(o, set); err != nil {
+		return o, err
+	}
+	if o.Cell >= 0 || o.Aggregate {
+		// The comparison is the plan's.
+		switch {
+		case fs.NArg() > 0:
+			return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+		case o.Workers < 1:
+			return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+		}
+		return o, nil
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -232,8 +268,6 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	case o.Workers < 1:
 		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if proto != "" {
 		p, ok := protocols[proto]
 		if !ok {
@@ -293,26 +327,92 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 	return s
 }
 
-// run trains what is not yet trained and writes the tables.
+// dispatch does what the flags ask: the whole comparison, or a step of
+// a sweep.
+func dispatch(ctx context.Context, o Options, stdout io.Writer) error {
+	switch {
+	case o.Cell >= 0:
+		return runCell(ctx, o, o.Cell)
+	case o.Aggregate:
+		return aggregate(o, stdout)
+	case o.Slurm.Write:
+		return writeSweep(ctx, o, stdout)
+	case o.Plan:
+		_, err := makePlan(o, stdout)
+		return err
+	}
+	return run(ctx, o, stdout)
+}
+
+// checkModes refuses flags that do not go together: one of -plan, -cell,
+// -aggregate and -slurm at most, the comparison flags only where a plan is
+// made, and the Slurm ones only with -slurm.
+func checkModes(o Options, set map[string]bool) error {
+	var modes []string
+	for _, m := range []string{"plan", "cell", "aggregate", "slurm"} {
+		if set[m] {
+			modes = append(modes, "-"+m)
+		}
+	}
+	if len(modes) > 1 {
+		return fmt.Errorf("%s: give one at most", strings.Join(modes, " and "))
+	}
+	if set["cell"] && o.Cell < 0 {
+		return fmt.Errorf("-cell %d: cells are numbered from 0", o.Cell)
+	}
+	if set["cell"] || set["aggregate"] {
+		if !set["out"] {
+			return fmt.Errorf("%s needs -out, the sweep's directory", modes[0])
+		}
+		for _, f := range []string{"dataset", "protocol", "methods", "seeds", "epochs", "lr", "particles", "train-limit", "test-limit"} {
+			if set[f] {
+				return fmt.Errorf("-%s with %s: the comparison is the one in OUT/%s", f, modes[0], PlanFile)
+			}
+		}
+	}
+	if !set["slurm"] {
+		for _, f := range []string{"submit", "slurm-cpus", "slurm-mem", "slurm-time", "slurm-partition", "k8s-image"} {
+			if set[f] {
+				return fmt.Errorf("-%s needs -slurm", f)
+			}
+		}
+	}
+	return nil
+}
+
+// run writes the plan, trains what is not yet trained, cell after cell
+// in the plan's order, and writes the tables.
 func run(ctx context.Context, o Options, stdout io.Writer) error {
 	release, err := lock(o.Out)
 	if err != nil {
 		return err
 	}
 	defer release()
-	results := map[string][][]experiment.MetricsLine{} // method → per seed, last epoch's test lines
-	for _, seed := range o.Seeds {
-		var d *experiment.Data
-		for _, method := range o.Methods {
-			lines, err := runOne(ctx, o, method, seed, &d)
-			if err != nil {
-				return fmt.Errorf("%s seed %d: %w", method, seed, err)
-			}
-			results[method] = append(results[method], lines)
-		}
+	p := o.plan()
+	if err := writePlan(o.Out, p); err != nil {
+		return err
 	}
+	results := map[string][][]experiment.MetricsLine{} // method → per seed, last epoch's test lines
+	var d *experiment.Data
+	for i, c := range p.Cells {
+		if i > 0 && c.Seed != p.Cells[i-1].Seed {
+			d = nil // each seed loads its own data (its validation split)
+		}
+		lines, err := runOne(ctx, o, c.Method, c.Seed, &d)
+		if err != nil {
+			return fmt.Errorf("%s seed %d: %w", c.Method, c.Seed, err)
+		}
+		results[c.Method] = append(results[c.Method], lines)
+	}
+	return writeTables(o, results, "", stdout)
+}
+
+// writeTables writes compare.md (with note after the table), compare.csv
+// and the chart from each method's per-seed last-epoch test lines, and
+// prints the Markdown.
+func writeTables(o Options, results map[string][][]experiment.MetricsLine, note string, stdout io.Writer) error {
 	rows := summarise(o.Methods, results)
-	md, csv := markdown(o.Dataset, rows), csvTable(rows)
+	md, csv := markdown(o.Dataset, rows)+note, csvTable(rows)
 	for name, text := range map[string]string{"compare.md": md, "compare.csv": csv} {
 		path := filepath.Join(o.Out, name)
 		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
@@ -320,12 +420,18 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		}
 	}
 	if len(rows) > 0 && !rows[0].Regression {
+		var methods []string // those with a finished run
+		for _, m := range o.Methods {
+			if len(results[m]) > 0 {
+				methods = append(methods, m)
+			}
+		}
 		chart := filepath.Join(o.Out, "compare.png")
-		if err := atomicfile.Write(chart, 0o644, func(w io.Writer) error { return writeChart(w, o.Dataset, o.Methods, rows) }); err != nil {
+		if err := atomicfile.Write(chart, 0o644, func(w io.Writer) error { return writeChart(w, o.Dataset, methods, rows) }); err != nil {
 			return fmt.Errorf("writing %s: %w", chart, err)
 		}
 	}
-	_, err = io.WriteString(stdout, md)
+	_, err := io.WriteString(stdout, md)
 	return err
 }
 
@@ -343,7 +449,7 @@ func lock(dir string) (release func(), err error) {
 // runs.
 func runOne(ctx context.Context, o Options, method string, seed uint64, d **experiment.Data) ([]experiment.MetricsLine, error) {
 	s := o.settings(method, seed)
-	dir := filepath.Join(o.Out, fmt.Sprintf("%s-seed%d", strings.ReplaceAll(method, ":", "-"), seed))
+	dir := filepath.Join(o.Out, runDir(method, seed))
 	release, err := lock(dir)
 	if err != nil {
 		return nil, err

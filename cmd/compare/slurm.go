@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	log "github.com/sirupsen/logrus"
+
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+)
+
+// The files -slurm writes in OUT, and the folder the array's logs go to.
+const (
+	SbatchFile = "sweep.sbatch"
+	JobFile    = "sweep-job.yaml"
+	LogDir     = "slurm"
+)
+
+// SlurmOptions are the -slurm flags: the resources of each cell.
+type SlurmOptions struct {
+	Write     bool   // -slurm
+	Submit    bool   // -submit
+	CPUs      int    // -slurm-cpus
+	Mem       string // -slurm-mem, as sbatch --mem takes it (4G, 4000M)
+	Time      string // -slurm-time, as sbatch --time takes it
+	Partition string // -slurm-partition; "" the cluster's default
+	Image     string // -k8s-image
+}
+
+// writeSweep writes the plan, OUT/sweep.sbatch and OUT/sweep-job.yaml,
+// and submits the script with sbatch when asked, printing the job id.
+func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
+	if o.Slurm.CPUs < 1 {
+		return fmt.Errorf("-slurm-cpus must be at least 1, got %d", o.Slurm.CPUs)
+	}
+	if _, err := k8sQuantity(o.Slurm.Mem); err != nil {
+		return err
+	}
+	p, err := makePlan(o, stdout)
+	if err != nil {
+		return err
+	}
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return fmt.Errorf("-out %s: %w", o.Out, err)
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the compare binary for %s: %w", SbatchFile, err)
+	}
+	if strings.Contains(bin, string(filepath.Separator)+"go-build") {
+		log.WithField("binary", bin).Warn("compare runs from go run's temporary directory, gone when it ends: build it (go build ./cmd/compare) and run -slurm with that binary")
+	}
+	dataDir := o.DataDir
+	if dataDir != "" {
+		if dataDir, err = filepath.Abs(dataDir); err != nil {
+			return fmt.Errorf("-data-dir %s: %w", o.DataDir, err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(out, LogDir), 0o755); err != nil {
+		return fmt.Errorf("creating the log folder: %w", err)
+	}
+	script := sbatchScript(p, o.Slurm, bin, out, dataDir)
+	job, err := k8sJob(p, o.Slurm, filepath.Base(out))
+	if err != nil {
+		return err
+	}
+	for name, text := range map[string]string{SbatchFile: script, JobFile: job} {
+		path := filepath.Join(out, name)
+		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		fmt.Fprintln(stdout, "wrote", path)
+	}
+	if !o.Slurm.Submit {
+		fmt.Fprintf(stdout, "submit with: sbatch %s\n", filepath.Join(out, SbatchFile))
+		return nil
+	}
+	id, err := submit(ctx, filepath.Join(out, SbatchFile))
+	if err != nil {
+		return err
+	}
+	log.WithField("job", id).Infof("submitted; watch with squeue -j %s, then compare -aggregate -out %s", id, o.Out)
+	_, err = fmt.Fprintln(stdout, id)
+	return err
+}
+
+// submit runs sbatch on script and returns the job id.
+func submit(ctx context.Context, script string) (string, error) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "sbatch", "--parsable", script)
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("-submit: sbatch %s: %w: %s", script, err, strings.TrimSpace(stderr.String()))
+	}
+	id, _, _ := strings.Cut(strings.TrimSpace(string(b)), ";") // "ID;CLUSTER" on a federation
+	if _, err := strconv.ParseUint(id, 10, 64); err != nil {
+		return "", fmt.Errorf("-submit: sbatch %s printed %q, not a job id", script, b)
+	}
+	return id, nil
+}
+
+// sbatchScript is a job array with one task per cell: each runs compare
+// -cell with its task id. compare is exec'ed so that Slurm's SIGTERM
+// before the time limit reaches it and it saves its run's last/.
+func sbatchScript(p Plan, s SlurmOptions, bin, out, dataDir string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/bash\n")
+	fmt.Fprintf(&b, "# A Slurm job array over the %d cells of %s, written by compare -slurm:\n", len(p.Cells), filepath.Join(out, PlanFile))
+	fmt.Fprintf(&b, "# task I runs compare -cell I. Rerun missing cells with sbatch --array=LIST %s,\n", filepath.Join(out, SbatchFile))
+	fmt.Fprintf(&b, "# then tabulate with compare -aggregate -out %s (docs/sweeps.md).\n", out)
+	fmt.Fprintf(&b, "#SBATCH --job-name=compare-%s\n", p.Dataset)
+	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", len(p.Cells)-1)
+	fmt.Fprintf(&b, "#SBATCH --ntasks=1\n")
+	fmt.Fprintf(&b, "#SBATCH --cpus-per-task=%d\n", s.CPUs)
+	fmt.Fprintf(&b, "#SBATCH --mem=%s\n", s.Mem)
+	fmt.Fprintf(&b, "#SBATCH --time=%s\n", s.Time)
+	if s.Partition != "" {
+		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", s.Partition)
+	}
+	fmt.Fprintf(&b, "#SBATCH --signal=B:TERM@120\n")
+	fmt.Fprintf(&b, "#SBATCH --open-mode=append\n")
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(out, LogDir, "%A_%a.out"))
+	args := []string{shellQuote(bin), "-cell", `"$SLURM_ARRAY_TASK_ID"`, "-out", shellQuote(out), "-workers", `"${SLURM_CPUS_PER_TASK:-1}"`}
+	if dataDir != "" {
+		args = append(args, "-data-dir", shellQuote(dataDir))
+	}
+	fmt.Fprintf(&b, "exec %s\n", strings.Join(args, " "))
+	return b.String()
+}
+
+// shellQuote quotes s for bash.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// k8sJob is a Kubernetes Indexed Job over the plan: pod I runs compare
+// -cell I on a volume holding OUT (the PersistentVolumeClaim named after
+// OUT's folder, mounted at /sweep).
+func k8sJob(p Plan, s SlurmOptions, name string) (string, error) {
+	mem, err := k8sQuantity(s.Mem)
+	if err != nil {
+		return "", err
+	}
+	jobName := k8sName("compare-" + p.Dataset + "-" + name)
+	var b strings.Builder
+	fmt.Fprintf(&b, `# A Kubernetes Indexed Job over the %d cells of the plan, written by
+# compare -slurm: pod I runs compare -cell I (JOB_COMPLETION_INDEX) on the
+# sweep's directory, the PersistentVolumeClaim %s mounted at /sweep, which
+# must hold plan.json. Apply with kubectl apply -f %s; then run
+# compare -aggregate -out on that volume (docs/sweeps.md).
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: %s
+spec:
+  completionMode: Indexed
+  completions: %d
+  parallelism: %d
+  backoffLimit: %d
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: cell
+          image: %s
+          command: ["compare"]
+          args: ["-cell", "$(JOB_COMPLETION_INDEX)", "-out", "/sweep", "-workers", "%d"]
+          resources:
+            requests:
+              cpu: "%d"
+              memory: %s
+            limits:
+              memory: %s
+          volumeMounts:
+            - name: sweep
+              mountPath: /sweep
+      volumes:
+        - name: sweep
+          persistentVolumeClaim:
+            claimName: %s
+`, len(p.Cells), jobName, JobFile, jobName, len(p.Cells), len(p.Cells), 2*len(p.Cells), s.Image, s.CPUs, s.CPUs, mem, mem, jobName)
+	return b.String(), nil
+}
+
+// k8sQuantity turns an sbatch --mem size (a number of megabytes, or one
+// with the suffix K, M, G or T) into a Kubernetes quantity.
+func k8sQuantity(mem string) (string, error) {
+	n, unit := mem, "M"
+	if i := strings.IndexAny(mem, "KMGTkmgt"); i >= 0 && i == len(mem)-1 {
+		n, unit = mem[:i], strings.ToUpper(mem[i:])
+	}
+	if v, err := strconv.ParseUint(n, 10, 64); err != nil || v == 0 {
+		return "", fmt.Errorf("-slurm-mem %q is not a size such as 4G or 4000M", mem)
+	}
+	return n + unit + "i", nil
+}
+
+// k8sName makes s a valid Kubernetes object name: lower case letters,
+// digits and '-', at most 63 characters (room left for the pods'
+// suffixes), starting and ending with an alphanumeric.
+func k8sName(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	s = strings.Trim(string(b), "-")
+	if len(s) > 52 {
+		s = strings.TrimRight(s[:52], "-")
+	}
+	return s
+}
