@@ -237,6 +237,9 @@ func TestSweepCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	gotCSV, gotMD := tables(t, out)
+	if n := strings.Count(gotCSV, "\n"); n != 1+2*2 {
+		t.Errorf("compare.csv has %d lines, want a header and 4 rows:\n%s", n, gotCSV)
+	}
 	if gotCSV != wantCSV || gotMD != wantMD {
 		t.Errorf("completed sweep:\n%s\n%s\nuninterrupted:\n%s\n%s", gotCSV, gotMD, wantCSV, wantMD)
 	}
