@@ -57,6 +57,51 @@
 // trains or reads that run, so that a second compare on OUT, or a train
 // -resume of one of its runs, fails at once naming the PID.
 //
+// # Sweeps: one run per process, on a cluster
+//
+// A comparison is a plan, OUT/plan.json: its flags and its cells, one per
+// run, numbered from 0 in the order compare runs them (seeds in -seeds
+// order, methods in -methods order within a seed), each with its data
+// set, method, seed, run directory and settings. Every compare writes the
+// plan first; the cells can then run anywhere that sees OUT, each in its
+// own process, and the tables be made once they are done:
+//
+//	-plan              write OUT/plan.json and stop
+//	-cell I            run cell I of OUT/plan.json (needs -out; takes only
+//	                   -data-dir and -workers besides): trains it unless
+//	                   finished, resumes it if interrupted; locks its run
+//	                   directory, not OUT, so cells run at once
+//	-aggregate         write compare.md, .csv and .png from the finished
+//	                   cells of OUT/plan.json (needs -out); with cells
+//	                   missing, they list them (with the sbatch --array to
+//	                   rerun them) and compare exits with status 5
+//	-slurm             write the plan, OUT/sweep.sbatch (a Slurm job array,
+//	                   --array=0-(N-1), task I running this compare binary
+//	                   with -cell I, its logs in OUT/slurm/) and
+//	                   OUT/sweep-job.yaml (a Kubernetes Indexed Job, pod I
+//	                   running compare -cell $(JOB_COMPLETION_INDEX) on a
+//	                   volume mounted at /sweep; written, not applied)
+//	-submit            with -slurm: sbatch OUT/sweep.sbatch; print the job id
+//	-slurm-cpus N      CPUs per cell, and each cell's -workers (default 2)
+//	-slurm-mem SIZE    memory per cell, as sbatch --mem (default 8G)
+//	-slurm-time T      time limit per cell, as sbatch --time (default 24:00:00)
+//	-slurm-partition P partition (default: the cluster's)
+//	-k8s-image IMAGE   the Job's image, compare on its PATH (default mtsgd:latest)
+//
+// The cycle, on a cluster whose nodes share OUT:
+//
+//	go build -o compare ./cmd/compare
+//	./compare -dataset multi-mnist -protocol paper -out /shared/sweep -slurm -submit
+//	squeue -j JOBID
+//	./compare -aggregate -out /shared/sweep
+//
+// A finished cell is not redone, so a failed or cut-off sweep is completed
+// by running its missing cells again (sbatch --array=LIST
+// OUT/sweep.sbatch, as -aggregate prints), the whole array again, or a
+// plain compare with the same flags in one process. Each array task
+// receives SIGTERM two minutes before its time limit, and saves its
+// run's last/ for the rerun to resume. docs/sweeps.md says more.
+//
 // Exit statuses:
 //
 //	0  done
@@ -68,6 +113,8 @@
 //	   verified: rerun the same command to continue
 //	4  interrupted, and saving the running run's last/ failed; the message
 //	   names the last good checkpoint
+//	5  -aggregate: some cells have not finished; the tables hold those
+//	   that have, and list the others
 //
 // docs/what-can-go-wrong.md says more.
 //
