@@ -10,8 +10,8 @@
 // all methods see the same data, batches, optimiser and budget. A method
 // is a train -method name, or mtsgd:PRESET for MT-SGD with one of train's
 // presets (paper, authors, authors-params). Run METHOD-seedS goes to OUT/METHOD-seedS
-// (":" written as "-"), a train output directory with metrics.jsonl and
-// the checkpoints last/ and best/. A run already finished there is not
+// (":" written as "-"), a train output directory with metrics.jsonl, its
+// chart curves.png and the checkpoints last/ and best/. A run already finished there is not
 // redone, and an interrupted one is resumed: rerun the same command after
 // a stop. A run directory made with other settings is an error rather
 // than silently mixed in. The default methods are those registered as
@@ -72,9 +72,12 @@
 //	                   finished, resumes it if interrupted; locks its run
 //	                   directory, not OUT, so cells run at once
 //	-aggregate         write compare.md, .csv and .png from the finished
-//	                   cells of OUT/plan.json (needs -out); with cells
-//	                   missing, they list them (with the sbatch --array to
-//	                   rerun them) and compare exits with status 5
+//	                   cells of OUT/plan.json (needs -out), and
+//	                   compare-curves.png: per task, each method's test
+//	                   accuracy and ECE per epoch, mean ± standard deviation
+//	                   over its seeds; with cells missing, compare.md lists
+//	                   them (with the sbatch --array to rerun them) and
+//	                   compare exits with status 5
 //	-slurm             write the plan, OUT/sweep.sbatch (a Slurm job array,
 //	                   --array=0-(N-1), task I running this compare binary
 //	                   with -cell I, its logs in OUT/slurm/) and
@@ -147,6 +150,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/curves"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
@@ -557,6 +561,11 @@ func runOne(ctx context.Context, o Options, method string, seed uint64, d **expe
 	r.Out = dir
 	r.Hooks.EpochEnd = func(epoch int, lines []experiment.MetricsLine) {
 		log.WithFields(log.Fields{"run": dir, "epoch": epoch + 1, "seconds": fmt.Sprintf("%.0f", lines[0].Seconds)}).Info("epoch done")
+		// The chart is a view of metrics.jsonl: failing to draw it costs
+		// no training.
+		if err := curves.WriteRun(filepath.Join(dir, curves.FileName), r.History()); err != nil {
+			log.Warn(err)
+		}
 	}
 	if err := r.Train(ctx); err != nil {
 		return nil, err

@@ -18,11 +18,16 @@ import (
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 )
 
-// PlanFile is the name of a sweep's plan in OUT.
-const PlanFile = "plan.json"
+// PlanFile is the name of a sweep's plan in OUT, and CurvesFile that of
+// -aggregate's chart of the methods over the epochs.
+const (
+	PlanFile   = "plan.json"
+	CurvesFile = "compare-curves.png"
+)
 
 // errMissing is what -aggregate returns when some cells have not
 // finished (exit status 5).
@@ -173,9 +178,10 @@ func runCell(ctx context.Context, o Options, i int) error {
 
 // cellState is how far a cell has got, as -aggregate finds it.
 type cellState struct {
-	Done  bool
-	Lines []experiment.MetricsLine // the last epoch's test lines when Done
-	Why   string                   // why not done: not started, running, epoch e of n
+	Done    bool
+	Lines   []experiment.MetricsLine // the last epoch's test lines when Done
+	History []experiment.MetricsLine // every epoch's lines when Done
+	Why     string                   // why not done: not started, running, epoch e of n
 }
 
 // readCell finds how far cell c in OUT has got without training or
@@ -227,7 +233,7 @@ func readCell(out string, c Cell) (cellState, error) {
 	if err := json.Unmarshal(ck.Metrics, &state); err != nil {
 		return cellState{}, fmt.Errorf("%s: %w", filepath.Join(dir, "last"), err)
 	}
-	return cellState{Done: true, Lines: lastTest(state.History)}, nil
+	return cellState{Done: true, Lines: lastTest(state.History), History: state.History}, nil
 }
 
 // aggregate writes the tables of the plan in OUT from its finished cells.
@@ -245,6 +251,7 @@ func aggregate(o Options, stdout io.Writer) error {
 		return err
 	}
 	results := map[string][][]experiment.MetricsLine{}
+	histories := map[string][][]experiment.MetricsLine{}
 	var missing []string
 	var indices []string
 	for _, c := range p.Cells {
@@ -258,6 +265,7 @@ func aggregate(o Options, stdout io.Writer) error {
 			continue
 		}
 		results[c.Method] = append(results[c.Method], st.Lines)
+		histories[c.Method] = append(histories[c.Method], st.History)
 	}
 	var note string
 	if len(missing) > 0 {
@@ -266,6 +274,12 @@ func aggregate(o Options, stdout io.Writer) error {
 	}
 	if err := writeTables(p.options(o.Out, "", 1), results, note, stdout); err != nil {
 		return err
+	}
+	if len(histories) > 0 {
+		path := filepath.Join(o.Out, CurvesFile)
+		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return curves.Methods(w, p.Dataset, p.Methods, histories) }); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
 	}
 	if len(missing) > 0 {
 		log.WithField("cells", strings.Join(indices, ",")).Warn("some cells have not finished")

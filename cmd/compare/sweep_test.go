@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -243,6 +245,9 @@ func TestSweepCutOff(t *testing.T) {
 	if gotCSV != wantCSV || gotMD != wantMD {
 		t.Errorf("completed sweep:\n%s\n%s\nuninterrupted:\n%s\n%s", gotCSV, gotMD, wantCSV, wantMD)
 	}
+	for _, f := range []string{CurvesFile, filepath.Join("linear-seed1", curves.FileName), filepath.Join("single-seed1", curves.FileName)} {
+		checkPNG(t, filepath.Join(out, f))
+	}
 	// A finished cell is not trained again.
 	manifest := filepath.Join(out, "linear-seed1", "last", "manifest.json")
 	before, _ := os.Stat(manifest)
@@ -289,5 +294,18 @@ func killInSecondEpoch(t *testing.T, out string, i int, dir string) {
 	}
 	if err := <-done; err == nil {
 		t.Fatalf("cell %d finished before SIGKILL reached it:\n%s", i, logs.String())
+	}
+}
+
+// checkPNG fails unless path is a PNG image.
+func checkPNG(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("%s: %v", path, err)
 	}
 }

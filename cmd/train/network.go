@@ -15,6 +15,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -23,7 +24,7 @@ import (
 
 // runFiles are what a network run writes in its directory: one of them
 // there means the directory holds a run.
-var runFiles = []string{"last", "best", "metrics.jsonl"}
+var runFiles = []string{"last", "best", "metrics.jsonl", curves.FileName}
 
 // runNetwork handles the data sets that train networks.
 func runNetwork(ctx context.Context, o Options) error {
@@ -187,6 +188,11 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 			for _, l := range lines {
 				log.WithFields(scoreFields(l.Score)).WithFields(log.Fields{"epoch": epoch + 1, "task": l.Task, "train_loss": fmt.Sprintf("%.4f", l.Loss)}).
 					Info("ensemble on " + r.Settings.Dataset + "/" + l.Split)
+			}
+			// The chart is a view of metrics.jsonl: failing to draw it
+			// costs no training.
+			if err := curves.WriteRun(filepath.Join(r.Out, curves.FileName), r.History()); err != nil {
+				log.Warn(err)
 			}
 		},
 	}

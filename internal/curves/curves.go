@@ -1,0 +1,285 @@
+// Package curves draws a run's learning curves, and a comparison's
+// methods against each other over the epochs, as PNG charts.
+package curves
+
+import (
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/metrics"
+)
+
+// FileName is the name of a run's chart in its directory.
+const FileName = "curves.png"
+
+var (
+	splitColors = map[string]color.NRGBA{
+		"test":  {R: 31, G: 119, B: 180, A: 255},
+		"valid": {R: 255, G: 127, B: 14, A: 255},
+	}
+	palette = []color.NRGBA{
+		{R: 31, G: 119, B: 180, A: 255}, {R: 255, G: 127, B: 14, A: 255}, {R: 44, G: 160, B: 44, A: 255},
+		{R: 214, G: 39, B: 40, A: 255}, {R: 148, G: 103, B: 189, A: 255}, {R: 140, G: 86, B: 75, A: 255},
+		{R: 227, G: 119, B: 194, A: 255}, {R: 127, G: 127, B: 127, A: 255}, {R: 188, G: 189, B: 34, A: 255},
+		{R: 23, G: 190, B: 207, A: 255},
+	}
+)
+
+// metric is one panel's figure of a score.
+type metric struct {
+	Name  string
+	Value func(metrics.Score) float64
+}
+
+// metricsOf are the panels of a task: accuracy and ECE (%) for
+// classification, MSE for regression.
+func metricsOf(s metrics.Score) []metric {
+	if s.Regression != nil {
+		return []metric{{"MSE", func(s metrics.Score) float64 { return s.MSE }}}
+	}
+	return []metric{
+		{"accuracy", func(s metrics.Score) float64 { return s.Accuracy }},
+		{"ECE (%)", func(s metrics.Score) float64 { return 100 * s.ECE }},
+	}
+}
+
+// tasks are the tasks of history in their order.
+func tasks(history []experiment.MetricsLine) []string {
+	var ts []string
+	for _, l := range history {
+		if !slices.Contains(ts, l.Task) {
+			ts = append(ts, l.Task)
+		}
+	}
+	return ts
+}
+
+// WriteRun writes a run's chart to path, atomically.
+func WriteRun(path string, history []experiment.MetricsLine) error {
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return Run(w, history) }); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// Run draws a run's learning curves: a row of panels per task, the
+// training loss (the mean over the particles, which is all a run
+// records), then each score per epoch on the validation and test splits,
+// one thin line per particle and a bold one for the ensemble.
+func Run(w io.Writer, history []experiment.MetricsLine) error {
+	ts := tasks(history)
+	if len(ts) == 0 {
+		return fmt.Errorf("curves: no epochs")
+	}
+	var rows [][]*plot.Plot
+	for _, task := range ts {
+		var lines []experiment.MetricsLine
+		for _, l := range history {
+			if l.Task == task {
+				lines = append(lines, l)
+			}
+		}
+		loss := plot.New()
+		loss.Title.Text = task + ": training loss (mean over particles)"
+		loss.X.Label.Text = "epoch"
+		var xy plotter.XYs
+		for _, l := range lines {
+			if l.Split == "test" {
+				xy = append(xy, plotter.XY{X: float64(l.Epoch), Y: l.Loss})
+			}
+		}
+		if err := addLine(loss, xy, color.NRGBA{A: 255}, 2, ""); err != nil {
+			return err
+		}
+		row := []*plot.Plot{loss}
+		for _, m := range metricsOf(lines[0].Score) {
+			p := plot.New()
+			p.Title.Text = task + ": " + m.Name
+			p.X.Label.Text = "epoch"
+			for _, split := range []string{"valid", "test"} {
+				var ens plotter.XYs
+				var parts []plotter.XYs
+				for _, l := range lines {
+					if l.Split != split {
+						continue
+					}
+					ens = append(ens, plotter.XY{X: float64(l.Epoch), Y: m.Value(l.Score)})
+					for i, s := range l.Particles {
+						if i == len(parts) {
+							parts = append(parts, nil)
+						}
+						parts[i] = append(parts[i], plotter.XY{X: float64(l.Epoch), Y: m.Value(s)})
+					}
+				}
+				if len(ens) == 0 {
+					continue
+				}
+				c := splitColors[split]
+				thin := c
+				thin.A = 110
+				for i, xy := range parts {
+					label := ""
+					if i == 0 {
+						label = split + " particles"
+					}
+					if err := addLine(p, xy, thin, 0.6, label); err != nil {
+						return err
+					}
+				}
+				if err := addLine(p, ens, c, 2.2, split+" ensemble"); err != nil {
+					return err
+				}
+			}
+			p.Legend.Top = true
+			row = append(row, p)
+		}
+		rows = append(rows, row)
+	}
+	return draw2PNG(w, rows)
+}
+
+// addLine adds a line with points, and a legend entry unless label is "".
+func addLine(p *plot.Plot, xy plotter.XYs, c color.Color, width vg.Length, label string) error {
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = c, width
+	p.Add(l)
+	if len(xy) == 1 { // a single epoch draws no line: mark it
+		s, err := plotter.NewScatter(xy)
+		if err != nil {
+			return err
+		}
+		s.Color = c
+		p.Add(s)
+	}
+	if label != "" {
+		p.Legend.Add(label, l)
+	}
+	return nil
+}
+
+// Methods draws methods against each other on the test split: a column
+// of panels per task, a row per score, and for each method the mean over
+// its seeds' runs per epoch with error bars of one sample standard
+// deviation (none for a single seed). histories holds each method's
+// per-seed histories.
+func Methods(w io.Writer, dataset string, methods []string, histories map[string][][]experiment.MetricsLine) error {
+	var ts []string
+	var kinds []metric
+	for _, m := range methods {
+		for _, h := range histories[m] {
+			for _, task := range tasks(h) {
+				if !slices.Contains(ts, task) {
+					ts = append(ts, task)
+				}
+			}
+			if kinds == nil && len(h) > 0 {
+				kinds = metricsOf(h[0].Score)
+			}
+		}
+	}
+	if len(ts) == 0 {
+		return fmt.Errorf("curves: no finished runs")
+	}
+	rows := make([][]*plot.Plot, len(kinds))
+	for k, kind := range kinds {
+		for _, task := range ts {
+			p := plot.New()
+			p.Title.Text = dataset + " " + task + ": test " + kind.Name
+			p.X.Label.Text = "epoch"
+			for i, m := range methods {
+				byEpoch := map[int][]float64{}
+				for _, h := range histories[m] {
+					for _, l := range h {
+						if l.Split == "test" && l.Task == task {
+							byEpoch[l.Epoch] = append(byEpoch[l.Epoch], kind.Value(l.Score))
+						}
+					}
+				}
+				if len(byEpoch) == 0 {
+					continue
+				}
+				var epochs []int
+				for e := range byEpoch {
+					epochs = append(epochs, e)
+				}
+				slices.Sort(epochs)
+				var xy plotter.XYs
+				var errs plotter.YErrors
+				for _, e := range epochs {
+					mean, sd := meanSD(byEpoch[e])
+					xy = append(xy, plotter.XY{X: float64(e), Y: mean})
+					errs = append(errs, struct{ Low, High float64 }{sd, sd})
+				}
+				c := palette[i%len(palette)]
+				if err := addLine(p, xy, c, 1.5, m); err != nil {
+					return err
+				}
+				bars, err := plotter.NewYErrorBars(struct {
+					plotter.XYer
+					plotter.YErrorer
+				}{xy, errs})
+				if err != nil {
+					return err
+				}
+				bars.Color = c
+				p.Add(bars)
+			}
+			p.Legend.Top = true
+			rows[k] = append(rows[k], p)
+		}
+	}
+	return draw2PNG(w, rows)
+}
+
+// meanSD is the mean and sample standard deviation of v (0 for one).
+func meanSD(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x / float64(len(v))
+	}
+	if len(v) > 1 {
+		for _, x := range v {
+			sd += (x - mean) * (x - mean)
+		}
+		sd = math.Sqrt(sd / float64(len(v)-1))
+	}
+	return mean, sd
+}
+
+// draw2PNG draws a grid of panels, 5 by 3.5 inches each, as a PNG.
+func draw2PNG(w io.Writer, rows [][]*plot.Plot) error {
+	cols := 0
+	for _, r := range rows {
+		cols = max(cols, len(r))
+	}
+	for i := range rows {
+		for len(rows[i]) < cols {
+			rows[i] = append(rows[i], plot.New())
+		}
+	}
+	img := vgimg.New(vg.Length(cols)*5*vg.Inch, vg.Length(len(rows))*3.5*vg.Inch)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Inch / 4, PadY: vg.Inch / 4,
+		PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
+	canvases := plot.Align(rows, tiles, dc)
+	for i := range rows {
+		for j, p := range rows[i] {
+			p.Draw(canvases[i][j])
+		}
+	}
+	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
+	return err
+}
