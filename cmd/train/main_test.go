@@ -22,6 +22,7 @@ import (
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -202,8 +203,8 @@ func TestStatsAndPreview(t *testing.T) {
 }
 
 // A short real run: two epochs on a few examples write one metrics line per
-// split (validation, then test) and task per epoch, and the same seed
-// writes the same figures.
+// split (validation, then test) and task per epoch, and their chart, and
+// the same seed writes the same figures.
 func TestTrainNetworkWritesMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains networks on real data")
@@ -220,6 +221,14 @@ func TestTrainNetworkWritesMetrics(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if f, err := os.Open(filepath.Join(out, curves.FileName)); err != nil {
+			t.Error(err)
+		} else {
+			if _, err := png.Decode(f); err != nil {
+				t.Errorf("%s: %v", curves.FileName, err)
+			}
+			f.Close()
 		}
 		var lines []map[string]any
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
