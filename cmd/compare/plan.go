@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	log "github.com/sirupsen/logrus"
-
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
@@ -282,7 +280,6 @@ func aggregate(o Options, stdout io.Writer) error {
 		}
 	}
 	if len(missing) > 0 {
-		log.WithField("cells", strings.Join(indices, ",")).Warn("some cells have not finished")
 		return fmt.Errorf("%w: %d of %d (cells %s)", errMissing, len(missing), len(p.Cells), strings.Join(indices, ","))
 	}
 	return nil

@@ -72,8 +72,8 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for name, text := range map[string]string{SbatchFile: script, JobFile: job} {
-		path := filepath.Join(out, name)
+	for _, f := range []struct{ name, text string }{{SbatchFile, script}, {JobFile, job}} {
+		path, text := filepath.Join(out, f.name), f.text
 		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}

@@ -208,7 +208,7 @@ func startCluster(t *testing.T, bins map[string]string) *cluster {
 	host, _, _ = strings.Cut(host, ".")
 	mem := memTotalMB(t) / 2
 	conf := fmt.Sprintf(`ClusterName=mtsgdtest
-SlurmctldHost=%[1]s
+SlurmctldHost=%[1]s(127.0.0.1)
 SlurmctldPort=%[2]d
 SlurmdPort=%[3]d
 SlurmUser=root
