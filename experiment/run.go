@@ -14,13 +14,13 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
-	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // MetricsLine is one line of OUT/metrics.jsonl: one task's scores on one
@@ -62,7 +62,7 @@ type Run struct {
 	// also limits the validation set). ValidSet is nil if the data set
 	// has no validation split.
 	TrainSet, ValidSet, TestSet data.Dataset
-	Ensemble                    *network.Ensemble
+	Trainer                     *engine.Trainer
 
 	// Out is the run's directory: metrics.jsonl, last/ and best/.
 	Out string
@@ -118,7 +118,7 @@ func New(s Settings, d Data, workers int) (*Run, error) {
 			r.ValidSet = data.Limit(d.Valid, s.TestLimit)
 		}
 	}
-	cfg, err := s.networkConfig(d.Train)
+	cfg, err := s.engineConfig(d.Train)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func New(s Settings, d Data, workers int) (*Run, error) {
 	if err := s.checkMemory(cfg, evaluated, workers); err != nil {
 		return nil, err
 	}
-	if r.Ensemble, err = network.NewEnsemble(cfg, s.Particles, s.Seed, s.NewOptimizer, workers); err != nil {
+	if r.Trainer, err = engine.New(cfg, s.Particles, s.Seed, s.NewOptimizer, workers); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -192,11 +192,11 @@ func (r *Run) Train(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	scale, err := network.ParseScoreScale(r.Settings.ScoreScale)
+	scale, err := engine.ParseScoreScale(r.Settings.ScoreScale)
 	if err != nil {
 		return err
 	}
-	space, err := network.ParseKernelSpace(r.Settings.KernelOn)
+	space, err := engine.ParseKernelSpace(r.Settings.KernelOn)
 	if err != nil {
 		return err
 	}
@@ -213,8 +213,8 @@ func (r *Run) Train(ctx context.Context) error {
 	k := len(r.TrainSet.Tasks())
 	for r.epoch < r.Settings.Epochs {
 		lr := schedule.LR(r.epoch)
-		r.Ensemble.SetLR(lr)
-		u := network.Update{
+		r.Trainer.SetLR(lr)
+		u := engine.Update{
 			Trunk: trunk, Head: head, Warmup: r.epoch < r.Settings.Warmup, Scale: scale, Examples: r.TrainSet.Len(),
 			Kernel: space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
 		}
@@ -239,13 +239,13 @@ func (r *Run) Train(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return interrupted()
 			}
-			losses, err := r.Ensemble.Step(batches.Batch(), u)
+			losses, err := r.Trainer.Step(batches.Batch(), u)
 			if err != nil {
 				return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
 			}
 			r.batch++
 			if diag, ok := trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !u.Warmup {
-				r.Hooks.QP(r.Ensemble.Steps, diag.Diagnostics())
+				r.Hooks.QP(r.Trainer.Steps, diag.Diagnostics())
 			}
 			for j, l := range losses {
 				for _, v := range l {
@@ -256,7 +256,7 @@ func (r *Run) Train(ctx context.Context) error {
 			if r.Hooks.Step != nil {
 				r.Hooks.Step(r.epoch, r.batch, mean)
 			}
-			if r.CheckpointEvery > 0 && r.Ensemble.Steps%r.CheckpointEvery == 0 {
+			if r.CheckpointEvery > 0 && r.Trainer.Steps%r.CheckpointEvery == 0 {
 				r.seconds += time.Since(start).Seconds()
 				start = time.Now()
 				if err := r.save("last"); err != nil {
@@ -331,13 +331,13 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 		if split.set == nil {
 			continue
 		}
-		scores, err := r.Ensemble.Evaluate(ctx, split.set)
+		scores, err := r.Trainer.Evaluate(ctx, split.set)
 		if err != nil {
 			return nil, fmt.Errorf("evaluating on %s: %w", split.set.Name(), err)
 		}
 		for j, s := range scores {
 			lines = append(lines, MetricsLine{
-				Epoch: r.epoch + 1, Step: r.Ensemble.Steps, Split: split.name, Task: s.Task, LR: lr,
+				Epoch: r.epoch + 1, Step: r.Trainer.Steps, Split: split.name, Task: s.Task, LR: lr,
 				Loss: r.lossSum[j] / float64(max(1, r.batch)), Score: s.Ensemble, Particles: s.Particles,
 			})
 		}
@@ -468,9 +468,9 @@ func (r *Run) saveVerified() error {
 	if err != nil {
 		return fmt.Errorf("%s was saved but does not load back: %w", dir, err)
 	}
-	if c.Epoch != r.epoch || c.Batch != r.batch || c.Step != r.Ensemble.Steps {
+	if c.Epoch != r.epoch || c.Batch != r.batch || c.Step != r.Trainer.Steps {
 		return fmt.Errorf("%s was saved but loads back at epoch %d batch %d step %d, not %d, %d, %d",
-			dir, c.Epoch, c.Batch, c.Step, r.epoch, r.batch, r.Ensemble.Steps)
+			dir, c.Epoch, c.Batch, c.Step, r.epoch, r.batch, r.Trainer.Steps)
 	}
 	return nil
 }
@@ -521,11 +521,11 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 		return nil, err
 	}
 	c := &checkpoints.Checkpoint{
-		Settings: settings, Epoch: r.epoch, Batch: r.batch, Step: r.Ensemble.Steps,
-		Metrics: state, Layout: layout(r.Ensemble.Config()),
+		Settings: settings, Epoch: r.epoch, Batch: r.batch, Step: r.Trainer.Steps,
+		Metrics: state, Layout: layout(r.Trainer.Config()),
 	}
-	for i, p := range r.Ensemble.Particles {
-		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
+	for i, p := range r.Trainer.Particles {
+		trunkOpt, headOpts := r.Trainer.Optimizers(i)
 		cp := checkpoints.Particle{Trunk: p.Trunk, Heads: p.Heads, Stats: p.Stats}
 		s, err := optimizerState(trunkOpt)
 		if err != nil {
@@ -553,7 +553,7 @@ func optimizerState(o optim.Optimizer) ([]float64, error) {
 }
 
 // layout is the checkpoint layout of the ensemble's model.
-func layout(cfg *network.Config) checkpoints.Layout {
+func layout(cfg *engine.Config) checkpoints.Layout {
 	tensors := func(ps []models.Param) []checkpoints.Tensor {
 		var ts []checkpoints.Tensor
 		for _, p := range ps {
@@ -623,20 +623,20 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := layout(r.Ensemble.Config()).Equal(c.Layout); err != nil {
+	if err := layout(r.Trainer.Config()).Equal(c.Layout); err != nil {
 		return nil, fmt.Errorf("checkpoint does not fit the model %s: %w", s.Model, err)
 	}
-	if len(c.Particles) != len(r.Ensemble.Particles) {
-		return nil, fmt.Errorf("checkpoint has %d particles, its settings say %d", len(c.Particles), len(r.Ensemble.Particles))
+	if len(c.Particles) != len(r.Trainer.Particles) {
+		return nil, fmt.Errorf("checkpoint has %d particles, its settings say %d", len(c.Particles), len(r.Trainer.Particles))
 	}
-	for i, p := range r.Ensemble.Particles {
+	for i, p := range r.Trainer.Particles {
 		cp := c.Particles[i]
 		copy(p.Trunk, cp.Trunk)
 		for j := range p.Heads {
 			copy(p.Heads[j], cp.Heads[j])
 		}
 		copy(p.Stats, cp.Stats)
-		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
+		trunkOpt, headOpts := r.Trainer.Optimizers(i)
 		if err := restoreState(trunkOpt, cp.TrunkOpt, len(p.Trunk)); err != nil {
 			return nil, fmt.Errorf("checkpoint particle %d trunk optimizer: %w", i, err)
 		}
@@ -655,7 +655,7 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 	if err := r.checkPosition(c, state); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	r.epoch, r.batch, r.Ensemble.Steps = c.Epoch, c.Batch, c.Step
+	r.epoch, r.batch, r.Trainer.Steps = c.Epoch, c.Batch, c.Step
 	r.seconds, r.history, r.lossSum = state.Seconds, state.History, state.LossSum
 	switch {
 	case state.BestEpoch == nil:

@@ -145,8 +145,8 @@ func exactResume(t *testing.T, method string) {
 		t.Fatalf("interrupted run returned %v", err)
 	}
 	r = resume(t, interrupted, 2)
-	if r.epoch != 1 || r.batch != 1 || r.Ensemble.Steps != 4 {
-		t.Fatalf("resumed at epoch %d batch %d step %d, want 1, 1, 4", r.epoch, r.batch, r.Ensemble.Steps)
+	if r.epoch != 1 || r.batch != 1 || r.Trainer.Steps != 4 {
+		t.Fatalf("resumed at epoch %d batch %d step %d, want 1, 1, 4", r.epoch, r.batch, r.Trainer.Steps)
 	}
 	if err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestRoundTripAndBest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scores, err := back.Ensemble.Evaluate(context.Background(), back.TestSet)
+		scores, err := back.Trainer.Evaluate(context.Background(), back.TestSet)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,10 +28,10 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
-	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // Settings define a run: a checkpoint records them, and they rebuild the
@@ -64,14 +64,14 @@ type Settings struct {
 	// Presets); a flag given beside it overrides its own setting, and
 	// these fields record what the run used.
 	Preset string `json:"preset,omitempty"`
-	// ScoreScale is network.ScoreScales' mean, sum or normalized ("" is
+	// ScoreScale is engine.ScoreScales' mean, sum or normalized ("" is
 	// mean, as before the setting existed).
 	ScoreScale string `json:"score_scale,omitempty"`
 	// UTerms is "full" (Equation Uij-1, four terms) or "first" (the
 	// kernel-weighted score products only, as the authors' code); "" is
 	// full.
 	UTerms string `json:"u_terms,omitempty"`
-	// KernelOn is network.KernelSpaces' params (the kernels over the
+	// KernelOn is engine.KernelSpaces' params (the kernels over the
 	// parameter vectors, as Algorithm 1) or outputs (over the trunk's
 	// features and the heads' outputs on the batch, as the authors'
 	// code); "" is params.
@@ -282,14 +282,14 @@ func (s Settings) Check() error {
 	if _, err := s.LRSchedule(); err != nil {
 		return err
 	}
-	if _, err := network.ParseScoreScale(s.ScoreScale); err != nil {
+	if _, err := engine.ParseScoreScale(s.ScoreScale); err != nil {
 		return fmt.Errorf("-score-scale: %w", err)
 	}
-	space, err := network.ParseKernelSpace(s.KernelOn)
+	space, err := engine.ParseKernelSpace(s.KernelOn)
 	if err != nil {
 		return fmt.Errorf("-kernel-on: %w", err)
 	}
-	if space == network.KernelOutputs {
+	if space == engine.KernelOutputs {
 		switch {
 		case !method.Kernels:
 			return fmt.Errorf("-kernel-on outputs places the kernels of %s; %s has none",
@@ -449,9 +449,9 @@ func (s Settings) model(d data.Dataset) (models.Model, error) {
 	return models.Independent{Nets: nets}, nil
 }
 
-// networkConfig is the ensemble configuration for the settings and a data
+// engineConfig is the ensemble configuration for the settings and a data
 // set.
-func (s Settings) networkConfig(d data.Dataset) (*network.Config, error) {
+func (s Settings) engineConfig(d data.Dataset) (*engine.Config, error) {
 	m, err := s.model(d)
 	if err != nil {
 		return nil, err
@@ -460,5 +460,5 @@ func (s Settings) networkConfig(d data.Dataset) (*network.Config, error) {
 	if s.Dtype == "float64" {
 		dt = tensor.Float64
 	}
-	return &network.Config{Model: m, Tasks: d.Tasks(), Batch: s.Batch, Dtype: dt}, nil
+	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: s.Batch, Dtype: dt}, nil
 }

@@ -281,7 +281,7 @@ func Evaluate(ctx context.Context, ckpt, dataDir, split string) ([]TaskFigures, 
 	if err != nil {
 		return nil, err
 	}
-	scores, err := r.Ensemble.Evaluate(ctx, set)
+	scores, err := r.Trainer.Evaluate(ctx, set)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
-// Package network runs ensembles of network particles on Gorgonia: each
-// particle is a multi-task network (package models) whose trunk and heads
-// package particles' rules move as flat vectors.
+// Package engine trains and evaluates ensembles of network particles on
+// Gorgonia. Each particle is a multi-task network (package models); the
+// engine builds each worker's autodiff graphs, computes every particle's
+// task losses and gradients, hands them as flat vectors to the update
+// rules of package particles, which decide the directions, steps the
+// optimisers (package optim) and scores the particles and their ensemble.
+// Package experiment runs the epochs, checkpoints and resume around it.
 //
 // A particle is its parameters as float64 vectors, the trunk α and one
 // head βʲ per task (and the running statistics of batch normalisation).
@@ -34,7 +38,7 @@
 // batch's statistics (training mode), and the step graph reports them so
 // that the running statistics move once per step, as PyTorch's forward
 // pass in training mode does.
-package network
+package engine
 
 import (
 	"fmt"
@@ -62,20 +66,20 @@ type Config struct {
 func (c *Config) check() error {
 	switch {
 	case c.Model == nil:
-		return fmt.Errorf("network: no model")
+		return fmt.Errorf("engine: no model")
 	case len(c.Tasks) == 0:
-		return fmt.Errorf("network: no tasks")
+		return fmt.Errorf("engine: no tasks")
 	case c.Batch < 1:
-		return fmt.Errorf("network: batch size %d", c.Batch)
+		return fmt.Errorf("engine: batch size %d", c.Batch)
 	case c.Dtype != tensor.Float32 && c.Dtype != tensor.Float64:
-		return fmt.Errorf("network: dtype %v, want float32 or float64", c.Dtype)
+		return fmt.Errorf("engine: dtype %v, want float32 or float64", c.Dtype)
 	}
 	for j, t := range c.Tasks {
 		if t.Kind == data.Classification && t.Classes < 2 {
-			return fmt.Errorf("network: task %s has %d classes", t.Name, t.Classes)
+			return fmt.Errorf("engine: task %s has %d classes", t.Name, t.Classes)
 		}
 		if t.Kind != data.Classification && t.Kind != data.Regression {
-			return fmt.Errorf("network: task %d has kind %v", j, t.Kind)
+			return fmt.Errorf("engine: task %d has kind %v", j, t.Kind)
 		}
 	}
 	return nil
@@ -152,7 +156,7 @@ func setFloats(t *tensor.Dense, src []float64) {
 			d[i] = float32(v)
 		}
 	default:
-		panic(fmt.Sprintf("network: tensor of %T", d))
+		panic(fmt.Sprintf("engine: tensor of %T", d))
 	}
 }
 
@@ -161,12 +165,12 @@ func getFloats(v gorgonia.Value, dst []float64) error {
 	switch d := v.Data().(type) {
 	case []float64:
 		if len(d) != len(dst) {
-			return fmt.Errorf("network: %d values for %d", len(d), len(dst))
+			return fmt.Errorf("engine: %d values for %d", len(d), len(dst))
 		}
 		copy(dst, d)
 	case []float32:
 		if len(d) != len(dst) {
-			return fmt.Errorf("network: %d values for %d", len(d), len(dst))
+			return fmt.Errorf("engine: %d values for %d", len(d), len(dst))
 		}
 		for i, x := range d {
 			dst[i] = float64(x)
@@ -176,7 +180,7 @@ func getFloats(v gorgonia.Value, dst []float64) error {
 	case float32:
 		dst[0] = float64(d)
 	default:
-		return fmt.Errorf("network: value of %T", d)
+		return fmt.Errorf("engine: value of %T", d)
 	}
 	return nil
 }

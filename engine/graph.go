@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"fmt"
@@ -61,12 +61,12 @@ func NewInputs(cfg *Config) *Inputs {
 func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
 	n := b.Size()
 	if n > cfg.Batch || n == 0 {
-		return fmt.Errorf("network: batch of %d examples, the graphs take 1 to %d", n, cfg.Batch)
+		return fmt.Errorf("engine: batch of %d examples, the graphs take 1 to %d", n, cfg.Batch)
 	}
 	in.N = n
 	size := in.x.Shape().TotalSize() / cfg.Batch
 	if len(b.Inputs) != n*size {
-		return fmt.Errorf("network: %d input values for %d examples of %d", len(b.Inputs), n, size)
+		return fmt.Errorf("engine: %d input values for %d examples of %d", len(b.Inputs), n, size)
 	}
 	setFloat32s(in.x, b.Inputs)
 	w := in.scratch(cfg.Batch)
@@ -85,7 +85,7 @@ func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
 			for i, v := range y {
 				c := int(v)
 				if float32(c) != v || c < 0 || c >= t.Classes {
-					return fmt.Errorf("network: task %s: target %v of example %d is not a class 0..%d", t.Name, v, b.Index[i], t.Classes-1)
+					return fmt.Errorf("engine: task %s: target %v of example %d is not a class 0..%d", t.Name, v, b.Index[i], t.Classes-1)
 				}
 				vals[i*t.Classes+c] = 1
 			}
@@ -266,7 +266,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 		return nil, err
 	}
 	if 2*len(norm.Batch) != len(cfg.Model.TrunkStats()) {
-		return nil, fmt.Errorf("network: the trunk has %d batch norms, its model lists %d statistics", len(norm.Batch), len(cfg.Model.TrunkStats()))
+		return nil, fmt.Errorf("engine: the trunk has %d batch norms, its model lists %d statistics", len(norm.Batch), len(cfg.Model.TrunkStats()))
 	}
 	sg.stats, sg.spatial = norm.Batch, norm.Spatial
 	type task struct {
@@ -293,7 +293,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 		}
 		tasks[j].out = out
 		if tasks[j].loss, err = taskLoss(t, out, target, weight); err != nil {
-			return nil, fmt.Errorf("network: task %s loss: %w", t.Name, err)
+			return nil, fmt.Errorf("engine: task %s loss: %w", t.Name, err)
 		}
 		tasks[j].wrt = heads[tj]
 		if j == 0 {
@@ -313,7 +313,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 	for j := len(tasks) - 1; j >= 0; j-- {
 		grads, err := grad(tasks[j].loss, tasks[j].wrt)
 		if err != nil {
-			return nil, fmt.Errorf("network: task %s gradient: %w", cfg.Tasks[only[j]].Name, err)
+			return nil, fmt.Errorf("engine: task %s gradient: %w", cfg.Tasks[only[j]].Name, err)
 		}
 		switch {
 		case j == 0:
@@ -415,7 +415,7 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 		return nil, err
 	}
 	if tg.trunkGrad, err = gorgonia.Grad(inner, trunk...); err != nil {
-		return nil, fmt.Errorf("network: trunk gradient: %w", err)
+		return nil, fmt.Errorf("engine: trunk gradient: %w", err)
 	}
 	tg.vm = newVM(g)
 	tg.inputs = [3]binding{{node: x}, {node: weight}, {node: upstream}}
@@ -441,7 +441,7 @@ func (b *binding) set(src *tensor.Dense) error {
 		case []float64:
 			copy(b.val.Data().([]float64), d)
 		default:
-			return fmt.Errorf("network: input of %T", d)
+			return fmt.Errorf("engine: input of %T", d)
 		}
 	}
 	return gorgonia.Let(b.node, b.val)
@@ -630,13 +630,13 @@ func (m *machine) updateStats(p *Particle, stats []float64, n int) error {
 func copyStats(stats []*ops.BatchStats, dst []float64) error {
 	for _, st := range stats {
 		if len(st.Mean)+len(st.Variance) > len(dst) {
-			return fmt.Errorf("network: batch statistics overflow their vector")
+			return fmt.Errorf("engine: batch statistics overflow their vector")
 		}
 		dst = dst[copy(dst, st.Mean):]
 		dst = dst[copy(dst, st.Variance):]
 	}
 	if len(dst) != 0 {
-		return fmt.Errorf("network: %d batch statistics left unset", len(dst))
+		return fmt.Errorf("engine: %d batch statistics left unset", len(dst))
 	}
 	return nil
 }
@@ -653,11 +653,11 @@ func gather(nodes []*gorgonia.Node, dst []float64) error {
 func copyValues(vals []gorgonia.Value, dst []float64) error {
 	for _, v := range vals {
 		if v == nil {
-			return fmt.Errorf("network: a value the graph did not compute")
+			return fmt.Errorf("engine: a value the graph did not compute")
 		}
 		size := v.Shape().TotalSize()
 		if size > len(dst) {
-			return fmt.Errorf("network: %d values overflow their vector", size)
+			return fmt.Errorf("engine: %d values overflow their vector", size)
 		}
 		if err := getFloats(v, dst[:size]); err != nil {
 			return err
@@ -665,7 +665,7 @@ func copyValues(vals []gorgonia.Value, dst []float64) error {
 		dst = dst[size:]
 	}
 	if len(dst) != 0 {
-		return fmt.Errorf("network: %d values of the vector left unset", len(dst))
+		return fmt.Errorf("engine: %d values of the vector left unset", len(dst))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"context"
@@ -96,16 +96,16 @@ const normalizeFloor = 1e-12
 
 // scale applies u's score scale in place to the step's trunk scores, or
 // to its head scores if heads.
-func (e *Ensemble) scale(u Update, heads bool) error {
-	scores := e.trunkScores
+func (tr *Trainer) scale(u Update, heads bool) error {
+	scores := tr.trunkScores
 	if heads {
-		scores = e.headScores
+		scores = tr.headScores
 	}
 	switch u.Scale {
 	case ScoreMean:
 	case ScoreSum:
 		if u.Examples < 1 {
-			return fmt.Errorf("network: score scale sum needs the training set's size, got %d", u.Examples)
+			return fmt.Errorf("engine: score scale sum needs the training set's size, got %d", u.Examples)
 		}
 		for _, task := range scores {
 			for _, v := range task {
@@ -119,7 +119,7 @@ func (e *Ensemble) scale(u Update, heads bool) error {
 			}
 		}
 	default:
-		return fmt.Errorf("network: unknown score scale %v", u.Scale)
+		return fmt.Errorf("engine: unknown score scale %v", u.Scale)
 	}
 	return nil
 }
@@ -148,9 +148,11 @@ func scaleVec(v []float64, a float64) {
 	}
 }
 
-// Ensemble is M particles trained together, each with an optimiser for its
-// trunk and one for each head.
-type Ensemble struct {
+// Trainer is an ensemble of M particles trained together, each with an
+// optimiser for its trunk and one for each head, and the graphs of its
+// workers. (particles.Ensemble is what one update rule sees of it: the
+// vectors and scores of one step.)
+type Trainer struct {
 	Particles []*Particle
 	// Steps counts the updates made so far.
 	Steps int
@@ -182,83 +184,83 @@ type Ensemble struct {
 // uses of the run's seed.
 const initStream = 0x696e6974000000
 
-// NewEnsemble builds m particles initialised from seed (particle i from
+// New builds m particles initialised from seed (particle i from
 // its own stream, so that the particles do not depend on m), each with
 // fresh optimisers from newOpt. workers is the number of particles run at
 // once, each worker with graphs of its own.
-func NewEnsemble(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer, workers int) (*Ensemble, error) {
+func New(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer, workers int) (*Trainer, error) {
 	if m < 1 {
-		return nil, fmt.Errorf("network: %d particles", m)
+		return nil, fmt.Errorf("engine: %d particles", m)
 	}
-	e := &Ensemble{cfg: cfg, in: NewInputs(cfg)}
+	tr := &Trainer{cfg: cfg, in: NewInputs(cfg)}
 	for range min(max(1, workers), m) {
 		mc, err := newMachine(cfg)
 		if err != nil {
 			return nil, err
 		}
-		e.machines = append(e.machines, mc)
+		tr.machines = append(tr.machines, mc)
 	}
 	for i := range m {
 		p, err := NewParticle(cfg, rand.New(rand.NewPCG(seed, initStream+uint64(i))))
 		if err != nil {
 			return nil, err
 		}
-		e.Particles = append(e.Particles, p)
-		e.trunkOpt = append(e.trunkOpt, newOpt())
+		tr.Particles = append(tr.Particles, p)
+		tr.trunkOpt = append(tr.trunkOpt, newOpt())
 		heads := make([]optim.Optimizer, len(cfg.Tasks))
 		for j := range heads {
 			heads[j] = newOpt()
 		}
-		e.headOpt = append(e.headOpt, heads)
-		e.trunkDir = append(e.trunkDir, make([]float64, len(p.Trunk)))
-		e.trunks = append(e.trunks, p.Trunk)
+		tr.headOpt = append(tr.headOpt, heads)
+		tr.trunkDir = append(tr.trunkDir, make([]float64, len(p.Trunk)))
+		tr.trunks = append(tr.trunks, p.Trunk)
 	}
 	k := len(cfg.Tasks)
-	e.losses = make([][]float64, k)
-	e.trunkScores = make([][][]float64, k)
-	e.headScores = make([][][]float64, k)
-	e.headDir = make([][][]float64, k)
-	e.heads = make([][][]float64, k)
+	tr.losses = make([][]float64, k)
+	tr.trunkScores = make([][][]float64, k)
+	tr.headScores = make([][][]float64, k)
+	tr.headDir = make([][][]float64, k)
+	tr.heads = make([][][]float64, k)
 	for j := range k {
-		e.losses[j] = make([]float64, m)
-		for _, p := range e.Particles {
-			e.trunkScores[j] = append(e.trunkScores[j], make([]float64, len(p.Trunk)))
-			e.headScores[j] = append(e.headScores[j], make([]float64, len(p.Heads[j])))
-			e.headDir[j] = append(e.headDir[j], make([]float64, len(p.Heads[j])))
-			e.heads[j] = append(e.heads[j], p.Heads[j])
+		tr.losses[j] = make([]float64, m)
+		for _, p := range tr.Particles {
+			tr.trunkScores[j] = append(tr.trunkScores[j], make([]float64, len(p.Trunk)))
+			tr.headScores[j] = append(tr.headScores[j], make([]float64, len(p.Heads[j])))
+			tr.headDir[j] = append(tr.headDir[j], make([]float64, len(p.Heads[j])))
+			tr.heads[j] = append(tr.heads[j], p.Heads[j])
 		}
 	}
-	for i := range e.Particles {
-		g := &Grads{Loss: make([]float64, k), Stats: make([]float64, len(e.Particles[i].Stats))}
+	for i := range tr.Particles {
+		g := &Grads{Loss: make([]float64, k), Stats: make([]float64, len(tr.Particles[i].Stats))}
 		for j := range k {
-			g.Trunk = append(g.Trunk, e.trunkScores[j][i])
-			g.Head = append(g.Head, e.headScores[j][i])
+			g.Trunk = append(g.Trunk, tr.trunkScores[j][i])
+			g.Head = append(g.Head, tr.headScores[j][i])
 		}
-		e.grads = append(e.grads, g)
+		tr.grads = append(tr.grads, g)
 	}
-	return e, nil
+	return tr, nil
 }
 
 // Optimizers returns particle i's trunk optimiser and its head optimisers,
 // one per task, for saving and restoring their state.
-func (e *Ensemble) Optimizers(i int) (trunk optim.Optimizer, heads []optim.Optimizer) {
-	return e.trunkOpt[i], e.headOpt[i]
+func (tr *Trainer) Optimizers(i int) (trunk optim.Optimizer, heads []optim.Optimizer) {
+	return tr.trunkOpt[i], tr.headOpt[i]
 }
 
 // Gradients computes particle i's losses and gradients on in, as a step
 // does before any update, without changing the ensemble.
-func (e *Ensemble) Gradients(i int, in *Inputs, out *Grads) error {
-	return e.machines[0].gradients(e.Particles[i], in, out)
+func (tr *Trainer) Gradients(i int, in *Inputs, out *Grads) error {
+	return tr.machines[0].gradients(tr.Particles[i], in, out)
 }
 
 // Config returns the ensemble's configuration.
-func (e *Ensemble) Config() *Config { return e.cfg }
+func (tr *Trainer) Config() *Config { return tr.cfg }
 
 // SetLR sets every optimiser's learning rate.
-func (e *Ensemble) SetLR(lr float64) {
-	for i, o := range e.trunkOpt {
+func (tr *Trainer) SetLR(lr float64) {
+	for i, o := range tr.trunkOpt {
 		o.SetLR(lr)
-		for _, h := range e.headOpt[i] {
+		for _, h := range tr.headOpt[i] {
 			h.SetLR(lr)
 		}
 	}
@@ -266,14 +268,14 @@ func (e *Ensemble) SetLR(lr float64) {
 
 // parallel runs f(w, i) for i in 0..n-1 on one goroutine per worker w
 // and returns the first error.
-func (e *Ensemble) parallel(n int, f func(w, i int) error) error {
+func (tr *Trainer) parallel(n int, f func(w, i int) error) error {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		first error
 		next  = make(chan int)
 	)
-	for w := range min(len(e.machines), n) {
+	for w := range min(len(tr.machines), n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -319,16 +321,16 @@ func (e *NotFiniteError) Error() string {
 // Step makes one update on batch b and returns the batch-mean loss of each
 // task for each particle ([task][particle]; the slices are reused by the
 // next step).
-func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
-	step := e.Steps + 1
-	if err := e.in.Load(e.cfg, b); err != nil {
+func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
+	step := tr.Steps + 1
+	if err := tr.in.Load(tr.cfg, b); err != nil {
 		return nil, err
 	}
-	if err := e.gradients(step, true, nil); err != nil {
+	if err := tr.gradients(step, true, nil); err != nil {
 		return nil, err
 	}
 	if u.HeadsFirst {
-		if err := e.moveHeads(u, step); err != nil {
+		if err := tr.moveHeads(u, step); err != nil {
 			return nil, err
 		}
 		// The trunks' task gradients through the moved heads; the losses
@@ -337,40 +339,40 @@ func (e *Ensemble) Step(b *data.Batch, u Update) ([][]float64, error) {
 		// and each particle's repulsion is mapped right after its
 		// gradients, while its trunk's forward pass is at hand.
 		var after func(w, i int) error
-		if u.Kernel == KernelOutputs && !u.Warmup && len(e.trunks[0]) > 0 {
-			e.evaluateTrunkKernel(u.OutputKernel)
+		if u.Kernel == KernelOutputs && !u.Warmup && len(tr.trunks[0]) > 0 {
+			tr.evaluateTrunkKernel(u.OutputKernel)
 			after = func(w, i int) error {
-				return e.machines[w].trunkVJPAfter(e.Particles[i], e.in, e.kernels.upstream[i], e.kernels.trunk.Repulsion[i])
+				return tr.machines[w].trunkVJPAfter(tr.Particles[i], tr.in, tr.kernels.upstream[i], tr.kernels.trunk.Repulsion[i])
 			}
 			u.Kernel = kernelMapped
 		}
-		if err := e.gradients(step, false, after); err != nil {
+		if err := tr.gradients(step, false, after); err != nil {
 			return nil, err
 		}
-		if err := e.moveTrunks(u, step); err != nil {
+		if err := tr.moveTrunks(u, step); err != nil {
 			return nil, err
 		}
 	} else {
-		if err := e.moveTrunks(u, step); err != nil {
+		if err := tr.moveTrunks(u, step); err != nil {
 			return nil, err
 		}
-		if err := e.moveHeads(u, step); err != nil {
+		if err := tr.moveHeads(u, step); err != nil {
 			return nil, err
 		}
 	}
-	e.Steps = step
-	return e.losses, nil
+	tr.Steps = step
+	return tr.losses, nil
 }
 
 // gradients evaluates every particle's losses and gradients on the loaded
 // batch and negates the gradients into the scores; the losses go to
-// e.losses if report. after, if not nil, runs on the same worker right
+// tr.losses if report. after, if not nil, runs on the same worker right
 // after each particle's evaluation.
-func (e *Ensemble) gradients(step int, report bool, after func(w, i int) error) error {
-	k, m := len(e.cfg.Tasks), len(e.Particles)
-	return e.parallel(m, func(w, i int) error {
-		g := e.grads[i]
-		if err := e.machines[w].gradients(e.Particles[i], e.in, g); err != nil {
+func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) error {
+	k, m := len(tr.cfg.Tasks), len(tr.Particles)
+	return tr.parallel(m, func(w, i int) error {
+		g := tr.grads[i]
+		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g); err != nil {
 			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
 		}
 		if after != nil {
@@ -380,9 +382,9 @@ func (e *Ensemble) gradients(step int, report bool, after func(w, i int) error) 
 		}
 		for j := range k {
 			if report {
-				e.losses[j][i] = g.Loss[j]
+				tr.losses[j][i] = g.Loss[j]
 			}
-			task := e.cfg.Tasks[j].Name
+			task := tr.cfg.Tasks[j].Name
 			for _, c := range []struct {
 				what string
 				v    []float64
@@ -400,36 +402,36 @@ func (e *Ensemble) gradients(step int, report bool, after func(w, i int) error) 
 
 // moveTrunks computes the trunks' directions from the trunk scores and
 // steps the trunks' optimisers and running statistics.
-func (e *Ensemble) moveTrunks(u Update, step int) error {
-	if err := e.scale(u, false); err != nil {
+func (tr *Trainer) moveTrunks(u Update, step int) error {
+	if err := tr.scale(u, false); err != nil {
 		return err
 	}
-	if err := e.trunkDirections(u, step); err != nil {
+	if err := tr.trunkDirections(u, step); err != nil {
 		return err
 	}
-	return e.parallel(len(e.Particles), func(w, i int) error {
-		p := e.Particles[i]
-		if err := e.machines[w].updateStats(p, e.grads[i].Stats, e.in.N); err != nil {
+	return tr.parallel(len(tr.Particles), func(w, i int) error {
+		p := tr.Particles[i]
+		if err := tr.machines[w].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
 			return err
 		}
-		negate(e.trunkDir[i]) // the optimisers descend: gradient = −φ
-		return e.trunkOpt[i].Step(p.Trunk, e.trunkDir[i])
+		negate(tr.trunkDir[i]) // the optimisers descend: gradient = −φ
+		return tr.trunkOpt[i].Step(p.Trunk, tr.trunkDir[i])
 	})
 }
 
 // moveHeads computes every head's direction from its task's score and
 // steps the heads' optimisers.
-func (e *Ensemble) moveHeads(u Update, step int) error {
-	if err := e.scale(u, true); err != nil {
+func (tr *Trainer) moveHeads(u Update, step int) error {
+	if err := tr.scale(u, true); err != nil {
 		return err
 	}
-	if err := e.headDirections(u, step); err != nil {
+	if err := tr.headDirections(u, step); err != nil {
 		return err
 	}
-	return e.parallel(len(e.Particles), func(w, i int) error {
-		for j := range e.cfg.Tasks {
-			negate(e.headDir[j][i])
-			if err := e.headOpt[i][j].Step(e.Particles[i].Heads[j], e.headDir[j][i]); err != nil {
+	return tr.parallel(len(tr.Particles), func(w, i int) error {
+		for j := range tr.cfg.Tasks {
+			negate(tr.headDir[j][i])
+			if err := tr.headOpt[i][j].Step(tr.Particles[i].Heads[j], tr.headDir[j][i]); err != nil {
 				return err
 			}
 		}
@@ -439,37 +441,37 @@ func (e *Ensemble) moveHeads(u Update, step int) error {
 
 // trunkDirections computes the trunks' update directions φ from the
 // trunk scores.
-func (e *Ensemble) trunkDirections(u Update, step int) error {
-	k, m := len(e.cfg.Tasks), len(e.Particles)
+func (tr *Trainer) trunkDirections(u Update, step int) error {
+	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	if u.Warmup {
 		for i := range m {
 			w := WarmupWeights(i, m, k)
-			clear(e.trunkDir[i])
+			clear(tr.trunkDir[i])
 			for j := range k {
-				for d, s := range e.trunkScores[j][i] {
-					e.trunkDir[i][d] += w[j] * s / float64(m)
+				for d, s := range tr.trunkScores[j][i] {
+					tr.trunkDir[i][d] += w[j] * s / float64(m)
 				}
 			}
 		}
 		return nil
 	}
-	if len(e.trunks[0]) == 0 { // models without a shared trunk have none
+	if len(tr.trunks[0]) == 0 { // models without a shared trunk have none
 		return nil
 	}
-	ens := particles.Ensemble{Theta: e.trunks, Scores: e.trunkScores, Values: e.losses, Step: step - 1}
+	ens := particles.Ensemble{Theta: tr.trunks, Scores: tr.trunkScores, Values: tr.losses, Step: step - 1}
 	switch u.Kernel {
 	case KernelOutputs:
-		if err := e.trunkKernel(u.OutputKernel); err != nil {
+		if err := tr.trunkKernel(u.OutputKernel); err != nil {
 			return fmt.Errorf("step %d: %w", step, err)
 		}
-		ens.Kernel = &e.kernels.trunk
+		ens.Kernel = &tr.kernels.trunk
 	case kernelMapped:
-		ens.Kernel = &e.kernels.trunk
+		ens.Kernel = &tr.kernels.trunk
 	}
-	if err := u.Trunk.Direction(e.trunkDir, ens); err != nil {
+	if err := u.Trunk.Direction(tr.trunkDir, ens); err != nil {
 		return fmt.Errorf("step %d: trunk update: %w", step, err)
 	}
-	for i, d := range e.trunkDir {
+	for i, d := range tr.trunkDir {
 		if at := finite(d); at >= 0 {
 			return &NotFiniteError{Step: step, Particle: i, What: "trunk update direction (kernel)", Index: at}
 		}
@@ -479,29 +481,29 @@ func (e *Ensemble) trunkDirections(u Update, step int) error {
 
 // headDirections computes every head's update direction φ from its
 // task's scores.
-func (e *Ensemble) headDirections(u Update, step int) error {
+func (tr *Trainer) headDirections(u Update, step int) error {
 	if u.Warmup {
-		for j := range e.cfg.Tasks {
-			for i := range e.Particles {
-				copy(e.headDir[j][i], e.headScores[j][i])
+		for j := range tr.cfg.Tasks {
+			for i := range tr.Particles {
+				copy(tr.headDir[j][i], tr.headScores[j][i])
 			}
 		}
 		return nil
 	}
 	if u.Kernel == KernelOutputs {
-		if err := e.headKernels(u.OutputKernel); err != nil {
+		if err := tr.headKernels(u.OutputKernel); err != nil {
 			return fmt.Errorf("step %d: %w", step, err)
 		}
 	}
-	for j, t := range e.cfg.Tasks {
-		ens := particles.Ensemble{Theta: e.heads[j], Scores: [][][]float64{e.headScores[j]}}
+	for j, t := range tr.cfg.Tasks {
+		ens := particles.Ensemble{Theta: tr.heads[j], Scores: [][][]float64{tr.headScores[j]}}
 		if u.Kernel == KernelOutputs {
-			ens.Kernel = &e.kernels.heads[j]
+			ens.Kernel = &tr.kernels.heads[j]
 		}
-		if err := u.Head.Direction(e.headDir[j], ens); err != nil {
+		if err := u.Head.Direction(tr.headDir[j], ens); err != nil {
 			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
 		}
-		for i, d := range e.headDir[j] {
+		for i, d := range tr.headDir[j] {
 			if at := finite(d); at >= 0 {
 				return &NotFiniteError{Step: step, Particle: i, Task: t.Name, What: "head update direction (kernel)", Index: at}
 			}
@@ -544,36 +546,36 @@ type TaskScores struct {
 // Evaluate scores every particle and the ensemble on d, per task. The
 // ensemble predicts the mean of the particles' class probabilities (of
 // their outputs, for regression).
-func (e *Ensemble) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, error) {
-	k, m, n := len(e.cfg.Tasks), len(e.Particles), d.Len()
+func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, error) {
+	k, m, n := len(tr.cfg.Tasks), len(tr.Particles), d.Len()
 	// out[j][i]: particle i's probabilities (or predictions) for task j,
 	// all examples; labels[j]: the targets.
 	out := make([][][]float64, k)
 	labels := make([][]float64, k)
-	for j, t := range e.cfg.Tasks {
+	for j, t := range tr.cfg.Tasks {
 		out[j] = make([][]float64, m)
 		for i := range out[j] {
 			out[j][i] = make([]float64, n*outputs(t))
 		}
 		labels[j] = make([]float64, 0, n)
 	}
-	// The particles' prediction graphs only read the inputs: they share e.in.
-	batches := data.Epoch(d, e.cfg.Batch, false, 0, 0)
+	// The particles' prediction graphs only read the inputs: they share tr.in.
+	batches := data.Epoch(d, tr.cfg.Batch, false, 0, 0)
 	offset := 0
 	for batches.Next() {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		b := batches.Batch()
-		if err := e.in.Load(e.cfg, b); err != nil {
+		if err := tr.in.Load(tr.cfg, b); err != nil {
 			return nil, err
 		}
-		err := e.parallel(m, func(w, i int) error {
-			res, err := e.machines[w].predict(e.Particles[i], e.in)
+		err := tr.parallel(m, func(w, i int) error {
+			res, err := tr.machines[w].predict(tr.Particles[i], tr.in)
 			if err != nil {
 				return fmt.Errorf("particle %d: %w", i, err)
 			}
-			for j, t := range e.cfg.Tasks {
+			for j, t := range tr.cfg.Tasks {
 				w := outputs(t)
 				dst := out[j][i][offset*w : (offset+b.Size())*w]
 				if t.Kind == data.Classification {
@@ -598,7 +600,7 @@ func (e *Ensemble) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 		return nil, err
 	}
 	scores := make([]TaskScores, k)
-	for j, t := range e.cfg.Tasks {
+	for j, t := range tr.cfg.Tasks {
 		mean := make([]float64, len(out[j][0]))
 		metrics.Mean(mean, out[j])
 		ts := TaskScores{Task: t.Name}
