@@ -32,21 +32,10 @@ func (c *Config) check() error {
 	case c.Dtype != tensor.Float32 && c.Dtype != tensor.Float64:
 		return fmt.Errorf("engine: dtype %v, want float32 or float64", c.Dtype)
 	}
-	for j, t := range c.Tasks {
-		if t.Kind == data.Classification && t.Classes < 2 {
-			return fmt.Errorf("engine: task %s has %d classes", t.Name, t.Classes)
-		}
-		if t.Kind != data.Classification && t.Kind != data.Regression {
-			return fmt.Errorf("engine: task %d has kind %v", j, t.Kind)
+	for _, t := range c.Tasks {
+		if err := checkTask(t); err != nil {
+			return fmt.Errorf("engine: %w", err)
 		}
 	}
 	return nil
-}
-
-// outputs is the width of task t's head.
-func outputs(t data.Task) int {
-	if t.Kind == data.Classification {
-		return t.Classes
-	}
-	return 1
 }

@@ -38,4 +38,18 @@
 // batch's statistics (training mode), and the step graph reports them so
 // that the running statistics move once per step, as PyTorch's forward
 // pass in training mode does.
+//
+// Task kinds: what differs between a classification and a regression
+// task (the head's width, the targets' layout, the loss, what the
+// ensemble averages, the scores) is one entry of the table in tasks.go,
+// keyed by data.Kind, which the graphs, the inputs and the evaluation
+// read; a new kind of task is one entry there.
+//
+// The files follow the concerns: trainer.go (Trainer, the ensemble's
+// step), update.go (what a step does: Update, score scales, warm-up),
+// kernels.go (the kernels over outputs), evaluate.go, machine.go (a
+// worker's graphs), stepgraph.go, trunkgraph.go and predictgraph.go (one
+// graph each), inputs.go (a batch as the graphs read it), values.go
+// (copies between flat vectors and graph tensors), tasks.go, config.go,
+// particle.go and footprint.go (the graphs' memory).
 package engine

@@ -16,8 +16,8 @@ type TaskScores struct {
 }
 
 // Evaluate scores every particle and the ensemble on d, per task. The
-// ensemble predicts the mean of the particles' class probabilities (of
-// their outputs, for regression).
+// ensemble predicts the mean of the particles' predictions: their class
+// probabilities, or their outputs for regression (taskKind.predict).
 func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, error) {
 	k, m, n := len(tr.cfg.Tasks), len(tr.Particles), d.Len()
 	// out[j][i]: particle i's probabilities (or predictions) for task j,
@@ -49,12 +49,7 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 			}
 			for j, t := range tr.cfg.Tasks {
 				w := outputs(t)
-				dst := out[j][i][offset*w : (offset+b.Size())*w]
-				if t.Kind == data.Classification {
-					metrics.Softmax(dst, res[j], w)
-				} else {
-					copy(dst, res[j])
-				}
+				kindOf(t).predict(t, out[j][i][offset*w:(offset+b.Size())*w], res[j])
 			}
 			return nil
 		})
@@ -77,11 +72,11 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 		metrics.Mean(mean, out[j])
 		ts := TaskScores{Task: t.Name}
 		var err error
-		if ts.Ensemble, err = score(t, mean, labels[j]); err != nil {
+		if ts.Ensemble, err = kindOf(t).score(t, mean, labels[j]); err != nil {
 			return nil, err
 		}
 		for i := range m {
-			s, err := score(t, out[j][i], labels[j])
+			s, err := kindOf(t).score(t, out[j][i], labels[j])
 			if err != nil {
 				return nil, err
 			}

@@ -16,7 +16,7 @@ type Inputs struct {
 	N       int
 	cfg     *Config
 	x       *tensor.Dense   // Batch × InputShape, in the graphs' dtype
-	targets []*tensor.Dense // task j: Batch × C one-hot, or Batch values
+	targets []*tensor.Dense // task j: Batch × its kind's target shape
 	weight  *tensor.Dense   // Batch: 1/N for real rows, 0 for padding
 	buf     []float64       // scratch for Load
 }
@@ -30,13 +30,7 @@ func NewInputs(cfg *Config) *Inputs {
 		weight: tensor.New(tensor.WithShape(cfg.Batch), tensor.Of(cfg.Dtype)),
 	}
 	for _, t := range cfg.Tasks {
-		var y *tensor.Dense
-		if t.Kind == data.Classification {
-			y = tensor.New(tensor.WithShape(cfg.Batch, t.Classes), tensor.Of(cfg.Dtype))
-		} else {
-			y = tensor.New(tensor.WithShape(cfg.Batch), tensor.Of(cfg.Dtype))
-		}
-		in.targets = append(in.targets, y)
+		in.targets = append(in.targets, tensor.New(tensor.WithShape(targetShape(t, cfg.Batch)...), tensor.Of(cfg.Dtype)))
 	}
 	return in
 }
@@ -52,7 +46,8 @@ func (in *Inputs) scratch(n int) []float64 {
 }
 
 // Load lays b out. It fails if b has more examples than the configured
-// batch, or a class target outside its task's classes.
+// batch, or a target that is not one of its task's (a class outside its
+// task's classes).
 func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
 	n := b.Size()
 	if n > cfg.Batch || n == 0 {
@@ -72,18 +67,8 @@ func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
 	for j, t := range cfg.Tasks {
 		y := b.Targets[j][:n]
 		vals := in.scratch(in.targets[j].Shape().TotalSize())
-		if t.Kind == data.Regression {
-			for i, v := range y {
-				vals[i] = float64(v)
-			}
-		} else {
-			for i, v := range y {
-				c := int(v)
-				if float32(c) != v || c < 0 || c >= t.Classes {
-					return fmt.Errorf("engine: task %s: target %v of example %d is not a class 0..%d", t.Name, v, b.Index[i], t.Classes-1)
-				}
-				vals[i*t.Classes+c] = 1
-			}
+		if err := kindOf(t).encode(t, y, b.Index, vals); err != nil {
+			return fmt.Errorf("engine: %w", err)
 		}
 		setFloats(in.targets[j], vals)
 	}
@@ -117,12 +102,8 @@ func weightNode(g *gorgonia.ExprGraph, cfg *Config) *gorgonia.Node {
 // targetNode adds task's targets to g. Names are unique per task:
 // Gorgonia merges identical nodes in a graph.
 func targetNode(g *gorgonia.ExprGraph, cfg *Config, task int) *gorgonia.Node {
-	t := cfg.Tasks[task]
-	name := fmt.Sprintf("target%d", task)
-	if t.Kind == data.Classification {
-		return gorgonia.NewMatrix(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch, t.Classes), gorgonia.WithName(name))
-	}
-	return gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName(name))
+	shape := targetShape(cfg.Tasks[task], cfg.Batch)
+	return gorgonia.NewTensor(g, cfg.Dtype, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(fmt.Sprintf("target%d", task)))
 }
 
 // binding is a graph's own copy of an input. Gorgonia transposes a matrix

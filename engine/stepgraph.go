@@ -76,7 +76,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 			return nil, err
 		}
 		tasks[j].out = out
-		if tasks[j].loss, err = taskLoss(t, out, target, weight); err != nil {
+		if tasks[j].loss, err = kindOf(t).loss(out, target, weight); err != nil {
 			return nil, fmt.Errorf("engine: task %s loss: %w", t.Name, err)
 		}
 		tasks[j].wrt = heads[tj]

@@ -36,6 +36,7 @@ import (
 	"sync"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
@@ -85,9 +86,9 @@ func newModel(shape []int, tasks []data.Task) (models.Model, error) {
 	}
 	out := make([]int, len(tasks))
 	for j, t := range tasks {
-		out[j] = 1
-		if t.Kind == data.Classification {
-			out[j] = t.Classes
+		var err error
+		if out[j], err = engine.Outputs(t); err != nil {
+			return nil, err
 		}
 	}
 	return mlp.New(shape[0], []int{Hidden}, out...), nil
