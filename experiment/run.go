@@ -19,7 +19,6 @@ import (
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
-	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
 
@@ -526,30 +525,13 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 	}
 	for i, p := range r.Trainer.Particles {
 		trunkOpt, headOpts := r.Trainer.Optimizers(i)
-		cp := checkpoints.Particle{Trunk: p.Trunk, Heads: p.Heads, Stats: p.Stats}
-		s, err := optimizerState(trunkOpt)
-		if err != nil {
-			return nil, err
-		}
-		cp.TrunkOpt = s
+		cp := checkpoints.Particle{Trunk: p.Trunk, Heads: p.Heads, Stats: p.Stats, TrunkOpt: trunkOpt.State()}
 		for _, h := range headOpts {
-			s, err := optimizerState(h)
-			if err != nil {
-				return nil, err
-			}
-			cp.HeadOpts = append(cp.HeadOpts, s)
+			cp.HeadOpts = append(cp.HeadOpts, h.State())
 		}
 		c.Particles = append(c.Particles, cp)
 	}
 	return c, nil
-}
-
-func optimizerState(o optim.Optimizer) ([]float64, error) {
-	s, ok := o.(optim.Stateful)
-	if !ok {
-		return nil, fmt.Errorf("optimizer %T cannot save its state", o)
-	}
-	return s.State(), nil
 }
 
 // layout is the checkpoint layout of the ensemble's model.
@@ -637,11 +619,11 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 		}
 		copy(p.Stats, cp.Stats)
 		trunkOpt, headOpts := r.Trainer.Optimizers(i)
-		if err := restoreState(trunkOpt, cp.TrunkOpt, len(p.Trunk)); err != nil {
+		if err := trunkOpt.SetState(cp.TrunkOpt, len(p.Trunk)); err != nil {
 			return nil, fmt.Errorf("checkpoint particle %d trunk optimizer: %w", i, err)
 		}
 		for j, h := range headOpts {
-			if err := restoreState(h, cp.HeadOpts[j], len(p.Heads[j])); err != nil {
+			if err := h.SetState(cp.HeadOpts[j], len(p.Heads[j])); err != nil {
 				return nil, fmt.Errorf("checkpoint particle %d head %d optimizer: %w", i, j, err)
 			}
 		}
@@ -715,18 +697,4 @@ func batchesDone(e, b, s int) int {
 // stepsPerEpoch is the number of batches in an epoch.
 func (r *Run) stepsPerEpoch() int {
 	return (r.TrainSet.Len() + r.Settings.Batch - 1) / r.Settings.Batch
-}
-
-// restoreState checks that a saved state fits a vector of n parameters
-// (an optimiser's state is empty, or a whole number of such vectors plus
-// Adam's step count) and restores it.
-func restoreState(o optim.Optimizer, s []float64, n int) error {
-	st, ok := o.(optim.Stateful)
-	if !ok {
-		return fmt.Errorf("optimizer %T cannot restore its state", o)
-	}
-	if len(s) != 0 && len(s)%n != 0 && (len(s)-1)%n != 0 {
-		return fmt.Errorf("state of %d numbers does not fit %d parameters", len(s), n)
-	}
-	return st.SetState(s)
 }
