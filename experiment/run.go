@@ -73,7 +73,8 @@ type Run struct {
 	Best  string
 	Hooks Hooks
 
-	full Data // without the limits
+	full  Data       // without the limits
+	parts Components // what the caller built, nil where the settings name it
 
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
 	seconds      float64
@@ -99,15 +100,25 @@ var ErrUnsaved = errors.New("training interrupted, and its state could not be sa
 // run too big for the machine's memory is refused before it allocates,
 // with an error wrapping sysmem.ErrTooBig.
 func New(s Settings, d Data, workers int) (*Run, error) {
+	return NewWith(s, d, Components{}, workers)
+}
+
+// NewWith is New with parts built by the caller (Components) in place of
+// those the settings name.
+func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
+	own, err := c.method(s.Method)
+	if err != nil {
+		return nil, err
+	}
 	n := d.Train.Len()
 	if s.TrainLimit > 0 {
 		n = min(n, s.TrainLimit)
 	}
 	s.Resolve(n)
-	if err := s.Check(); err != nil {
+	if err := s.check(own); err != nil {
 		return nil, err
 	}
-	r := &Run{Settings: s, TrainSet: d.Train, ValidSet: d.Valid, TestSet: d.Test, Best: DefaultBest(s.Dataset), full: d}
+	r := &Run{Settings: s, TrainSet: d.Train, ValidSet: d.Valid, TestSet: d.Test, Best: DefaultBest(s.Dataset), full: d, parts: c}
 	if s.TrainLimit > 0 {
 		r.TrainSet = data.Limit(d.Train, s.TrainLimit)
 	}
@@ -117,7 +128,7 @@ func New(s Settings, d Data, workers int) (*Run, error) {
 			r.ValidSet = data.Limit(d.Valid, s.TestLimit)
 		}
 	}
-	cfg, err := s.engineConfig(d.Train)
+	cfg, err := s.engineConfig(d.Train, c)
 	if err != nil {
 		return nil, err
 	}
@@ -183,9 +194,12 @@ func (r *Run) History() []MetricsLine { return r.history }
 // ErrInterrupted, or an error wrapping ErrUnsaved if either failed. Every
 // failed save ends training with an error.
 func (r *Run) Train(ctx context.Context) error {
-	trunk, head, err := r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch())
-	if err != nil {
-		return err
+	trunk, head := r.parts.Trunk, r.parts.Head
+	if trunk == nil {
+		var err error
+		if trunk, head, err = r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch()); err != nil {
+			return err
+		}
 	}
 	schedule, err := r.Settings.LRSchedule()
 	if err != nil {
@@ -553,14 +567,7 @@ func layout(cfg *engine.Config) checkpoints.Layout {
 // ReadSettings returns the settings recorded in a checkpoint, to load the
 // data it needs before Restore.
 func ReadSettings(c *checkpoints.Checkpoint) (Settings, error) {
-	var s Settings
-	if err := json.Unmarshal(c.Settings, &s); err != nil {
-		return s, fmt.Errorf("checkpoint settings: %w", err)
-	}
-	if err := s.Check(); err != nil {
-		return s, fmt.Errorf("checkpoint settings: %w", err)
-	}
-	return s, nil
+	return readSettings(c, Components{})
 }
 
 // Open loads the checkpoint in dir (or, if dir is a run's directory, in
@@ -594,11 +601,18 @@ func Open(dir, dataDir string, workers int) (*Run, string, error) {
 // Restore rebuilds the run a checkpoint recorded, with the data sets of
 // its settings (LoadData), positioned to continue where it stopped.
 func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
-	s, err := ReadSettings(c)
+	return RestoreWith(c, d, Components{}, workers)
+}
+
+// RestoreWith is Restore for a run started by NewWith, given the same
+// components; a model whose parameters do not fit the checkpoint's
+// layout is refused.
+func RestoreWith(c *checkpoints.Checkpoint, d Data, comps Components, workers int) (*Run, error) {
+	s, err := readSettings(c, comps)
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(s, d, workers)
+	r, err := NewWith(s, d, comps, workers)
 	if errors.Is(err, sysmem.ErrTooBig) {
 		return nil, fmt.Errorf("checkpoint settings: %w", err)
 	}

@@ -16,6 +16,11 @@
 // registered too. The toy problems have their own registry in package
 // particles/toy: they are densities, without data, models or
 // checkpoints.
+//
+// A run can also be driven from Go with parts built there rather than
+// registered: NewWith and RestoreWith take a models.Model and the
+// trunk and head rules (Components) beside the settings and the data,
+// and run the same loop, checkpoints and resume (see the example).
 package experiment
 
 import (
@@ -222,7 +227,11 @@ func Defaults(dataset string) Settings {
 }
 
 // Check reports the first setting that cannot make a run.
-func (s Settings) Check() error {
+func (s Settings) Check() error { return s.check(nil) }
+
+// check is Check with the rules' method given (own, for rules built by
+// the caller: Components) rather than looked up by name.
+func (s Settings) check(own *Method) error {
 	// Every float flag must be finite: an infinite or NaN value passes the
 	// range checks below (NaN compares false) and only fails, with a
 	// misleading message, once training has produced non-finite weights.
@@ -273,6 +282,9 @@ func (s Settings) Check() error {
 		return fmt.Errorf("-dtype must be float32 or float64, got %q", s.Dtype)
 	}
 	method, err := LookupMethod(s.Method)
+	if own != nil {
+		method, err = *own, nil
+	}
 	if err != nil {
 		return fmt.Errorf("-%w", err)
 	}
@@ -449,10 +461,10 @@ func (s Settings) model(d data.Dataset) (models.Model, error) {
 	return models.Independent{Nets: nets}, nil
 }
 
-// engineConfig is the ensemble configuration for the settings and a data
-// set.
-func (s Settings) engineConfig(d data.Dataset) (*engine.Config, error) {
-	m, err := s.model(d)
+// engineConfig is the ensemble configuration for the settings, the
+// components the caller built and a data set.
+func (s Settings) engineConfig(d data.Dataset, c Components) (*engine.Config, error) {
+	m, err := c.model(s, d)
 	if err != nil {
 		return nil, err
 	}
