@@ -34,8 +34,9 @@
 // tensors, each row-major, concatenated), then each head vector in task
 // order, then the statistics vector (empty without statistics). The
 // optimizer file holds, in the same order, each vector's
-// optimiser state (for SGD the momentum buffer; for Adam the step count,
-// then the first and then the second moment estimates).
+// optimiser state as package optim lays it out (optim.Stateful: for SGD
+// the momentum buffer; for Adam the step count, then the first and then
+// the second moment estimates).
 //
 // The random state needed to continue identically is the settings' seed
 // with epoch and batch: the shuffled order of an epoch depends on the seed

@@ -3,10 +3,10 @@ package experiment
 import (
 	"fmt"
 
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/particles"
-	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // checkMemory refuses a run whose least memory, estimated before anything
@@ -14,7 +14,7 @@ import (
 // too much, Go dies with a fatal out-of-memory error that says nothing of
 // the flag behind it. evalExamples is the size of the largest set the run
 // evaluates, workers the graphs run at once.
-func (s Settings) checkMemory(cfg *network.Config, evalExamples, workers int) error {
+func (s Settings) checkMemory(cfg *engine.Config, evalExamples, workers int) error {
 	parts, err := s.memory(cfg, evalExamples, workers)
 	if err != nil {
 		return err
@@ -28,7 +28,7 @@ func (s Settings) checkMemory(cfg *network.Config, evalExamples, workers int) er
 // the update rules keep (the kernel matrices), the workers' graphs and the
 // batch, and the evaluation's predictions (every particle's, for every
 // example of a set).
-func (s Settings) memory(cfg *network.Config, evalExamples, workers int) ([]sysmem.Part, error) {
+func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysmem.Part, error) {
 	m := cfg.Model
 	trunk, stats := float64(models.Size(m.TrunkParams())), float64(models.Size(m.TrunkStats()))
 	heads, widest, outputs := 0.0, 0, 0.0
@@ -55,7 +55,7 @@ func (s Settings) memory(cfg *network.Config, evalExamples, workers int) ([]sysm
 		rules = particles.KernelMemory(s.Particles, int(trunk)) + particles.KernelMemory(s.Particles, widest)
 	}
 
-	f, err := network.GraphFootprint(cfg)
+	f, err := engine.GraphFootprint(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (s Settings) memory(cfg *network.Config, evalExamples, workers int) ([]sysm
 		input *= float64(d)
 	}
 	batch := float64(cfg.Batch)
-	workers = min(max(1, workers), s.Particles) // as network.NewEnsemble
+	workers = min(max(1, workers), s.Particles) // as engine.New
 	graphs := float64(workers)*f.Bytes(cfg.Batch) +
 		batch*input*4 + batch*(input+outputs+1)*float64(cfg.Dtype.Size()) // the batch as read, and as the graphs read it
 

@@ -64,7 +64,7 @@ func TestMemoryOfCelebARun(t *testing.T) {
 	for range 10 {
 		tasks = append(tasks, data.Task{Name: "a", Kind: data.Classification, Classes: 2})
 	}
-	cfg, err := s.networkConfig(shaped{tasks: tasks, shape: []int{3, 64, 64}})
+	cfg, err := s.engineConfig(shaped{tasks: tasks, shape: []int{3, 64, 64}}, Components{})
 	if err != nil {
 		t.Fatal(err)
 	}

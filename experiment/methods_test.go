@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/particles"
-	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // One step of each method moves the parameters as its definition says,
@@ -30,21 +30,21 @@ func TestOneStepPerMethod(t *testing.T) {
 			batches := data.Epoch(r.TrainSet, s.Batch, true, s.Seed, 0)
 			batches.Next()
 			b := batches.Batch()
-			cfg := r.Ensemble.Config()
-			in := network.NewInputs(cfg)
+			cfg := r.Trainer.Config()
+			in := engine.NewInputs(cfg)
 			if err := in.Load(cfg, b); err != nil {
 				t.Fatal(err)
 			}
-			m, k := len(r.Ensemble.Particles), 2
+			m, k := len(r.Trainer.Particles), 2
 			trunks := make([][]float64, m)
 			heads := [][][]float64{make([][]float64, m), make([][]float64, m)}
 			ts := [][][]float64{make([][]float64, m), make([][]float64, m)} // trunk scores
 			hs := [][][]float64{make([][]float64, m), make([][]float64, m)} // head scores
 			losses := [][]float64{make([]float64, m), make([]float64, m)}
-			for i, p := range r.Ensemble.Particles {
+			for i, p := range r.Trainer.Particles {
 				trunks[i] = slices.Clone(p.Trunk)
-				g := network.NewGrads(cfg)
-				if err := r.Ensemble.Gradients(i, in, g); err != nil {
+				g := engine.NewGrads(cfg)
+				if err := r.Trainer.Gradients(i, in, g); err != nil {
 					t.Fatal(err)
 				}
 				for j := range k {
@@ -118,10 +118,10 @@ func TestOneStepPerMethod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := r.Ensemble.Step(b, network.Update{Trunk: trunkRule, Head: headRule}); err != nil {
+			if _, err := r.Trainer.Step(b, engine.Update{Trunk: trunkRule, Head: headRule}); err != nil {
 				t.Fatal(err)
 			}
-			for i, p := range r.Ensemble.Particles {
+			for i, p := range r.Trainer.Particles {
 				for d := range p.Trunk {
 					if want := trunks[i][d] + lr*trunkDir[i][d]; math.Abs(p.Trunk[d]-want) > 1e-9 {
 						t.Fatalf("particle %d trunk[%d] = %.12g, want %.12g", i, d, p.Trunk[d], want)

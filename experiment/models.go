@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/internal/registry"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/lenet"
@@ -55,17 +56,16 @@ func init() {
 	RegisterModel(Model{Name: "resnet18", New: newResNet18})
 }
 
-// outputs is the width of each task's head: its classes, or one value
-// for regression.
-func outputs(tasks []data.Task) []int {
+// outputs is the width of each task's head (engine.Outputs) for model.
+func outputs(model string, tasks []data.Task) ([]int, error) {
 	out := make([]int, len(tasks))
 	for j, t := range tasks {
-		out[j] = 1
-		if t.Kind == data.Classification {
-			out[j] = t.Classes
+		var err error
+		if out[j], err = engine.Outputs(t); err != nil {
+			return nil, fmt.Errorf("%s: %w", model, err)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // classification refuses tasks that are not classification tasks, for a
@@ -87,7 +87,11 @@ func newLeNet(shape []int, tasks []data.Task) (models.Model, error) {
 	if err := classification("lenet", tasks); err != nil {
 		return nil, err
 	}
-	return lenet.New(outputs(tasks)...), nil
+	out, err := outputs("lenet", tasks)
+	if err != nil {
+		return nil, err
+	}
+	return lenet.New(out...), nil
 }
 
 // MLPHidden are the hidden layer widths of the paper's SARCOS MLP.
@@ -98,7 +102,11 @@ func newMLP(shape []int, tasks []data.Task) (models.Model, error) {
 	if len(shape) != 1 {
 		return nil, fmt.Errorf("mlp: inputs of shape %v, want a vector", shape)
 	}
-	return mlp.New(shape[0], MLPHidden, outputs(tasks)...), nil
+	out, err := outputs("mlp", tasks)
+	if err != nil {
+		return nil, err
+	}
+	return mlp.New(shape[0], MLPHidden, out...), nil
 }
 
 // newResNet18 is the CelebA ResNet-18: 3×64×64 images, classification
@@ -110,5 +118,9 @@ func newResNet18(shape []int, tasks []data.Task) (models.Model, error) {
 	if err := classification("resnet18", tasks); err != nil {
 		return nil, err
 	}
-	return resnet18.New(outputs(tasks)...), nil
+	out, err := outputs("resnet18", tasks)
+	if err != nil {
+		return nil, err
+	}
+	return resnet18.New(out...), nil
 }

@@ -14,13 +14,12 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
-	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
-	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // MetricsLine is one line of OUT/metrics.jsonl: one task's scores on one
@@ -62,7 +61,7 @@ type Run struct {
 	// also limits the validation set). ValidSet is nil if the data set
 	// has no validation split.
 	TrainSet, ValidSet, TestSet data.Dataset
-	Ensemble                    *network.Ensemble
+	Trainer                     *engine.Trainer
 
 	// Out is the run's directory: metrics.jsonl, last/ and best/.
 	Out string
@@ -74,7 +73,8 @@ type Run struct {
 	Best  string
 	Hooks Hooks
 
-	full Data // without the limits
+	full  Data       // without the limits
+	parts Components // what the caller built, nil where the settings name it
 
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
 	seconds      float64
@@ -100,15 +100,25 @@ var ErrUnsaved = errors.New("training interrupted, and its state could not be sa
 // run too big for the machine's memory is refused before it allocates,
 // with an error wrapping sysmem.ErrTooBig.
 func New(s Settings, d Data, workers int) (*Run, error) {
+	return NewWith(s, d, Components{}, workers)
+}
+
+// NewWith is New with parts built by the caller (Components) in place of
+// those the settings name.
+func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
+	own, err := c.method(s.Method)
+	if err != nil {
+		return nil, err
+	}
 	n := d.Train.Len()
 	if s.TrainLimit > 0 {
 		n = min(n, s.TrainLimit)
 	}
 	s.Resolve(n)
-	if err := s.Check(); err != nil {
+	if err := s.check(own); err != nil {
 		return nil, err
 	}
-	r := &Run{Settings: s, TrainSet: d.Train, ValidSet: d.Valid, TestSet: d.Test, Best: DefaultBest(s.Dataset), full: d}
+	r := &Run{Settings: s, TrainSet: d.Train, ValidSet: d.Valid, TestSet: d.Test, Best: DefaultBest(s.Dataset), full: d, parts: c}
 	if s.TrainLimit > 0 {
 		r.TrainSet = data.Limit(d.Train, s.TrainLimit)
 	}
@@ -118,7 +128,7 @@ func New(s Settings, d Data, workers int) (*Run, error) {
 			r.ValidSet = data.Limit(d.Valid, s.TestLimit)
 		}
 	}
-	cfg, err := s.networkConfig(d.Train)
+	cfg, err := s.engineConfig(d.Train, c)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +139,7 @@ func New(s Settings, d Data, workers int) (*Run, error) {
 	if err := s.checkMemory(cfg, evaluated, workers); err != nil {
 		return nil, err
 	}
-	if r.Ensemble, err = network.NewEnsemble(cfg, s.Particles, s.Seed, s.NewOptimizer, workers); err != nil {
+	if r.Trainer, err = engine.New(cfg, s.Particles, s.Seed, s.NewOptimizer, workers); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -184,19 +194,22 @@ func (r *Run) History() []MetricsLine { return r.history }
 // ErrInterrupted, or an error wrapping ErrUnsaved if either failed. Every
 // failed save ends training with an error.
 func (r *Run) Train(ctx context.Context) error {
-	trunk, head, err := r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch())
-	if err != nil {
-		return err
+	trunk, head := r.parts.Trunk, r.parts.Head
+	if trunk == nil {
+		var err error
+		if trunk, head, err = r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch()); err != nil {
+			return err
+		}
 	}
 	schedule, err := r.Settings.LRSchedule()
 	if err != nil {
 		return err
 	}
-	scale, err := network.ParseScoreScale(r.Settings.ScoreScale)
+	scale, err := engine.ParseScoreScale(r.Settings.ScoreScale)
 	if err != nil {
 		return err
 	}
-	space, err := network.ParseKernelSpace(r.Settings.KernelOn)
+	space, err := engine.ParseKernelSpace(r.Settings.KernelOn)
 	if err != nil {
 		return err
 	}
@@ -213,8 +226,8 @@ func (r *Run) Train(ctx context.Context) error {
 	k := len(r.TrainSet.Tasks())
 	for r.epoch < r.Settings.Epochs {
 		lr := schedule.LR(r.epoch)
-		r.Ensemble.SetLR(lr)
-		u := network.Update{
+		r.Trainer.SetLR(lr)
+		u := engine.Update{
 			Trunk: trunk, Head: head, Warmup: r.epoch < r.Settings.Warmup, Scale: scale, Examples: r.TrainSet.Len(),
 			Kernel: space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
 		}
@@ -239,13 +252,13 @@ func (r *Run) Train(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return interrupted()
 			}
-			losses, err := r.Ensemble.Step(batches.Batch(), u)
+			losses, err := r.Trainer.Step(batches.Batch(), u)
 			if err != nil {
 				return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
 			}
 			r.batch++
 			if diag, ok := trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !u.Warmup {
-				r.Hooks.QP(r.Ensemble.Steps, diag.Diagnostics())
+				r.Hooks.QP(r.Trainer.Steps, diag.Diagnostics())
 			}
 			for j, l := range losses {
 				for _, v := range l {
@@ -256,7 +269,7 @@ func (r *Run) Train(ctx context.Context) error {
 			if r.Hooks.Step != nil {
 				r.Hooks.Step(r.epoch, r.batch, mean)
 			}
-			if r.CheckpointEvery > 0 && r.Ensemble.Steps%r.CheckpointEvery == 0 {
+			if r.CheckpointEvery > 0 && r.Trainer.Steps%r.CheckpointEvery == 0 {
 				r.seconds += time.Since(start).Seconds()
 				start = time.Now()
 				if err := r.save("last"); err != nil {
@@ -331,13 +344,13 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 		if split.set == nil {
 			continue
 		}
-		scores, err := r.Ensemble.Evaluate(ctx, split.set)
+		scores, err := r.Trainer.Evaluate(ctx, split.set)
 		if err != nil {
 			return nil, fmt.Errorf("evaluating on %s: %w", split.set.Name(), err)
 		}
 		for j, s := range scores {
 			lines = append(lines, MetricsLine{
-				Epoch: r.epoch + 1, Step: r.Ensemble.Steps, Split: split.name, Task: s.Task, LR: lr,
+				Epoch: r.epoch + 1, Step: r.Trainer.Steps, Split: split.name, Task: s.Task, LR: lr,
 				Loss: r.lossSum[j] / float64(max(1, r.batch)), Score: s.Ensemble, Particles: s.Particles,
 			})
 		}
@@ -468,9 +481,9 @@ func (r *Run) saveVerified() error {
 	if err != nil {
 		return fmt.Errorf("%s was saved but does not load back: %w", dir, err)
 	}
-	if c.Epoch != r.epoch || c.Batch != r.batch || c.Step != r.Ensemble.Steps {
+	if c.Epoch != r.epoch || c.Batch != r.batch || c.Step != r.Trainer.Steps {
 		return fmt.Errorf("%s was saved but loads back at epoch %d batch %d step %d, not %d, %d, %d",
-			dir, c.Epoch, c.Batch, c.Step, r.epoch, r.batch, r.Ensemble.Steps)
+			dir, c.Epoch, c.Batch, c.Step, r.epoch, r.batch, r.Trainer.Steps)
 	}
 	return nil
 }
@@ -521,39 +534,22 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 		return nil, err
 	}
 	c := &checkpoints.Checkpoint{
-		Settings: settings, Epoch: r.epoch, Batch: r.batch, Step: r.Ensemble.Steps,
-		Metrics: state, Layout: layout(r.Ensemble.Config()),
+		Settings: settings, Epoch: r.epoch, Batch: r.batch, Step: r.Trainer.Steps,
+		Metrics: state, Layout: layout(r.Trainer.Config()),
 	}
-	for i, p := range r.Ensemble.Particles {
-		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
-		cp := checkpoints.Particle{Trunk: p.Trunk, Heads: p.Heads, Stats: p.Stats}
-		s, err := optimizerState(trunkOpt)
-		if err != nil {
-			return nil, err
-		}
-		cp.TrunkOpt = s
+	for i, p := range r.Trainer.Particles {
+		trunkOpt, headOpts := r.Trainer.Optimizers(i)
+		cp := checkpoints.Particle{Trunk: p.Trunk, Heads: p.Heads, Stats: p.Stats, TrunkOpt: trunkOpt.State()}
 		for _, h := range headOpts {
-			s, err := optimizerState(h)
-			if err != nil {
-				return nil, err
-			}
-			cp.HeadOpts = append(cp.HeadOpts, s)
+			cp.HeadOpts = append(cp.HeadOpts, h.State())
 		}
 		c.Particles = append(c.Particles, cp)
 	}
 	return c, nil
 }
 
-func optimizerState(o optim.Optimizer) ([]float64, error) {
-	s, ok := o.(optim.Stateful)
-	if !ok {
-		return nil, fmt.Errorf("optimizer %T cannot save its state", o)
-	}
-	return s.State(), nil
-}
-
 // layout is the checkpoint layout of the ensemble's model.
-func layout(cfg *network.Config) checkpoints.Layout {
+func layout(cfg *engine.Config) checkpoints.Layout {
 	tensors := func(ps []models.Param) []checkpoints.Tensor {
 		var ts []checkpoints.Tensor
 		for _, p := range ps {
@@ -571,14 +567,7 @@ func layout(cfg *network.Config) checkpoints.Layout {
 // ReadSettings returns the settings recorded in a checkpoint, to load the
 // data it needs before Restore.
 func ReadSettings(c *checkpoints.Checkpoint) (Settings, error) {
-	var s Settings
-	if err := json.Unmarshal(c.Settings, &s); err != nil {
-		return s, fmt.Errorf("checkpoint settings: %w", err)
-	}
-	if err := s.Check(); err != nil {
-		return s, fmt.Errorf("checkpoint settings: %w", err)
-	}
-	return s, nil
+	return readSettings(c, Components{})
 }
 
 // Open loads the checkpoint in dir (or, if dir is a run's directory, in
@@ -612,36 +601,43 @@ func Open(dir, dataDir string, workers int) (*Run, string, error) {
 // Restore rebuilds the run a checkpoint recorded, with the data sets of
 // its settings (LoadData), positioned to continue where it stopped.
 func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
-	s, err := ReadSettings(c)
+	return RestoreWith(c, d, Components{}, workers)
+}
+
+// RestoreWith is Restore for a run started by NewWith, given the same
+// components; a model whose parameters do not fit the checkpoint's
+// layout is refused.
+func RestoreWith(c *checkpoints.Checkpoint, d Data, comps Components, workers int) (*Run, error) {
+	s, err := readSettings(c, comps)
 	if err != nil {
 		return nil, err
 	}
-	r, err := New(s, d, workers)
+	r, err := NewWith(s, d, comps, workers)
 	if errors.Is(err, sysmem.ErrTooBig) {
 		return nil, fmt.Errorf("checkpoint settings: %w", err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := layout(r.Ensemble.Config()).Equal(c.Layout); err != nil {
+	if err := layout(r.Trainer.Config()).Equal(c.Layout); err != nil {
 		return nil, fmt.Errorf("checkpoint does not fit the model %s: %w", s.Model, err)
 	}
-	if len(c.Particles) != len(r.Ensemble.Particles) {
-		return nil, fmt.Errorf("checkpoint has %d particles, its settings say %d", len(c.Particles), len(r.Ensemble.Particles))
+	if len(c.Particles) != len(r.Trainer.Particles) {
+		return nil, fmt.Errorf("checkpoint has %d particles, its settings say %d", len(c.Particles), len(r.Trainer.Particles))
 	}
-	for i, p := range r.Ensemble.Particles {
+	for i, p := range r.Trainer.Particles {
 		cp := c.Particles[i]
 		copy(p.Trunk, cp.Trunk)
 		for j := range p.Heads {
 			copy(p.Heads[j], cp.Heads[j])
 		}
 		copy(p.Stats, cp.Stats)
-		trunkOpt, headOpts := r.Ensemble.Optimizers(i)
-		if err := restoreState(trunkOpt, cp.TrunkOpt, len(p.Trunk)); err != nil {
+		trunkOpt, headOpts := r.Trainer.Optimizers(i)
+		if err := trunkOpt.SetState(cp.TrunkOpt, len(p.Trunk)); err != nil {
 			return nil, fmt.Errorf("checkpoint particle %d trunk optimizer: %w", i, err)
 		}
 		for j, h := range headOpts {
-			if err := restoreState(h, cp.HeadOpts[j], len(p.Heads[j])); err != nil {
+			if err := h.SetState(cp.HeadOpts[j], len(p.Heads[j])); err != nil {
 				return nil, fmt.Errorf("checkpoint particle %d head %d optimizer: %w", i, j, err)
 			}
 		}
@@ -655,7 +651,7 @@ func Restore(c *checkpoints.Checkpoint, d Data, workers int) (*Run, error) {
 	if err := r.checkPosition(c, state); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	r.epoch, r.batch, r.Ensemble.Steps = c.Epoch, c.Batch, c.Step
+	r.epoch, r.batch, r.Trainer.Steps = c.Epoch, c.Batch, c.Step
 	r.seconds, r.history, r.lossSum = state.Seconds, state.History, state.LossSum
 	switch {
 	case state.BestEpoch == nil:
@@ -715,18 +711,4 @@ func batchesDone(e, b, s int) int {
 // stepsPerEpoch is the number of batches in an epoch.
 func (r *Run) stepsPerEpoch() int {
 	return (r.TrainSet.Len() + r.Settings.Batch - 1) / r.Settings.Batch
-}
-
-// restoreState checks that a saved state fits a vector of n parameters
-// (an optimiser's state is empty, or a whole number of such vectors plus
-// Adam's step count) and restores it.
-func restoreState(o optim.Optimizer, s []float64, n int) error {
-	st, ok := o.(optim.Stateful)
-	if !ok {
-		return fmt.Errorf("optimizer %T cannot restore its state", o)
-	}
-	if len(s) != 0 && len(s)%n != 0 && (len(s)-1)%n != 0 {
-		return fmt.Errorf("state of %d numbers does not fit %d parameters", len(s), n)
-	}
-	return st.SetState(s)
 }

@@ -145,8 +145,8 @@ func exactResume(t *testing.T, method string) {
 		t.Fatalf("interrupted run returned %v", err)
 	}
 	r = resume(t, interrupted, 2)
-	if r.epoch != 1 || r.batch != 1 || r.Ensemble.Steps != 4 {
-		t.Fatalf("resumed at epoch %d batch %d step %d, want 1, 1, 4", r.epoch, r.batch, r.Ensemble.Steps)
+	if r.epoch != 1 || r.batch != 1 || r.Trainer.Steps != 4 {
+		t.Fatalf("resumed at epoch %d batch %d step %d, want 1, 1, 4", r.epoch, r.batch, r.Trainer.Steps)
 	}
 	if err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)
@@ -175,7 +175,7 @@ func TestRoundTripAndBest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scores, err := back.Ensemble.Evaluate(context.Background(), back.TestSet)
+		scores, err := back.Trainer.Evaluate(context.Background(), back.TestSet)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,8 +196,8 @@ func TestRoundTripAndBest(t *testing.T) {
 	}
 }
 
-// A checkpoint of another model, or with another particle count, is
-// refused with a clear error.
+// A checkpoint of another model, or with an optimiser state that is not
+// one for its parameters, is refused with a clear error.
 func TestRestoreRefusesMismatch(t *testing.T) {
 	out := t.TempDir()
 	if err := newRun(t, testSettings(1), out).Train(context.Background()); err != nil {
@@ -210,6 +210,15 @@ func TestRestoreRefusesMismatch(t *testing.T) {
 	c.Layout.Trunk[0].Shape = []int{10, 1, 7, 7}
 	if _, err := Restore(c, Data{Train: train, Test: test}, 1); err == nil || err.Error() != "checkpoint does not fit the model lenet: the trunk tensor 0 is conv1.weight [10 1 9 9], not conv1.weight [10 1 7 7]" {
 		t.Errorf("error %v", err)
+	}
+
+	if c, err = checkpoints.Load(filepath.Join(out, "last")); err != nil {
+		t.Fatal(err)
+	}
+	c.Particles[1].HeadOpts[0] = c.Particles[1].HeadOpts[0][1:]
+	want := "checkpoint particle 1 head 0 optimizer: sgd: a state of 509 numbers is not the momentum of 510 parameters"
+	if _, err := Restore(c, Data{Train: train, Test: test}, 1); err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }
 

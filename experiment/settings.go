@@ -16,6 +16,11 @@
 // registered too. The toy problems have their own registry in package
 // particles/toy: they are densities, without data, models or
 // checkpoints.
+//
+// A run can also be driven from Go with parts built there rather than
+// registered: NewWith and RestoreWith take a models.Model and the
+// trunk and head rules (Components) beside the settings and the data,
+// and run the same loop, checkpoints and resume (see the example).
 package experiment
 
 import (
@@ -28,10 +33,10 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
-	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // Settings define a run: a checkpoint records them, and they rebuild the
@@ -64,14 +69,14 @@ type Settings struct {
 	// Presets); a flag given beside it overrides its own setting, and
 	// these fields record what the run used.
 	Preset string `json:"preset,omitempty"`
-	// ScoreScale is network.ScoreScales' mean, sum or normalized ("" is
+	// ScoreScale is engine.ScoreScales' mean, sum or normalized ("" is
 	// mean, as before the setting existed).
 	ScoreScale string `json:"score_scale,omitempty"`
 	// UTerms is "full" (Equation Uij-1, four terms) or "first" (the
 	// kernel-weighted score products only, as the authors' code); "" is
 	// full.
 	UTerms string `json:"u_terms,omitempty"`
-	// KernelOn is network.KernelSpaces' params (the kernels over the
+	// KernelOn is engine.KernelSpaces' params (the kernels over the
 	// parameter vectors, as Algorithm 1) or outputs (over the trunk's
 	// features and the heads' outputs on the batch, as the authors'
 	// code); "" is params.
@@ -222,7 +227,11 @@ func Defaults(dataset string) Settings {
 }
 
 // Check reports the first setting that cannot make a run.
-func (s Settings) Check() error {
+func (s Settings) Check() error { return s.check(nil) }
+
+// check is Check with the rules' method given (own, for rules built by
+// the caller: Components) rather than looked up by name.
+func (s Settings) check(own *Method) error {
 	// Every float flag must be finite: an infinite or NaN value passes the
 	// range checks below (NaN compares false) and only fails, with a
 	// misleading message, once training has produced non-finite weights.
@@ -273,6 +282,9 @@ func (s Settings) Check() error {
 		return fmt.Errorf("-dtype must be float32 or float64, got %q", s.Dtype)
 	}
 	method, err := LookupMethod(s.Method)
+	if own != nil {
+		method, err = *own, nil
+	}
 	if err != nil {
 		return fmt.Errorf("-%w", err)
 	}
@@ -282,14 +294,14 @@ func (s Settings) Check() error {
 	if _, err := s.LRSchedule(); err != nil {
 		return err
 	}
-	if _, err := network.ParseScoreScale(s.ScoreScale); err != nil {
+	if _, err := engine.ParseScoreScale(s.ScoreScale); err != nil {
 		return fmt.Errorf("-score-scale: %w", err)
 	}
-	space, err := network.ParseKernelSpace(s.KernelOn)
+	space, err := engine.ParseKernelSpace(s.KernelOn)
 	if err != nil {
 		return fmt.Errorf("-kernel-on: %w", err)
 	}
-	if space == network.KernelOutputs {
+	if space == engine.KernelOutputs {
 		switch {
 		case !method.Kernels:
 			return fmt.Errorf("-kernel-on outputs places the kernels of %s; %s has none",
@@ -449,10 +461,10 @@ func (s Settings) model(d data.Dataset) (models.Model, error) {
 	return models.Independent{Nets: nets}, nil
 }
 
-// networkConfig is the ensemble configuration for the settings and a data
-// set.
-func (s Settings) networkConfig(d data.Dataset) (*network.Config, error) {
-	m, err := s.model(d)
+// engineConfig is the ensemble configuration for the settings, the
+// components the caller built and a data set.
+func (s Settings) engineConfig(d data.Dataset, c Components) (*engine.Config, error) {
+	m, err := c.model(s, d)
 	if err != nil {
 		return nil, err
 	}
@@ -460,5 +472,5 @@ func (s Settings) networkConfig(d data.Dataset) (*network.Config, error) {
 	if s.Dtype == "float64" {
 		dt = tensor.Float64
 	}
-	return &network.Config{Model: m, Tasks: d.Tasks(), Batch: s.Batch, Dtype: dt}, nil
+	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: s.Batch, Dtype: dt}, nil
 }

@@ -5,7 +5,9 @@
 // An optimiser minimises: Step moves x against grad. Particle rules produce
 // ascent directions φ, so the trainer passes −φ as the gradient. Each
 // optimiser keeps per-coordinate state for one vector of fixed length; use one
-// optimiser per parameter vector (per particle, per trunk or head).
+// optimiser per parameter vector (per particle, per trunk or head). The
+// state is the optimiser's to lay out and check (Stateful): checkpoints
+// store it as the flat vector State returns and hand it back to SetState.
 package optim
 
 import (
@@ -13,12 +15,14 @@ import (
 	"math"
 )
 
-// Optimizer updates a parameter vector from its gradient.
+// Optimizer updates a parameter vector from its gradient, and saves and
+// restores its state so that a run can be checkpointed and resumed.
 type Optimizer interface {
 	// Step updates x in place from grad, which has the same length.
 	Step(x, grad []float64) error
 	// SetLR sets the learning rate of the following steps, for schedules.
 	SetLR(lr float64)
+	Stateful
 }
 
 // SGD is stochastic gradient descent with momentum, as torch.optim.SGD with
@@ -105,24 +109,34 @@ func (o *Adam) Step(x, grad []float64) error {
 }
 
 // Stateful is an optimiser whose state can be saved and restored, for
-// checkpoints: SetState(State()) on a fresh optimiser with the same
-// hyperparameters continues exactly as the original would.
+// checkpoints: SetState(State(), n) on a fresh optimiser with the same
+// hyperparameters continues exactly as the original would. The state is
+// one flat vector in the optimiser's own layout, which it alone reads and
+// checks; a checkpoint stores it as it is.
 type Stateful interface {
-	// State returns a copy of the state as plain numbers.
+	// State returns a copy of the state as plain numbers, nothing before
+	// the first step.
 	State() []float64
-	// SetState restores a state returned by State.
-	SetState(s []float64) error
+	// SetState restores a state State returned for a vector of n
+	// parameters, and refuses one that is not such a state (a damaged
+	// or mismatched checkpoint's).
+	SetState(s []float64, n int) error
 }
 
-// State is the momentum buffer, or nothing before the first step.
+// State is the momentum buffer, or nothing before the first step (or
+// without momentum).
 func (o *SGD) State() []float64 { return append([]float64(nil), o.buf...) }
 
-// SetState restores the momentum buffer.
-func (o *SGD) SetState(s []float64) error {
+// SetState restores the momentum buffer of n parameters.
+func (o *SGD) SetState(s []float64, n int) error {
 	o.buf = nil
-	if len(s) > 0 {
-		o.buf = append([]float64(nil), s...)
+	switch {
+	case len(s) == 0:
+		return nil
+	case len(s) != n:
+		return fmt.Errorf("sgd: a state of %d numbers is not the momentum of %d parameters", len(s), n)
 	}
+	o.buf = append([]float64(nil), s...)
 	return nil
 }
 
@@ -138,16 +152,17 @@ func (o *Adam) State() []float64 {
 	return append(s, o.v...)
 }
 
-// SetState restores the step count and moment estimates.
-func (o *Adam) SetState(s []float64) error {
-	if len(s) == 0 {
-		o.m, o.v, o.t = nil, nil, 0
+// SetState restores the step count and moment estimates of n parameters.
+func (o *Adam) SetState(s []float64, n int) error {
+	o.m, o.v, o.t = nil, nil, 0
+	switch {
+	case len(s) == 0:
 		return nil
+	case len(s) != 1+2*n:
+		return fmt.Errorf("adam: a state of %d numbers is not a step count and two moment vectors of %d parameters", len(s), n)
+	case !(s[0] >= 1 && s[0] <= math.MaxInt32) || s[0] != math.Trunc(s[0]):
+		return fmt.Errorf("adam: step count %v is not a positive whole number", s[0])
 	}
-	if len(s)%2 != 1 || s[0] < 1 || s[0] != math.Trunc(s[0]) {
-		return fmt.Errorf("adam: a state of %d numbers starting with %v is not a step count and two moment vectors", len(s), s[0])
-	}
-	n := (len(s) - 1) / 2
 	o.t = int(s[0])
 	o.m = append([]float64(nil), s[1:1+n]...)
 	o.v = append([]float64(nil), s[1+n:]...)

@@ -2,6 +2,7 @@ package optim
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -126,17 +127,12 @@ func TestExponential(t *testing.T) {
 	}
 }
 
-type saveable interface {
-	Optimizer
-	Stateful
-}
-
 // Saving the state after some steps and restoring it into a fresh
 // optimiser continues bit for bit as the original.
 func TestStateRoundTrip(t *testing.T) {
-	for name, fresh := range map[string]func() saveable{
-		"sgd":  func() saveable { return &SGD{LR: 0.1, Momentum: 0.9} },
-		"adam": func() saveable { return NewAdam(0.01) },
+	for name, fresh := range map[string]func() Optimizer{
+		"sgd":  func() Optimizer { return &SGD{LR: 0.1, Momentum: 0.9} },
+		"adam": func() Optimizer { return NewAdam(0.01) },
 	} {
 		grad := func(step int) []float64 { return []float64{math.Sin(float64(step)), float64(step) - 3, 0.5} }
 		a, x := fresh(), []float64{1, 2, 3}
@@ -144,7 +140,7 @@ func TestStateRoundTrip(t *testing.T) {
 			a.Step(x, grad(s))
 		}
 		b, y := fresh(), append([]float64(nil), x...)
-		if err := b.SetState(a.State()); err != nil {
+		if err := b.SetState(a.State(), len(y)); err != nil {
 			t.Fatal(err)
 		}
 		for s := 4; s < 8; s++ {
@@ -160,7 +156,31 @@ func TestStateRoundTrip(t *testing.T) {
 			t.Errorf("%s: a fresh optimiser has state", name)
 		}
 	}
-	if err := NewAdam(0.1).SetState([]float64{0.5, 1, 2}); err == nil {
-		t.Error("adam accepted a fractional step count")
+	for _, tc := range []struct {
+		o     Optimizer
+		state []float64
+		n     int
+		want  string
+	}{
+		{NewAdam(0.1), []float64{0.5, 1, 2}, 1, "step count 0.5 is not a positive whole number"},
+		{NewAdam(0.1), []float64{math.NaN(), 1, 2}, 1, "step count NaN is not a positive whole number"},
+		{NewAdam(0.1), []float64{1e300, 1, 2}, 1, "step count 1e+300 is not a positive whole number"},
+		{NewAdam(0.1), []float64{3, 1, 2, 4, 5}, 1, "a state of 5 numbers is not a step count and two moment vectors of 1 parameters"},
+		{NewAdam(0.1), []float64{3, 1, 2}, 2, "a state of 3 numbers is not a step count and two moment vectors of 2 parameters"},
+		{&SGD{LR: 0.1, Momentum: 0.9}, []float64{1, 2}, 3, "sgd: a state of 2 numbers is not the momentum of 3 parameters"},
+		{&SGD{LR: 0.1, Momentum: 0.9}, []float64{1, 2}, 0, "sgd: a state of 2 numbers is not the momentum of 0 parameters"},
+	} {
+		if err := tc.o.SetState(tc.state, tc.n); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%T state %v for %d parameters: error %v, want %q", tc.o, tc.state, tc.n, err, tc.want)
+		}
+		if len(tc.o.State()) != 0 {
+			t.Errorf("%T keeps a state it refused", tc.o)
+		}
+	}
+	// An empty state is a fresh optimiser's, whatever the length.
+	for _, o := range []Optimizer{NewAdam(0.1), &SGD{LR: 0.1, Momentum: 0.9}} {
+		if err := o.SetState(nil, 5); err != nil {
+			t.Errorf("%T: empty state: %v", o, err)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-"""PyTorch peer of BenchmarkStep (particles/network/bench_test.go).
+"""PyTorch peer of BenchmarkStep (engine/bench_test.go).
 
 One training step of M multi-task LeNets on CPU, as our MT-SGD step needs
 it: the trunk's gradient is taken separately for each of the two tasks

@@ -66,11 +66,11 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/metrics"
-	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // Options is everything an evaluation depends on.
@@ -137,14 +137,14 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 
 // Report is what -json prints.
 type Report struct {
-	Checkpoint string               `json:"checkpoint"`
-	Dataset    string               `json:"dataset"`
-	Method     string               `json:"method"`
-	Epoch      int                  `json:"epoch"`
-	Step       int                  `json:"step"`
-	Split      string               `json:"split"`
-	Examples   int                  `json:"examples"`
-	Tasks      []network.TaskScores `json:"tasks"`
+	Checkpoint string              `json:"checkpoint"`
+	Dataset    string              `json:"dataset"`
+	Method     string              `json:"method"`
+	Epoch      int                 `json:"epoch"`
+	Step       int                 `json:"step"`
+	Split      string              `json:"split"`
+	Examples   int                 `json:"examples"`
+	Tasks      []engine.TaskScores `json:"tasks"`
 }
 
 // ErrDiverged is returned, after the report is written, for a checkpoint
@@ -160,13 +160,13 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	scores, err := r.Ensemble.Evaluate(ctx, set)
+	scores, err := r.Trainer.Evaluate(ctx, set)
 	if err != nil {
 		return err
 	}
-	rep := Report{Checkpoint: dir, Dataset: r.Settings.Dataset, Method: r.Settings.Method, Epoch: r.Epoch(), Step: r.Ensemble.Steps,
+	rep := Report{Checkpoint: dir, Dataset: r.Settings.Dataset, Method: r.Settings.Method, Epoch: r.Epoch(), Step: r.Trainer.Steps,
 		Split: o.Split, Examples: set.Len(), Tasks: scores}
-	diverged := divergence(r.Ensemble.Particles, scores)
+	diverged := divergence(r.Trainer.Particles, scores)
 	if o.Reliability != "" {
 		if err := writeDiagrams(o.Reliability, rep); err != nil {
 			return errors.Join(err, diverged)
@@ -192,7 +192,7 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 
 // divergence says which parameters or scores are not finite, wrapping
 // ErrDiverged, or returns nil when all are.
-func divergence(ps []*network.Particle, scores []network.TaskScores) error {
+func divergence(ps []*engine.Particle, scores []engine.TaskScores) error {
 	var what []string
 	for i, p := range ps {
 		vecs := append([][]float64{p.Trunk, p.Stats}, p.Heads...)

@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
-	"github.com/mtsgd/mtsgd/particles/network"
 )
 
 // trainSmall trains a tiny run of s with data from dataDir and returns its
@@ -179,7 +179,7 @@ func TestCelebAFixture(t *testing.T) {
 	for j, task := range rep.Tasks {
 		line := history[2+j] // epoch 1: valid lines, then test lines
 		got, _ := json.Marshal(task)
-		want, _ := json.Marshal(network.TaskScores{Task: line.Task, Ensemble: line.Score, Particles: line.Particles})
+		want, _ := json.Marshal(engine.TaskScores{Task: line.Task, Ensemble: line.Score, Particles: line.Particles})
 		if line.Split != "test" || string(got) != string(want) {
 			t.Errorf("eval %s\ntraining's %s line %s", got, line.Split, want)
 		}

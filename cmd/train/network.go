@@ -115,7 +115,7 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	if o.Epochs > 0 {
 		r.Settings.Epochs = o.Epochs
 	}
-	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "step": r.Ensemble.Steps, "epochs": r.Settings.Epochs}).Info("resuming")
+	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "step": r.Trainer.Steps, "epochs": r.Settings.Epochs}).Info("resuming")
 	return trainNetwork(ctx, o, r)
 }
 

@@ -2,7 +2,7 @@
 // convolutions use for their matrix products (models/ops), to OpenBLAS
 // when the program is built with -tags openblas; commands import it for
 // that effect. OpenBLAS runs single-threaded here: particles already run
-// on one worker per core (particles/network), and a threaded BLAS inside
+// on one worker per core (package engine), and a threaded BLAS inside
 // each would oversubscribe the cores.
 //
 // It needs cgo and Debian's libopenblas-dev (scripts/setup installs it).

@@ -6,7 +6,7 @@ import (
 )
 
 // Copy adds a copy of x to x's graph: the same values in a node of its
-// own, whose gradient is its output's. particles/network gives each task
+// own, whose gradient is its output's. Package engine gives each task
 // after the first its own copy of the features, so that each task's
 // gradient with respect to them is a node of its own.
 func Copy(x *gorgonia.Node) (*gorgonia.Node, error) {

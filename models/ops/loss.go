@@ -144,7 +144,7 @@ func xentBackward[T float](n, c int, sm, y, w []T, upstream float64, dz []T) {
 
 // Inner adds ⟨x, g⟩ = Σ x ⊙ g, a scalar, to x's graph; its gradient with
 // respect to x is g (times the upstream gradient), and g gets none.
-// particles/network differentiates it for the trunk's vector-Jacobian
+// package engine differentiates it for the trunk's vector-Jacobian
 // product with an upstream gradient g.
 func Inner(x, g *gorgonia.Node) (*gorgonia.Node, error) {
 	if !x.Shape().Eq(g.Shape()) {

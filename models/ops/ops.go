@@ -14,16 +14,16 @@
 //
 // Owning buffers has one rule: a graph's ops must not run in two
 // goroutines at once. Each graph is run by one worker at a time in this
-// project (particles/network), so that holds. What an op keeps between
+// project (package engine), so that holds. What an op keeps between
 // its forward and backward runs (the im2col matrix, pooling argmaxes, a
 // linear layer's input and output, the batch statistics) is private to
 // it; everything else its gradient reads is an input node, so Gorgonia
 // orders the runs and keeps those values alive.
 //
 // Record and Replay let a second graph built by the same code stand in for
-// a first without running its forward pass (particles/network's trunk
+// a first without running its forward pass (package engine's trunk
 // graph). Keep copies a node's values out of a run; Copy and Inner are the
-// small pieces particles/network needs around the heads.
+// small pieces package engine needs around the heads.
 //
 // All ops work in float32 and float64, the dtype of their inputs, with
 // gonum's BLAS (blas32, blas64), which a build can switch to another

@@ -11,7 +11,7 @@ import (
 // second graph built by the same code can replay them (Replay): there
 // the ops skip their forward computation, and their gradients read what
 // the recorded ops kept from their last run (im2col patches, pooling
-// argmaxes, layer inputs and outputs). particles/network uses this for
+// argmaxes, layer inputs and outputs). Package engine uses this for
 // the trunk gradients of tasks after the first: the step graph runs the
 // trunk forward once, and the trunk graph only runs backward from
 // another upstream gradient. That is correct only while the replaying

@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"gorgonia.org/gorgonia"

@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ import (
 // step, the median of the peer's rounds and their ratio. With the build
 // of the README's main command (OpenBLAS), five rounds:
 //
-//	go test -tags openblas ./particles/network -run '^$' -bench '^BenchmarkStep$' -benchtime 5x -benchmem
+//	go test -tags openblas ./engine -run '^$' -bench '^BenchmarkStep$' -benchtime 5x -benchmem
 //
 // The peer's peak RSS is the process's first round's, run before any
 // ensemble exists (the testing package calls a benchmark more than once):
@@ -95,7 +95,7 @@ func BenchmarkStep(b *testing.B) {
 // batch sizes, so that -benchmem shows how much a step allocates and
 // whether that grows with the batch:
 //
-//	go test -tags openblas ./particles/network -run '^$' -bench StepBatch -benchmem -benchtime 10x
+//	go test -tags openblas ./engine -run '^$' -bench StepBatch -benchmem -benchtime 10x
 func BenchmarkStepBatch(b *testing.B) {
 	for _, batch := range []int{64, 256} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
@@ -111,8 +111,8 @@ func BenchmarkStepBatch(b *testing.B) {
 // lenetStep is the ensemble of BenchmarkStep (m LeNet particles, two
 // tasks, float32, SGD), a random batch and the MT-SGD/SVGD update, after
 // two steps that warm the allocator and the caches.
-func lenetStep(b *testing.B, m, batch int) (*Ensemble, *data.Batch, Update) {
-	e, err := NewEnsemble(testConfig(batch, tensor.Float32), m, 1, sgd(0.01), runtime.GOMAXPROCS(0))
+func lenetStep(b *testing.B, m, batch int) (*Trainer, *data.Batch, Update) {
+	e, err := New(testConfig(batch, tensor.Float32), m, 1, sgd(0.01), runtime.GOMAXPROCS(0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func peakRSSMB() float64 {
 // particle on GOMAXPROCS workers, kernel, QP, SVGD heads and Adam
 // included. There is no peer in this repository to compare with.
 //
-//	go test -tags openblas ./particles/network -run '^$' -bench ResNetStep -benchtime 1x
+//	go test -tags openblas ./engine -run '^$' -bench ResNetStep -benchtime 1x
 func BenchmarkResNetStep(b *testing.B) {
 	const m, batch, k = 5, 64, 10
 	tasks := make([]data.Task, k)
@@ -214,7 +214,7 @@ func BenchmarkResNetStep(b *testing.B) {
 		classes[j] = 2
 	}
 	cfg := &Config{Model: resnet18.New(classes...), Tasks: tasks, Batch: batch, Dtype: tensor.Float32}
-	e, err := NewEnsemble(cfg, m, 1, func() optim.Optimizer { return optim.NewAdam(5e-4) }, runtime.GOMAXPROCS(0))
+	e, err := New(cfg, m, 1, func() optim.Optimizer { return optim.NewAdam(5e-4) }, runtime.GOMAXPROCS(0))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func BenchmarkResNetStep(b *testing.B) {
 }
 
 // timeSteps times b.N steps of e on one batch.
-func timeSteps(b *testing.B, e *Ensemble, batch *data.Batch, u Update) {
+func timeSteps(b *testing.B, e *Trainer, batch *data.Batch, u Update) {
 	b.ResetTimer()
 	for range b.N {
 		if _, err := e.Step(batch, u); err != nil {

@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"math/rand/v2"
@@ -36,7 +36,7 @@ func TestGraphFootprint(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := liveHeap()
-			e, err := NewEnsemble(tc.cfg, 1, 1, sgd(0.01), 1)
+			e, err := New(tc.cfg, 1, 1, sgd(0.01), 1)
 			if err != nil {
 				t.Fatal(err)
 			}

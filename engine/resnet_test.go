@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"math"

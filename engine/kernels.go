@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ const (
 )
 
 // kernelMapped is KernelOutputs with the trunks' kernel already
-// evaluated and mapped in this step (see Ensemble.Step).
+// evaluated and mapped in this step (see Trainer.Step).
 const kernelMapped KernelSpace = -1
 
 // KernelSpaces names the spaces, in the order of their values.
@@ -73,25 +73,25 @@ type outputKernels struct {
 
 // headKernels evaluates task j's kernel over the heads' outputs on the
 // batch's n real rows and maps its repulsion to the heads' parameters.
-func (e *Ensemble) headKernels(kern particles.RBF) error {
-	k, m, n := len(e.cfg.Tasks), len(e.Particles), e.in.N
-	ok := &e.kernels
+func (tr *Trainer) headKernels(kern particles.RBF) error {
+	k, m, n := len(tr.cfg.Tasks), len(tr.Particles), tr.in.N
+	ok := &tr.kernels
 	if ok.heads == nil {
 		ok.heads, ok.headsOut = make([]particles.Kernel, k), make([]particles.Kernel, k)
 	}
-	for j, t := range e.cfg.Tasks {
+	for j, t := range tr.cfg.Tasks {
 		width := outputs(t)
 		ok.points = ok.points[:0]
 		for i := range m {
-			ok.points = append(ok.points, e.grads[i].Outputs[j][:n*width])
+			ok.points = append(ok.points, tr.grads[i].Outputs[j][:n*width])
 		}
 		out, kj := &ok.headsOut[j], &ok.heads[j]
 		kern.Evaluate(out, ok.points)
-		ok.upstream = padded(ok.upstream, out.Repulsion, e.cfg.Batch*width)
+		ok.upstream = padded(ok.upstream, out.Repulsion, tr.cfg.Batch*width)
 		kj.K, kj.Sigma = out.K, out.Sigma
-		kj.Repulsion = grow2(kj.Repulsion, m, len(e.heads[j][0]))
-		err := e.parallel(m, func(w, i int) error {
-			return e.machines[w].headVJP(j, e.Particles[i], e.grads[i].Features, ok.upstream[i], kj.Repulsion[i])
+		kj.Repulsion = grow2(kj.Repulsion, m, len(tr.heads[j][0]))
+		err := tr.parallel(m, func(w, i int) error {
+			return tr.machines[w].headVJP(j, tr.Particles[i], tr.grads[i].Features, ok.upstream[i], kj.Repulsion[i])
 		})
 		if err != nil {
 			return fmt.Errorf("task %s: head kernel: %w", t.Name, err)
@@ -102,10 +102,10 @@ func (e *Ensemble) headKernels(kern particles.RBF) error {
 
 // trunkKernel evaluates the kernel over the trunks' features on the
 // batch's real rows and maps its repulsion to the trunks' parameters.
-func (e *Ensemble) trunkKernel(kern particles.RBF) error {
-	e.evaluateTrunkKernel(kern)
-	err := e.parallel(len(e.Particles), func(w, i int) error {
-		return e.machines[w].trunkVJP(e.Particles[i], e.in, e.kernels.upstream[i], e.kernels.trunk.Repulsion[i])
+func (tr *Trainer) trunkKernel(kern particles.RBF) error {
+	tr.evaluateTrunkKernel(kern)
+	err := tr.parallel(len(tr.Particles), func(w, i int) error {
+		return tr.machines[w].trunkVJP(tr.Particles[i], tr.in, tr.kernels.upstream[i], tr.kernels.trunk.Repulsion[i])
 	})
 	if err != nil {
 		return fmt.Errorf("trunk kernel: %w", err)
@@ -114,20 +114,20 @@ func (e *Ensemble) trunkKernel(kern particles.RBF) error {
 }
 
 // evaluateTrunkKernel evaluates the kernel over the trunks' features and
-// leaves in e.kernels.upstream the repulsion in the features' space, for
-// the vector-Jacobian products that fill e.kernels.trunk.Repulsion.
-func (e *Ensemble) evaluateTrunkKernel(kern particles.RBF) {
-	m, n := len(e.Particles), e.in.N
-	ok := &e.kernels
-	width := len(e.grads[0].Features) / e.cfg.Batch
+// leaves in tr.kernels.upstream the repulsion in the features' space, for
+// the vector-Jacobian products that fill tr.kernels.trunk.Repulsion.
+func (tr *Trainer) evaluateTrunkKernel(kern particles.RBF) {
+	m, n := len(tr.Particles), tr.in.N
+	ok := &tr.kernels
+	width := len(tr.grads[0].Features) / tr.cfg.Batch
 	ok.points = ok.points[:0]
 	for i := range m {
-		ok.points = append(ok.points, e.grads[i].Features[:n*width])
+		ok.points = append(ok.points, tr.grads[i].Features[:n*width])
 	}
 	kern.Evaluate(&ok.trunkOut, ok.points)
-	ok.upstream = padded(ok.upstream, ok.trunkOut.Repulsion, e.cfg.Batch*width)
+	ok.upstream = padded(ok.upstream, ok.trunkOut.Repulsion, tr.cfg.Batch*width)
 	ok.trunk.K, ok.trunk.Sigma = ok.trunkOut.K, ok.trunkOut.Sigma
-	ok.trunk.Repulsion = grow2(ok.trunk.Repulsion, m, len(e.trunks[0]))
+	ok.trunk.Repulsion = grow2(ok.trunk.Repulsion, m, len(tr.trunks[0]))
 }
 
 // padded copies each of src into a vector of length size, zero past it,
@@ -213,7 +213,7 @@ type headGraph struct {
 // per example.
 func newHeadGraph(cfg *Config, j, width int) (*headGraph, error) {
 	if width < 1 {
-		return nil, fmt.Errorf("network: head kernel without trunk features")
+		return nil, fmt.Errorf("engine: head kernel without trunk features")
 	}
 	g := gorgonia.NewGraph()
 	hg := &headGraph{params: newTensors(cfg.Model.HeadParams(j), cfg.Dtype)}
@@ -229,7 +229,7 @@ func newHeadGraph(cfg *Config, j, width int) (*headGraph, error) {
 		return nil, err
 	}
 	if hg.grads, err = gorgonia.Grad(inner, params...); err != nil {
-		return nil, fmt.Errorf("network: head gradient: %w", err)
+		return nil, fmt.Errorf("engine: head gradient: %w", err)
 	}
 	hg.vm = newVM(g)
 	hg.inputs = [2]binding{{node: f}, {node: upstream}}
@@ -245,7 +245,7 @@ func (hg *headGraph) vjp(head, features, upstream, dst []float64) error {
 	for i, src := range [][]float64{features, upstream} {
 		b := &hg.inputs[i]
 		if len(src) != b.val.Shape().TotalSize() {
-			return fmt.Errorf("network: head graph input of %d values, want %d", len(src), b.val.Shape().TotalSize())
+			return fmt.Errorf("engine: head graph input of %d values, want %d", len(src), b.val.Shape().TotalSize())
 		}
 		setFloats(b.val, src)
 		if err := gorgonia.Let(b.node, b.val); err != nil {

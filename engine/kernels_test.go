@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"math"
@@ -12,11 +12,11 @@ import (
 	"github.com/mtsgd/mtsgd/particles"
 )
 
-// kernelEnsemble is three float64 LeNet particles on a batch of 4 real
+// kernelTrainer is three float64 LeNet particles on a batch of 4 real
 // examples padded to 6, with the step's gradients evaluated.
-func kernelEnsemble(t *testing.T) *Ensemble {
+func kernelTrainer(t *testing.T) *Trainer {
 	t.Helper()
-	e, err := NewEnsemble(testConfig(6, tensor.Float64), 3, 31, sgd(0.05), 2)
+	e, err := New(testConfig(6, tensor.Float64), 3, 31, sgd(0.05), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func sqDist(x, y []float64) float64 {
 // outputs). Tolerance |fd − g| ≤ 1e-7 + 1e-4·|g|; ReLU and max-pooling
 // kinks are as rare here as in TestGradientsMatchFiniteDifferences.
 func TestOutputKernelRepulsionMatchesFiniteDifferences(t *testing.T) {
-	e := kernelEnsemble(t)
+	e := kernelTrainer(t)
 	n, batch := e.in.N, e.cfg.Batch
 	if err := e.headKernels(particles.RBF{}); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func medianSigma2(points [][]float64) float64 {
 // the median heuristic: all of it recomputed here from the graphs'
 // features and outputs. Tolerance 1e-12.
 func TestOutputKernelSmoothing(t *testing.T) {
-	e := kernelEnsemble(t)
+	e := kernelTrainer(t)
 	const lr = 0.05
 	m, n, batch := len(e.Particles), e.in.N, e.cfg.Batch
 	width := len(e.grads[0].Features) / batch
@@ -210,7 +210,7 @@ func TestOutputKernelSmoothing(t *testing.T) {
 // Tolerance 1e-12.
 func TestHeadsFirstOrder(t *testing.T) {
 	const m, lr = 3, 0.5
-	e := newTestEnsemble(t, m, 4, lr)
+	e := newTestTrainer(t, m, 4, lr)
 	b := randomBatch(rand.New(rand.NewPCG(34, 0)), 4, 2)
 	in := load(t, e.cfg, b)
 	want := make([][]float64, m)
@@ -263,11 +263,11 @@ func TestHeadsFirstRepulsionReplays(t *testing.T) {
 			Kernel: KernelOutputs, HeadsFirst: true,
 		}
 	}
-	a := kernelEnsemble(t)
+	a := kernelTrainer(t)
 	if _, err := a.Step(b, newRules()); err != nil {
 		t.Fatal(err)
 	}
-	s := kernelEnsemble(t)
+	s := kernelTrainer(t)
 	if err := s.in.Load(s.cfg, b); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package network
+package engine
 
 import (
 	"context"
@@ -20,9 +20,9 @@ func sgd(lr float64) func() optim.Optimizer {
 	return func() optim.Optimizer { return &optim.SGD{LR: lr, Momentum: 0.9} }
 }
 
-func newTestEnsemble(t *testing.T, m, batch int, lr float64) *Ensemble {
+func newTestTrainer(t *testing.T, m, batch int, lr float64) *Trainer {
 	t.Helper()
-	e, err := NewEnsemble(testConfig(batch, tensor.Float64), m, 21, sgd(lr), 2)
+	e, err := New(testConfig(batch, tensor.Float64), m, 21, sgd(lr), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func clone2(v [][]float64) [][]float64 {
 // arithmetic in another order.
 func TestStepEqualsHandComputedStep(t *testing.T) {
 	const m, lr = 3, 0.05
-	e := newTestEnsemble(t, m, 5, lr)
+	e := newTestTrainer(t, m, 5, lr)
 	b := randomBatch(rand.New(rand.NewPCG(22, 0)), 5, 2)
 	mtsgd := &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
 	svgd := &particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
@@ -106,7 +106,7 @@ func TestStepEqualsHandComputedStep(t *testing.T) {
 // w_i = i/(M−1), its heads their own scores.
 func TestWarmupStep(t *testing.T) {
 	const m, lr = 3, 0.1
-	e := newTestEnsemble(t, m, 4, lr)
+	e := newTestTrainer(t, m, 4, lr)
 	b := randomBatch(rand.New(rand.NewPCG(23, 0)), 4, 2)
 	in := load(t, e.cfg, b)
 	before := make([][]float64, m)
@@ -141,7 +141,7 @@ func TestWarmupStep(t *testing.T) {
 // the loss: gonum's matrix product skips zero inputs, and ReLU features
 // are often zero; it then shows in the trunk gradient.)
 func TestStepReportsNotFinite(t *testing.T) {
-	e := newTestEnsemble(t, 2, 4, 0.1)
+	e := newTestTrainer(t, 2, 4, 0.1)
 	e.Particles[1].Heads[1][500] = math.NaN() // head1.bias[0]
 	b := randomBatch(rand.New(rand.NewPCG(24, 0)), 4, 2)
 	_, err := e.Step(b, Update{Warmup: true})
@@ -175,7 +175,7 @@ func (d memory) Example(i int, x, y []float32) error {
 func TestEvaluate(t *testing.T) {
 	const n = 10
 	d := memory{randomBatch(rand.New(rand.NewPCG(25, 0)), n, 2)}
-	e := newTestEnsemble(t, 3, 4, 0.1)
+	e := newTestTrainer(t, 3, 4, 0.1)
 	got, err := e.Evaluate(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func TestScoreScales(t *testing.T) {
 	const m, lr, n = 3, 0.01, 7
 	for _, scale := range []ScoreScale{ScoreMean, ScoreSum, ScoreNormalized} {
 		t.Run(scale.String(), func(t *testing.T) {
-			e := newTestEnsemble(t, m, 4, lr)
+			e := newTestTrainer(t, m, 4, lr)
 			b := randomBatch(rand.New(rand.NewPCG(25, 0)), 4, 2)
 			in := load(t, e.cfg, b)
 			trunk := make([][][]float64, 2) // [task][particle]

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/metrics"
+)
+
+// TaskScores is one task's evaluation: the ensemble's and each particle's.
+type TaskScores struct {
+	Task      string          `json:"task"`
+	Ensemble  metrics.Score   `json:"ensemble"`
+	Particles []metrics.Score `json:"particles"`
+}
+
+// Evaluate scores every particle and the ensemble on d, per task. The
+// ensemble predicts the mean of the particles' predictions: their class
+// probabilities, or their outputs for regression (taskKind.predict).
+func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, error) {
+	k, m, n := len(tr.cfg.Tasks), len(tr.Particles), d.Len()
+	// out[j][i]: particle i's probabilities (or predictions) for task j,
+	// all examples; labels[j]: the targets.
+	out := make([][][]float64, k)
+	labels := make([][]float64, k)
+	for j, t := range tr.cfg.Tasks {
+		out[j] = make([][]float64, m)
+		for i := range out[j] {
+			out[j][i] = make([]float64, n*outputs(t))
+		}
+		labels[j] = make([]float64, 0, n)
+	}
+	// The particles' prediction graphs only read the inputs: they share tr.in.
+	batches := data.Epoch(d, tr.cfg.Batch, false, 0, 0)
+	offset := 0
+	for batches.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b := batches.Batch()
+		if err := tr.in.Load(tr.cfg, b); err != nil {
+			return nil, err
+		}
+		err := tr.parallel(m, func(w, i int) error {
+			res, err := tr.machines[w].predict(tr.Particles[i], tr.in)
+			if err != nil {
+				return fmt.Errorf("particle %d: %w", i, err)
+			}
+			for j, t := range tr.cfg.Tasks {
+				w := outputs(t)
+				kindOf(t).predict(t, out[j][i][offset*w:(offset+b.Size())*w], res[j])
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for j := range k {
+			for _, y := range b.Targets[j] {
+				labels[j] = append(labels[j], float64(y))
+			}
+		}
+		offset += b.Size()
+	}
+	if err := batches.Err(); err != nil {
+		return nil, err
+	}
+	scores := make([]TaskScores, k)
+	for j, t := range tr.cfg.Tasks {
+		mean := make([]float64, len(out[j][0]))
+		metrics.Mean(mean, out[j])
+		ts := TaskScores{Task: t.Name}
+		var err error
+		if ts.Ensemble, err = kindOf(t).score(t, mean, labels[j]); err != nil {
+			return nil, err
+		}
+		for i := range m {
+			s, err := kindOf(t).score(t, out[j][i], labels[j])
+			if err != nil {
+				return nil, err
+			}
+			ts.Particles = append(ts.Particles, s)
+		}
+		scores[j] = ts
+	}
+	return scores, nil
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/data"
+)
+
+// Inputs is a batch laid out as the graphs read it: always Config.Batch
+// rows, the rows past N being padding with weight zero. One Inputs feeds
+// every particle; each graph copies it into tensors of its own.
+type Inputs struct {
+	N       int
+	cfg     *Config
+	x       *tensor.Dense   // Batch × InputShape, in the graphs' dtype
+	targets []*tensor.Dense // task j: Batch × its kind's target shape
+	weight  *tensor.Dense   // Batch: 1/N for real rows, 0 for padding
+	buf     []float64       // scratch for Load
+}
+
+// NewInputs allocates the tensors of one batch for cfg.
+func NewInputs(cfg *Config) *Inputs {
+	shape := append([]int{cfg.Batch}, cfg.Model.InputShape()...)
+	in := &Inputs{
+		cfg:    cfg,
+		x:      tensor.New(tensor.WithShape(shape...), tensor.Of(cfg.Dtype)),
+		weight: tensor.New(tensor.WithShape(cfg.Batch), tensor.Of(cfg.Dtype)),
+	}
+	for _, t := range cfg.Tasks {
+		in.targets = append(in.targets, tensor.New(tensor.WithShape(targetShape(t, cfg.Batch)...), tensor.Of(cfg.Dtype)))
+	}
+	return in
+}
+
+// scratch returns n zeros, reusing the buffer.
+func (in *Inputs) scratch(n int) []float64 {
+	if cap(in.buf) < n {
+		in.buf = make([]float64, n)
+	}
+	in.buf = in.buf[:n]
+	clear(in.buf)
+	return in.buf
+}
+
+// Load lays b out. It fails if b has more examples than the configured
+// batch, or a target that is not one of its task's (a class outside its
+// task's classes).
+func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
+	n := b.Size()
+	if n > cfg.Batch || n == 0 {
+		return fmt.Errorf("engine: batch of %d examples, the graphs take 1 to %d", n, cfg.Batch)
+	}
+	in.N = n
+	size := in.x.Shape().TotalSize() / cfg.Batch
+	if len(b.Inputs) != n*size {
+		return fmt.Errorf("engine: %d input values for %d examples of %d", len(b.Inputs), n, size)
+	}
+	setFloat32s(in.x, b.Inputs)
+	w := in.scratch(cfg.Batch)
+	for i := range n {
+		w[i] = 1 / float64(n)
+	}
+	setFloats(in.weight, w)
+	for j, t := range cfg.Tasks {
+		y := b.Targets[j][:n]
+		vals := in.scratch(in.targets[j].Shape().TotalSize())
+		if err := kindOf(t).encode(t, y, b.Index, vals); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		setFloats(in.targets[j], vals)
+	}
+	return nil
+}
+
+// setFloat32s copies src into the start of t and zeroes the rest.
+func setFloat32s(t *tensor.Dense, src []float32) {
+	switch d := t.Data().(type) {
+	case []float32:
+		clear(d[copy(d, src):])
+	case []float64:
+		for i, v := range src {
+			d[i] = float64(v)
+		}
+		clear(d[len(src):])
+	}
+}
+
+// inputNode adds the batch input (Batch × InputShape) to g.
+func inputNode(g *gorgonia.ExprGraph, cfg *Config) *gorgonia.Node {
+	shape := append([]int{cfg.Batch}, cfg.Model.InputShape()...)
+	return gorgonia.NewTensor(g, cfg.Dtype, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName("x"))
+}
+
+// weightNode adds the examples' weights (Batch) to g.
+func weightNode(g *gorgonia.ExprGraph, cfg *Config) *gorgonia.Node {
+	return gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName("weight"))
+}
+
+// targetNode adds task's targets to g. Names are unique per task:
+// Gorgonia merges identical nodes in a graph.
+func targetNode(g *gorgonia.ExprGraph, cfg *Config, task int) *gorgonia.Node {
+	shape := targetShape(cfg.Tasks[task], cfg.Batch)
+	return gorgonia.NewTensor(g, cfg.Dtype, len(shape), gorgonia.WithShape(shape...), gorgonia.WithName(fmt.Sprintf("target%d", task)))
+}
+
+// binding is a graph's own copy of an input. Gorgonia transposes a matrix
+// operand in place while it differentiates a product, so graphs that run
+// at the same time must not share input tensors any more than parameters.
+type binding struct {
+	node *gorgonia.Node
+	val  *tensor.Dense
+}
+
+// set copies src into the graph's tensor and binds it to the node.
+func (b *binding) set(src *tensor.Dense) error {
+	if b.val == nil {
+		b.val = src.Clone().(*tensor.Dense)
+	} else {
+		switch d := src.Data().(type) {
+		case []float32:
+			copy(b.val.Data().([]float32), d)
+		case []float64:
+			copy(b.val.Data().([]float64), d)
+		default:
+			return fmt.Errorf("engine: input of %T", d)
+		}
+	}
+	return gorgonia.Let(b.node, b.val)
+}

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+
+	"gorgonia.org/gorgonia"
+
+	"github.com/mtsgd/mtsgd/models"
+)
+
+// machine holds one worker's graphs (see the package doc) and runs
+// particles through them.
+type machine struct {
+	cfg *Config
+	// steps is one step graph for every task, or, for a model without
+	// trunk parameters, one per task: Gorgonia's analysis of a second
+	// Backpropagate fails on backward nodes of a first one's that are not
+	// symbolically differentiable ops (its own max-pooling's, for one), and
+	// without a trunk each head holds its own layers.
+	steps []*stepGraph
+	trunk *trunkGraph // nil with one task or no trunk parameters
+	// Built when first needed, for the kernels over outputs: a trunk
+	// graph that runs its own forward pass (m.trunk itself unless that
+	// one replays), and each task's head graph.
+	fullTrunk *trunkGraph
+	heads     []*headGraph
+
+	prediction *predictGraph
+}
+
+func newMachine(cfg *Config) (*machine, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	m := &machine{cfg: cfg}
+	var err error
+	all := make([]int, len(cfg.Tasks))
+	for j := range all {
+		all[j] = j
+	}
+	if len(cfg.Model.TrunkParams()) > 0 {
+		sg, err := newStepGraph(cfg, all)
+		if err != nil {
+			return nil, err
+		}
+		m.steps = append(m.steps, sg)
+	} else {
+		for _, j := range all {
+			sg, err := newStepGraph(cfg, []int{j})
+			if err != nil {
+				return nil, err
+			}
+			m.steps = append(m.steps, sg)
+		}
+	}
+	if len(cfg.Tasks) > 1 && len(cfg.Model.TrunkParams()) > 0 {
+		if m.trunk, err = newTrunkGraph(cfg, m.steps[0].trunkOps); err != nil {
+			return nil, err
+		}
+	}
+	if m.prediction, err = newPredictGraph(cfg); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Grads receive a particle's losses and gradients on a batch.
+type Grads struct {
+	Loss  []float64   // per task: the batch-mean loss
+	Trunk [][]float64 // per task: the loss's gradient with respect to α
+	Head  [][]float64 // per task j: the loss's gradient with respect to βʲ
+	Stats []float64   // the batch statistics of every batch norm (mean, then variance)
+
+	// What the kernels over outputs read, all Config.Batch rows (the
+	// rows past the batch's real examples are padding): the trunk's
+	// features (nil without a trunk) and each task's head outputs.
+	Features []float64
+	Outputs  [][]float64
+}
+
+// NewGrads allocates Grads for particles of cfg.
+func NewGrads(cfg *Config) *Grads {
+	m := cfg.Model
+	g := &Grads{Loss: make([]float64, len(cfg.Tasks)), Stats: make([]float64, models.Size(m.TrunkStats()))}
+	for j := range cfg.Tasks {
+		g.Trunk = append(g.Trunk, make([]float64, models.Size(m.TrunkParams())))
+		g.Head = append(g.Head, make([]float64, models.Size(m.HeadParams(j))))
+	}
+	return g
+}
+
+// gradients evaluates every task's loss on in for particle p and its
+// gradients with respect to the trunk and the task's head, into out. The
+// loss is the batch mean: the graphs weight each real example 1/in.N and
+// padding 0.
+func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
+	var features [][]float64 // per task j ≥ 1, with a trunk
+	for _, sg := range m.steps {
+		f, err := m.runStep(sg, p, in, out)
+		if err != nil {
+			return err
+		}
+		features = append(features, f...)
+	}
+	if m.trunk == nil {
+		return nil
+	}
+	tg := m.trunk
+	if err := tg.bind(p, in); err != nil {
+		return err
+	}
+	for j := 1; j < len(m.cfg.Tasks); j++ {
+		if err := tg.vjp(features[j-1], out.Trunk[j]); err != nil {
+			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
+		}
+	}
+	return nil
+}
+
+// updateStats moves p's running statistics towards the batch statistics
+// stats of a batch of n real examples.
+func (m *machine) updateStats(p *Particle, stats []float64, n int) error {
+	if len(p.Stats) == 0 {
+		return nil
+	}
+	spatial := m.steps[0].spatial
+	counts := make([]int, len(spatial))
+	for l, hw := range spatial {
+		counts[l] = n * hw
+	}
+	return models.UpdateRunning(p.Stats, stats, m.cfg.Model.TrunkStats(), counts, models.BatchNormMomentum)
+}
+
+// run evaluates the graph and hands the machine to read, then resets it
+// (Gorgonia's TapeMachine does nothing on its next run without a reset).
+func run(vm gorgonia.VM, read func() error) error {
+	defer vm.Reset()
+	if err := vm.RunAll(); err != nil {
+		return err
+	}
+	return read()
+}
+
+// newVM compiles g into a tape machine whose graph goes with it. Gorgonia
+// gives every tape machine a finalizer (one that frees nothing unless
+// built for CUDA, which this project never is), and an object with a
+// finalizer keeps all it refers to alive one garbage collection longer:
+// a dropped machine's graph and its ops' buffers, hundreds of MB for a
+// run's graphs, would outlive the run, and the collector's heap goal
+// would double them.
+func newVM(g *gorgonia.ExprGraph) gorgonia.VM {
+	vm := gorgonia.NewTapeMachine(g)
+	runtime.SetFinalizer(vm, nil)
+	return vm
+}

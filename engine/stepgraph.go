@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
+)
+
+// stepGraph computes every task's loss on a batch and the gradients of
+// the package doc.
+type stepGraph struct {
+	tasks  []int // the tasks it computes; the slices below follow them
+	g      *gorgonia.ExprGraph
+	vm     gorgonia.VM
+	vals   *values
+	inputs []binding // x, weight, then each task's target
+	// Copied out as a run computes them (gorgonia.Read, ops.Keep): the
+	// tape machine reuses the memory of a node after its last use.
+	losses       []*gorgonia.Value
+	featureGrads []*ops.Kept       // tasks after the first: ∂loss/∂features
+	features     *ops.Kept         // the trunk's output; nil without a trunk
+	outputs      []*ops.Kept       // each task's head outputs
+	stats        []*ops.BatchStats // each batch norm's, filled by a run
+	spatial      []int             // each batch norm's H·W
+	trunkGrad    []*gorgonia.Node  // the first task's
+	headGrads    [][]*gorgonia.Node
+	trunkOps     *ops.Recording // the trunk's ops, for the trunk graph to replay
+}
+
+func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
+	g := gorgonia.NewGraph()
+	sg := &stepGraph{g: g, tasks: only}
+	x, weight := inputNode(g, cfg), weightNode(g, cfg)
+	sg.inputs = []binding{{node: x}, {node: weight}}
+	vals, trunk, heads := newValues(g, cfg, true)
+	sg.vals = vals
+	norm := &models.Norm{Weight: weight}
+	sg.trunkOps = ops.Record(g)
+	features, err := cfg.Model.Trunk(x, trunk, norm)
+	if err != nil {
+		ops.Stop(g)
+		return nil, err
+	}
+	if err := ops.Stop(g); err != nil {
+		return nil, err
+	}
+	if 2*len(norm.Batch) != len(cfg.Model.TrunkStats()) {
+		return nil, fmt.Errorf("engine: the trunk has %d batch norms, its model lists %d statistics", len(norm.Batch), len(cfg.Model.TrunkStats()))
+	}
+	sg.stats, sg.spatial = norm.Batch, norm.Spatial
+	type task struct {
+		loss, features *gorgonia.Node // features: the task's copy, j ≥ 1
+		out            *gorgonia.Node
+		wrt            []*gorgonia.Node
+	}
+	tasks := make([]task, len(only))
+	for j, tj := range only {
+		t := cfg.Tasks[tj]
+		target := targetNode(g, cfg, tj)
+		sg.inputs = append(sg.inputs, binding{node: target})
+		in := features
+		if j > 0 && len(trunk) > 0 {
+			// Task j's own copy of the features.
+			if in, err = ops.Copy(features); err != nil {
+				return nil, err
+			}
+			tasks[j].features = in
+		}
+		out, err := cfg.Model.Head(in, tj, heads[tj])
+		if err != nil {
+			return nil, err
+		}
+		tasks[j].out = out
+		if tasks[j].loss, err = kindOf(t).loss(out, target, weight); err != nil {
+			return nil, fmt.Errorf("engine: task %s loss: %w", t.Name, err)
+		}
+		tasks[j].wrt = heads[tj]
+		if j == 0 {
+			tasks[j].wrt = append(slices.Clone(trunk), heads[tj]...)
+		} else if tasks[j].features != nil {
+			tasks[j].wrt = append([]*gorgonia.Node{in}, heads[tj]...)
+		}
+	}
+	// Differentiate the first task, through the trunk, last: Gorgonia's
+	// analysis of a later Backpropagate fails on backward nodes that are
+	// not symbolically differentiable ops (models/ops declares its own, but
+	// a model may use Gorgonia's max-pooling), and Reads are added after
+	// every Backpropagate, which refuses nodes only a Read consumes.
+	sg.headGrads = make([][]*gorgonia.Node, len(tasks))
+	sg.featureGrads = make([]*ops.Kept, len(tasks))
+	featureGrads := make([]*gorgonia.Node, len(tasks))
+	for j := len(tasks) - 1; j >= 0; j-- {
+		grads, err := grad(tasks[j].loss, tasks[j].wrt)
+		if err != nil {
+			return nil, fmt.Errorf("engine: task %s gradient: %w", cfg.Tasks[only[j]].Name, err)
+		}
+		switch {
+		case j == 0:
+			sg.trunkGrad, grads = grads[:len(trunk)], grads[len(trunk):]
+		case tasks[j].features != nil:
+			featureGrads[j], grads = grads[0], grads[1:]
+		}
+		sg.headGrads[j] = grads
+	}
+	for j, t := range tasks {
+		sg.losses = append(sg.losses, read(t.loss))
+		if featureGrads[j] != nil {
+			if sg.featureGrads[j], err = ops.Keep(featureGrads[j]); err != nil {
+				return nil, err
+			}
+		}
+		// The kernels over outputs read each head's outputs and the
+		// trunk's features (see Update.Kernel).
+		kept, err := ops.Keep(t.out)
+		if err != nil {
+			return nil, err
+		}
+		sg.outputs = append(sg.outputs, kept)
+	}
+	if len(trunk) > 0 {
+		if sg.features, err = ops.Keep(features); err != nil {
+			return nil, err
+		}
+	}
+	sg.vm = newVM(g)
+	return sg, nil
+}
+
+// grad is gorgonia.Grad without its rule that one differentiates only
+// with respect to input nodes: a task's copy of the features is not one.
+func grad(loss *gorgonia.Node, wrt []*gorgonia.Node) (gorgonia.Nodes, error) {
+	seed := loss.Graph().AddNode(gorgonia.NewConstant(models.Scalar(loss.Dtype(), 1)))
+	return gorgonia.Backpropagate(gorgonia.Nodes{loss}, gorgonia.Nodes{seed}, wrt)
+}
+
+// runStep runs one step graph for p on in, writes what it computes into
+// out and returns the gradients of the losses of its tasks after the
+// first with respect to the features (none without a trunk), in slices
+// the graph owns and its next run overwrites.
+func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([][]float64, error) {
+	sg.vals.load(p)
+	srcs := []*tensor.Dense{in.x, in.weight}
+	for _, j := range sg.tasks {
+		srcs = append(srcs, in.targets[j])
+	}
+	for i, src := range srcs {
+		if err := sg.inputs[i].set(src); err != nil {
+			return nil, err
+		}
+	}
+	var features [][]float64
+	err := run(sg.vm, func() error {
+		for i, j := range sg.tasks {
+			if err := copyValues([]gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
+				return err
+			}
+			if err := gather(sg.headGrads[i], out.Head[j]); err != nil {
+				return fmt.Errorf("task %s: %w", m.cfg.Tasks[j].Name, err)
+			}
+		}
+		if err := gather(sg.trunkGrad, out.Trunk[sg.tasks[0]]); err != nil {
+			return err
+		}
+		if err := copyStats(sg.stats, out.Stats); err != nil {
+			return err
+		}
+		if sg.features != nil {
+			out.Features = append(out.Features[:0], sg.features.Values...)
+		}
+		if out.Outputs == nil {
+			out.Outputs = make([][]float64, len(m.cfg.Tasks))
+		}
+		for i, j := range sg.tasks {
+			out.Outputs[j] = append(out.Outputs[j][:0], sg.outputs[i].Values...)
+		}
+		for _, fg := range sg.featureGrads[1:] {
+			if fg != nil {
+				features = append(features, fg.Values)
+			}
+		}
+		return nil
+	})
+	return features, err
+}
+
+// read adds a Read of n to its graph and returns the place it fills.
+func read(n *gorgonia.Node) *gorgonia.Value {
+	v := new(gorgonia.Value)
+	gorgonia.Read(n, v)
+	return v
+}

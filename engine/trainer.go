@@ -1,0 +1,392 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/optim"
+	"github.com/mtsgd/mtsgd/particles"
+)
+
+// Trainer is an ensemble of M particles trained together, each with an
+// optimiser for its trunk and one for each head, and the graphs of its
+// workers. (particles.Ensemble is what one update rule sees of it: the
+// vectors and scores of one step.)
+type Trainer struct {
+	Particles []*Particle
+	// Steps counts the updates made so far.
+	Steps int
+
+	cfg      *Config
+	in       *Inputs
+	machines []*machine          // one per worker
+	grads    []*Grads            // [particle], views of the buffers below
+	trunkOpt []optim.Optimizer   // [particle]
+	headOpt  [][]optim.Optimizer // [particle][task]
+
+	// The rules' views of the parameters: trunks[i] is Particles[i].Trunk,
+	// heads[j][i] is Particles[i].Heads[j] (the optimisers update them in
+	// place, so the views stay valid).
+	trunks [][]float64
+	heads  [][][]float64
+
+	kernels outputKernels // with Update.Kernel = KernelOutputs
+
+	// Per-step buffers. Gradients are negated in place into scores.
+	losses      [][]float64   // [task][particle]
+	trunkScores [][][]float64 // [task][particle]
+	headScores  [][][]float64 // [task][particle]
+	trunkDir    [][]float64   // [particle]
+	headDir     [][][]float64 // [task][particle]
+}
+
+// initStream separates the initialisation's random stream from the other
+// uses of the run's seed.
+const initStream = 0x696e6974000000
+
+// New builds m particles initialised from seed (particle i from
+// its own stream, so that the particles do not depend on m), each with
+// fresh optimisers from newOpt. workers is the number of particles run at
+// once, each worker with graphs of its own.
+func New(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer, workers int) (*Trainer, error) {
+	if m < 1 {
+		return nil, fmt.Errorf("engine: %d particles", m)
+	}
+	tr := &Trainer{cfg: cfg, in: NewInputs(cfg)}
+	for range min(max(1, workers), m) {
+		mc, err := newMachine(cfg)
+		if err != nil {
+			return nil, err
+		}
+		tr.machines = append(tr.machines, mc)
+	}
+	for i := range m {
+		p, err := NewParticle(cfg, rand.New(rand.NewPCG(seed, initStream+uint64(i))))
+		if err != nil {
+			return nil, err
+		}
+		tr.Particles = append(tr.Particles, p)
+		tr.trunkOpt = append(tr.trunkOpt, newOpt())
+		heads := make([]optim.Optimizer, len(cfg.Tasks))
+		for j := range heads {
+			heads[j] = newOpt()
+		}
+		tr.headOpt = append(tr.headOpt, heads)
+		tr.trunkDir = append(tr.trunkDir, make([]float64, len(p.Trunk)))
+		tr.trunks = append(tr.trunks, p.Trunk)
+	}
+	k := len(cfg.Tasks)
+	tr.losses = make([][]float64, k)
+	tr.trunkScores = make([][][]float64, k)
+	tr.headScores = make([][][]float64, k)
+	tr.headDir = make([][][]float64, k)
+	tr.heads = make([][][]float64, k)
+	for j := range k {
+		tr.losses[j] = make([]float64, m)
+		for _, p := range tr.Particles {
+			tr.trunkScores[j] = append(tr.trunkScores[j], make([]float64, len(p.Trunk)))
+			tr.headScores[j] = append(tr.headScores[j], make([]float64, len(p.Heads[j])))
+			tr.headDir[j] = append(tr.headDir[j], make([]float64, len(p.Heads[j])))
+			tr.heads[j] = append(tr.heads[j], p.Heads[j])
+		}
+	}
+	for i := range tr.Particles {
+		g := &Grads{Loss: make([]float64, k), Stats: make([]float64, len(tr.Particles[i].Stats))}
+		for j := range k {
+			g.Trunk = append(g.Trunk, tr.trunkScores[j][i])
+			g.Head = append(g.Head, tr.headScores[j][i])
+		}
+		tr.grads = append(tr.grads, g)
+	}
+	return tr, nil
+}
+
+// Optimizers returns particle i's trunk optimiser and its head optimisers,
+// one per task, for saving and restoring their state.
+func (tr *Trainer) Optimizers(i int) (trunk optim.Optimizer, heads []optim.Optimizer) {
+	return tr.trunkOpt[i], tr.headOpt[i]
+}
+
+// Gradients computes particle i's losses and gradients on in, as a step
+// does before any update, without changing the ensemble.
+func (tr *Trainer) Gradients(i int, in *Inputs, out *Grads) error {
+	return tr.machines[0].gradients(tr.Particles[i], in, out)
+}
+
+// Config returns the ensemble's configuration.
+func (tr *Trainer) Config() *Config { return tr.cfg }
+
+// SetLR sets every optimiser's learning rate.
+func (tr *Trainer) SetLR(lr float64) {
+	for i, o := range tr.trunkOpt {
+		o.SetLR(lr)
+		for _, h := range tr.headOpt[i] {
+			h.SetLR(lr)
+		}
+	}
+}
+
+// parallel runs f(w, i) for i in 0..n-1 on one goroutine per worker w
+// and returns the first error.
+func (tr *Trainer) parallel(n int, f func(w, i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan int)
+	)
+	for w := range min(len(tr.machines), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(w, i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// NotFiniteError reports a NaN or Inf met during a step.
+type NotFiniteError struct {
+	Step     int    // 1-based number of the step
+	Particle int    // −1: the whole ensemble's update
+	Task     string // empty: not one task's
+	What     string // "loss", "trunk gradient", …
+	Index    int    // position in the vector, when it is one
+}
+
+func (e *NotFiniteError) Error() string {
+	where := "ensemble"
+	if e.Particle >= 0 {
+		where = fmt.Sprintf("particle %d", e.Particle)
+	}
+	if e.Task != "" {
+		where += ", task " + e.Task
+	}
+	return fmt.Sprintf("step %d, %s: %s is not finite (entry %d); lower the learning rate or the kernel scale", e.Step, where, e.What, e.Index)
+}
+
+// Step makes one update on batch b and returns the batch-mean loss of each
+// task for each particle ([task][particle]; the slices are reused by the
+// next step).
+func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
+	step := tr.Steps + 1
+	if err := tr.in.Load(tr.cfg, b); err != nil {
+		return nil, err
+	}
+	if err := tr.gradients(step, true, nil); err != nil {
+		return nil, err
+	}
+	if u.HeadsFirst {
+		if err := tr.moveHeads(u, step); err != nil {
+			return nil, err
+		}
+		// The trunks' task gradients through the moved heads; the losses
+		// reported stay those the step began with. The trunks' features
+		// have not changed, so their kernel is known before that pass,
+		// and each particle's repulsion is mapped right after its
+		// gradients, while its trunk's forward pass is at hand.
+		var after func(w, i int) error
+		if u.Kernel == KernelOutputs && !u.Warmup && len(tr.trunks[0]) > 0 {
+			tr.evaluateTrunkKernel(u.OutputKernel)
+			after = func(w, i int) error {
+				return tr.machines[w].trunkVJPAfter(tr.Particles[i], tr.in, tr.kernels.upstream[i], tr.kernels.trunk.Repulsion[i])
+			}
+			u.Kernel = kernelMapped
+		}
+		if err := tr.gradients(step, false, after); err != nil {
+			return nil, err
+		}
+		if err := tr.moveTrunks(u, step); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := tr.moveTrunks(u, step); err != nil {
+			return nil, err
+		}
+		if err := tr.moveHeads(u, step); err != nil {
+			return nil, err
+		}
+	}
+	tr.Steps = step
+	return tr.losses, nil
+}
+
+// gradients evaluates every particle's losses and gradients on the loaded
+// batch and negates the gradients into the scores; the losses go to
+// tr.losses if report. after, if not nil, runs on the same worker right
+// after each particle's evaluation.
+func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) error {
+	k, m := len(tr.cfg.Tasks), len(tr.Particles)
+	return tr.parallel(m, func(w, i int) error {
+		g := tr.grads[i]
+		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g); err != nil {
+			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
+		}
+		if after != nil {
+			if err := after(w, i); err != nil {
+				return fmt.Errorf("step %d, particle %d: %w", step, i, err)
+			}
+		}
+		for j := range k {
+			if report {
+				tr.losses[j][i] = g.Loss[j]
+			}
+			task := tr.cfg.Tasks[j].Name
+			for _, c := range []struct {
+				what string
+				v    []float64
+			}{{"loss", g.Loss[j : j+1]}, {"trunk gradient", g.Trunk[j]}, {"head gradient", g.Head[j]}} {
+				if at := finite(c.v); at >= 0 {
+					return &NotFiniteError{Step: step, Particle: i, Task: task, What: c.what, Index: at}
+				}
+			}
+			negate(g.Trunk[j])
+			negate(g.Head[j])
+		}
+		return nil
+	})
+}
+
+// moveTrunks computes the trunks' directions from the trunk scores and
+// steps the trunks' optimisers and running statistics.
+func (tr *Trainer) moveTrunks(u Update, step int) error {
+	if err := tr.scale(u, false); err != nil {
+		return err
+	}
+	if err := tr.trunkDirections(u, step); err != nil {
+		return err
+	}
+	return tr.parallel(len(tr.Particles), func(w, i int) error {
+		p := tr.Particles[i]
+		if err := tr.machines[w].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
+			return err
+		}
+		negate(tr.trunkDir[i]) // the optimisers descend: gradient = −φ
+		return tr.trunkOpt[i].Step(p.Trunk, tr.trunkDir[i])
+	})
+}
+
+// moveHeads computes every head's direction from its task's score and
+// steps the heads' optimisers.
+func (tr *Trainer) moveHeads(u Update, step int) error {
+	if err := tr.scale(u, true); err != nil {
+		return err
+	}
+	if err := tr.headDirections(u, step); err != nil {
+		return err
+	}
+	return tr.parallel(len(tr.Particles), func(w, i int) error {
+		for j := range tr.cfg.Tasks {
+			negate(tr.headDir[j][i])
+			if err := tr.headOpt[i][j].Step(tr.Particles[i].Heads[j], tr.headDir[j][i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// trunkDirections computes the trunks' update directions φ from the
+// trunk scores.
+func (tr *Trainer) trunkDirections(u Update, step int) error {
+	k, m := len(tr.cfg.Tasks), len(tr.Particles)
+	if u.Warmup {
+		for i := range m {
+			w := WarmupWeights(i, m, k)
+			clear(tr.trunkDir[i])
+			for j := range k {
+				for d, s := range tr.trunkScores[j][i] {
+					tr.trunkDir[i][d] += w[j] * s / float64(m)
+				}
+			}
+		}
+		return nil
+	}
+	if len(tr.trunks[0]) == 0 { // models without a shared trunk have none
+		return nil
+	}
+	ens := particles.Ensemble{Theta: tr.trunks, Scores: tr.trunkScores, Values: tr.losses, Step: step - 1}
+	switch u.Kernel {
+	case KernelOutputs:
+		if err := tr.trunkKernel(u.OutputKernel); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
+		ens.Kernel = &tr.kernels.trunk
+	case kernelMapped:
+		ens.Kernel = &tr.kernels.trunk
+	}
+	if err := u.Trunk.Direction(tr.trunkDir, ens); err != nil {
+		return fmt.Errorf("step %d: trunk update: %w", step, err)
+	}
+	for i, d := range tr.trunkDir {
+		if at := finite(d); at >= 0 {
+			return &NotFiniteError{Step: step, Particle: i, What: "trunk update direction (kernel)", Index: at}
+		}
+	}
+	return nil
+}
+
+// headDirections computes every head's update direction φ from its
+// task's scores.
+func (tr *Trainer) headDirections(u Update, step int) error {
+	if u.Warmup {
+		for j := range tr.cfg.Tasks {
+			for i := range tr.Particles {
+				copy(tr.headDir[j][i], tr.headScores[j][i])
+			}
+		}
+		return nil
+	}
+	if u.Kernel == KernelOutputs {
+		if err := tr.headKernels(u.OutputKernel); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
+	}
+	for j, t := range tr.cfg.Tasks {
+		ens := particles.Ensemble{Theta: tr.heads[j], Scores: [][][]float64{tr.headScores[j]}}
+		if u.Kernel == KernelOutputs {
+			ens.Kernel = &tr.kernels.heads[j]
+		}
+		if err := u.Head.Direction(tr.headDir[j], ens); err != nil {
+			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
+		}
+		for i, d := range tr.headDir[j] {
+			if at := finite(d); at >= 0 {
+				return &NotFiniteError{Step: step, Particle: i, Task: t.Name, What: "head update direction (kernel)", Index: at}
+			}
+		}
+	}
+	return nil
+}
+
+func negate(v []float64) {
+	for i := range v {
+		v[i] = -v[i]
+	}
+}
+
+// finite reports the index of the first NaN or Inf in v, or −1.
+func finite(v []float64) int {
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return i
+		}
+	}
+	return -1
+}

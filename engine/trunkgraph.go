@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
+)
+
+// trunkGraph computes the trunk's vector-Jacobian product: the gradient
+// of ⟨features, G⟩ with respect to the trunk, for a given G.
+//
+// When the trunk is built only of models/ops ops that can replay (LeNet,
+// the MLP), the trunk graph replays the step graph's: it runs no forward
+// pass and its gradients read what the step graph's run of the same
+// particle kept, so a step costs one trunk forward per particle, not one
+// per task. The machine guarantees what that needs: a trunk graph runs
+// only right after the step graph of the same particle on the same batch.
+// Otherwise (ResNet-18's batch norm) it computes the trunk forward again.
+type trunkGraph struct {
+	g         *gorgonia.ExprGraph
+	vm        gorgonia.VM
+	vals      *values
+	inputs    [3]binding // x, weight, G
+	trunkGrad []*gorgonia.Node
+	replayed  bool
+}
+
+func newTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
+	if rec != nil {
+		if tg, err := buildTrunkGraph(cfg, rec); err == nil {
+			return tg, nil
+		}
+	}
+	return buildTrunkGraph(cfg, nil)
+}
+
+// buildTrunkGraph builds the trunk graph, replaying rec unless it is nil;
+// a replay fails unless it can stand in for the whole trunk.
+func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
+	g := gorgonia.NewGraph()
+	tg := &trunkGraph{g: g, replayed: rec != nil}
+	x, weight := inputNode(g, cfg), weightNode(g, cfg)
+	vals, trunk, _ := newValues(g, cfg, false)
+	tg.vals = vals
+	if rec != nil {
+		ops.Replay(g, rec)
+	}
+	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{Weight: weight})
+	if rec != nil {
+		if stop := ops.Stop(g); err == nil {
+			err = stop
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	upstream := gorgonia.NewTensor(g, cfg.Dtype, features.Dims(), gorgonia.WithShape(features.Shape()...), gorgonia.WithName("G"))
+	inner, err := ops.Inner(features, upstream)
+	if err != nil {
+		return nil, err
+	}
+	if tg.trunkGrad, err = gorgonia.Grad(inner, trunk...); err != nil {
+		return nil, fmt.Errorf("engine: trunk gradient: %w", err)
+	}
+	tg.vm = newVM(g)
+	tg.inputs = [3]binding{{node: x}, {node: weight}, {node: upstream}}
+	return tg, nil
+}
+
+// bind loads p and the batch in into the trunk graph, for vjp.
+func (tg *trunkGraph) bind(p *Particle, in *Inputs) error {
+	tg.vals.load(p)
+	for i, src := range []*tensor.Dense{in.x, in.weight} {
+		if tg.replayed && tg.inputs[i].val != nil {
+			break // a replay reads no input but G; bound once, for the machine
+		}
+		if err := tg.inputs[i].set(src); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// vjp writes the gradient of ⟨features, upstream⟩ with respect to the
+// bound particle's trunk into dst.
+func (tg *trunkGraph) vjp(upstream, dst []float64) error {
+	g := &tg.inputs[2]
+	if g.val == nil {
+		g.val = tensor.New(tensor.WithShape(g.node.Shape()...), tensor.Of(g.node.Dtype()))
+	}
+	setFloats(g.val, upstream)
+	if err := gorgonia.Let(g.node, g.val); err != nil {
+		return err
+	}
+	return run(tg.vm, func() error { return gather(tg.trunkGrad, dst) })
+}

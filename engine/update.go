@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/mtsgd/mtsgd/particles"
+)
+
+// Update says how an ensemble's parameters move at each step.
+type Update struct {
+	// Trunk moves the particles' trunks α, with one score per task
+	// (mtsgd in the paper).
+	Trunk particles.Rule
+	// Head moves task j's heads βʲ, with that task's score alone
+	// (svgd in the paper).
+	Head particles.Rule
+	// Warmup replaces both rules by plain gradient steps, as the authors'
+	// code does in its first epoch: each head follows its own score, and
+	// particle i's trunk the fixed mix Σ_j w_ij s_j / M of its task
+	// scores, w_i = WarmupWeights(i, M, K). The factor 1/M is the
+	// authors' (their linear mix returns g/n); it makes the warm-up trunk
+	// step the size of a kernel rule's own-particle term.
+	Warmup bool
+	// Scale says how the scores are scaled before the rules see them.
+	Scale ScoreScale
+	// Examples is N, the size of the training set, used by ScoreSum.
+	Examples int
+	// Kernel says what the kernel rules' kernels compare. With
+	// KernelParams (the zero value) the rules use their own kernels over
+	// the parameters; with KernelOutputs the ensemble evaluates
+	// OutputKernel on the networks' features and outputs and hands the
+	// rules that kernel (particles.Ensemble.Kernel).
+	Kernel       KernelSpace
+	OutputKernel particles.RBF
+	// HeadsFirst moves the heads first and then takes the trunks' task
+	// gradients through the moved heads, as the authors' code does (one
+	// more gradient evaluation per particle and step); otherwise one
+	// evaluation moves both, as the paper's Algorithm 2 reads.
+	HeadsFirst bool
+}
+
+// ScoreScale is how a network's scores, minus the gradients of the
+// batch-mean task losses, are scaled before the update rules see them.
+type ScoreScale int
+
+const (
+	// ScoreMean keeps the gradient of the batch-mean loss: the score of
+	// the posterior tempered by N, exp(−(1/N) Σ_n ℓ_n). Scores and the
+	// kernel's repulsion then compare as in SVGD on that tempered
+	// target.
+	ScoreMean ScoreScale = iota
+	// ScoreSum multiplies trunk and head scores by N: the score of the
+	// paper's posterior exp(−Σ_n ℓ_n), estimated on the batch.
+	ScoreSum
+	// ScoreNormalized divides each task's trunk scores, coordinate by
+	// coordinate, by their L2 norm over the particles (the authors'
+	// "--normalize": F.normalize of the M×d score matrix along the
+	// particles, with the same floor of 1e-12 on the norm). Heads keep
+	// the batch-mean scale, as there.
+	ScoreNormalized
+)
+
+// ScoreScales names the scales, in the order of their values.
+var ScoreScales = []string{"mean", "sum", "normalized"}
+
+// ParseScoreScale returns the scale called name ("" is mean).
+func ParseScoreScale(name string) (ScoreScale, error) {
+	if name == "" {
+		return ScoreMean, nil
+	}
+	for i, n := range ScoreScales {
+		if n == name {
+			return ScoreScale(i), nil
+		}
+	}
+	return 0, fmt.Errorf("score scale %q is not one of %v", name, ScoreScales)
+}
+
+func (s ScoreScale) String() string {
+	if int(s) < len(ScoreScales) {
+		return ScoreScales[s]
+	}
+	return fmt.Sprintf("ScoreScale(%d)", int(s))
+}
+
+// normalizeFloor is F.normalize's default eps: a coordinate whose scores
+// are all below it stays (almost) zero rather than being blown up.
+const normalizeFloor = 1e-12
+
+// scale applies u's score scale in place to the step's trunk scores, or
+// to its head scores if heads.
+func (tr *Trainer) scale(u Update, heads bool) error {
+	scores := tr.trunkScores
+	if heads {
+		scores = tr.headScores
+	}
+	switch u.Scale {
+	case ScoreMean:
+	case ScoreSum:
+		if u.Examples < 1 {
+			return fmt.Errorf("engine: score scale sum needs the training set's size, got %d", u.Examples)
+		}
+		for _, task := range scores {
+			for _, v := range task {
+				scaleVec(v, float64(u.Examples))
+			}
+		}
+	case ScoreNormalized:
+		if !heads {
+			for _, task := range scores {
+				normalizeColumns(task)
+			}
+		}
+	default:
+		return fmt.Errorf("engine: unknown score scale %v", u.Scale)
+	}
+	return nil
+}
+
+// normalizeColumns divides coordinate d of every row of s by the L2 norm
+// of that coordinate over the rows (floored at normalizeFloor).
+func normalizeColumns(s [][]float64) {
+	if len(s) == 0 {
+		return
+	}
+	for d := range s[0] {
+		sq := 0.0
+		for _, row := range s {
+			sq += row[d] * row[d]
+		}
+		inv := 1 / math.Max(math.Sqrt(sq), normalizeFloor)
+		for _, row := range s {
+			row[d] *= inv
+		}
+	}
+}
+
+func scaleVec(v []float64, a float64) {
+	for i := range v {
+		v[i] *= a
+	}
+}
+
+// WarmupWeights is the fixed mix of the k task gradients that particle i
+// of m follows during warm-up. With two tasks, as in the authors' code,
+// particle i weighs the first task i/(m−1) and the second 1 − i/(m−1),
+// so the particles start spread along the trade-off; a single particle
+// and other task counts weigh the tasks equally.
+func WarmupWeights(i, m, k int) []float64 {
+	w := make([]float64, k)
+	if k == 2 && m > 1 {
+		w[0] = float64(i) / float64(m-1)
+		w[1] = 1 - w[0]
+		return w
+	}
+	for j := range w {
+		w[j] = 1 / float64(k)
+	}
+	return w
+}

@@ -1,0 +1,155 @@
+package engine
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
+)
+
+// values is one graph's copy of a particle's parameters in the graph's
+// dtype, loaded before each run. Graphs never share tensors: Gorgonia
+// transposes a weight tensor in place while it differentiates a matrix
+// product, so graphs that run at the same time must not share them.
+type values struct {
+	trunk []*tensor.Dense
+	heads [][]*tensor.Dense // nil for the heads the graph does not use
+	stats []*tensor.Dense   // running statistics, in the prediction graph
+}
+
+// newValues allocates tensors for the trunk and, if heads, every head and
+// adds their nodes to g.
+func newValues(g *gorgonia.ExprGraph, cfg *Config, heads bool) (v *values, trunk []*gorgonia.Node, head [][]*gorgonia.Node) {
+	m := cfg.Model
+	v = &values{trunk: newTensors(m.TrunkParams(), cfg.Dtype)}
+	trunk = paramNodes(g, m.TrunkParams(), v.trunk)
+	if heads {
+		for j := range cfg.Tasks {
+			v.heads = append(v.heads, newTensors(m.HeadParams(j), cfg.Dtype))
+			head = append(head, paramNodes(g, m.HeadParams(j), v.heads[j]))
+		}
+	}
+	return v, trunk, head
+}
+
+// load copies p's vectors into the tensors.
+func (v *values) load(p *Particle) {
+	scatter(p.Trunk, v.trunk)
+	for j, h := range v.heads {
+		scatter(p.Heads[j], h)
+	}
+	scatter(p.Stats, v.stats)
+}
+
+func newTensors(ps []models.Param, dt tensor.Dtype) []*tensor.Dense {
+	vals := make([]*tensor.Dense, len(ps))
+	for i, p := range ps {
+		vals[i] = tensor.New(tensor.WithShape(p.Shape...), tensor.Of(dt))
+	}
+	return vals
+}
+
+// paramNodes adds one input node per parameter to g, bound to vals.
+func paramNodes(g *gorgonia.ExprGraph, ps []models.Param, vals []*tensor.Dense) []*gorgonia.Node {
+	nodes := make([]*gorgonia.Node, len(ps))
+	for i, p := range ps {
+		nodes[i] = gorgonia.NewTensor(g, vals[i].Dtype(), len(p.Shape),
+			gorgonia.WithShape(p.Shape...), gorgonia.WithName(p.Name), gorgonia.WithValue(vals[i]))
+	}
+	return nodes
+}
+
+// scatter copies the flat vector src into the tensors dst, in order.
+func scatter(src []float64, dst []*tensor.Dense) {
+	for _, t := range dst {
+		n := t.Shape().TotalSize()
+		setFloats(t, src[:n])
+		src = src[n:]
+	}
+}
+
+// gather copies the values of nodes into the flat vector dst, in order.
+func gather(nodes []*gorgonia.Node, dst []float64) error {
+	vals := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		vals[i] = n.Value()
+	}
+	return copyValues(vals, dst)
+}
+
+func copyValues(vals []gorgonia.Value, dst []float64) error {
+	for _, v := range vals {
+		if v == nil {
+			return fmt.Errorf("engine: a value the graph did not compute")
+		}
+		size := v.Shape().TotalSize()
+		if size > len(dst) {
+			return fmt.Errorf("engine: %d values overflow their vector", size)
+		}
+		if err := getFloats(v, dst[:size]); err != nil {
+			return err
+		}
+		dst = dst[size:]
+	}
+	if len(dst) != 0 {
+		return fmt.Errorf("engine: %d values of the vector left unset", len(dst))
+	}
+	return nil
+}
+
+// copyStats copies each layer's batch mean, then variance, into dst.
+func copyStats(stats []*ops.BatchStats, dst []float64) error {
+	for _, st := range stats {
+		if len(st.Mean)+len(st.Variance) > len(dst) {
+			return fmt.Errorf("engine: batch statistics overflow their vector")
+		}
+		dst = dst[copy(dst, st.Mean):]
+		dst = dst[copy(dst, st.Variance):]
+	}
+	if len(dst) != 0 {
+		return fmt.Errorf("engine: %d batch statistics left unset", len(dst))
+	}
+	return nil
+}
+
+// setFloats copies src into t, converting to t's dtype.
+func setFloats(t *tensor.Dense, src []float64) {
+	switch d := t.Data().(type) {
+	case []float64:
+		copy(d, src)
+	case []float32:
+		for i, v := range src {
+			d[i] = float32(v)
+		}
+	default:
+		panic(fmt.Sprintf("engine: tensor of %T", d))
+	}
+}
+
+// getFloats copies v's values into dst, converting to float64.
+func getFloats(v gorgonia.Value, dst []float64) error {
+	switch d := v.Data().(type) {
+	case []float64:
+		if len(d) != len(dst) {
+			return fmt.Errorf("engine: %d values for %d", len(d), len(dst))
+		}
+		copy(dst, d)
+	case []float32:
+		if len(d) != len(dst) {
+			return fmt.Errorf("engine: %d values for %d", len(d), len(dst))
+		}
+		for i, x := range d {
+			dst[i] = float64(x)
+		}
+	case float64:
+		dst[0] = d
+	case float32:
+		dst[0] = float64(d)
+	default:
+		return fmt.Errorf("engine: value of %T", d)
+	}
+	return nil
+}
