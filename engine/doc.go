@@ -46,7 +46,7 @@
 // read; a new kind of task is one entry there.
 //
 // The files follow the concerns: trainer.go (Trainer, the ensemble's
-// step), update.go (what a step does: Update, score scales, warm-up),
+// step), update.go (what a step does: Update, score scales),
 // kernels.go (the kernels over outputs), evaluate.go, machine.go (a
 // worker's graphs), stepgraph.go, trunkgraph.go and predictgraph.go (one
 // graph each), inputs.go (a batch as the graphs read it), values.go

@@ -202,7 +202,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 		// and each particle's repulsion is mapped right after its
 		// gradients, while its trunk's forward pass is at hand.
 		var after func(w, i int) error
-		if u.Kernel == KernelOutputs && !u.Warmup && len(tr.trunks[0]) > 0 {
+		if u.Kernel == KernelOutputs && len(tr.trunks[0]) > 0 {
 			tr.evaluateTrunkKernel(u.OutputKernel)
 			after = func(w, i int) error {
 				return tr.machines[w].trunkVJPAfter(tr.Particles[i], tr.in, tr.kernels.upstream[i], tr.kernels.trunk.Repulsion[i])
@@ -305,19 +305,6 @@ func (tr *Trainer) moveHeads(u Update, step int) error {
 // trunkDirections computes the trunks' update directions φ from the
 // trunk scores.
 func (tr *Trainer) trunkDirections(u Update, step int) error {
-	k, m := len(tr.cfg.Tasks), len(tr.Particles)
-	if u.Warmup {
-		for i := range m {
-			w := WarmupWeights(i, m, k)
-			clear(tr.trunkDir[i])
-			for j := range k {
-				for d, s := range tr.trunkScores[j][i] {
-					tr.trunkDir[i][d] += w[j] * s / float64(m)
-				}
-			}
-		}
-		return nil
-	}
 	if len(tr.trunks[0]) == 0 { // models without a shared trunk have none
 		return nil
 	}
@@ -345,14 +332,6 @@ func (tr *Trainer) trunkDirections(u Update, step int) error {
 // headDirections computes every head's update direction φ from its
 // task's scores.
 func (tr *Trainer) headDirections(u Update, step int) error {
-	if u.Warmup {
-		for j := range tr.cfg.Tasks {
-			for i := range tr.Particles {
-				copy(tr.headDir[j][i], tr.headScores[j][i])
-			}
-		}
-		return nil
-	}
 	if u.Kernel == KernelOutputs {
 		if err := tr.headKernels(u.OutputKernel); err != nil {
 			return fmt.Errorf("step %d: %w", step, err)

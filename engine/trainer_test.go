@@ -120,7 +120,7 @@ func TestWarmupStep(t *testing.T) {
 			want[i][d] = p.Trunk[d] - lr*(w*ga.trunk[d]+(1-w)*gb.trunk[d])/m
 		}
 	}
-	if _, err := e.Step(b, Update{Warmup: true}); err != nil {
+	if _, err := e.Step(b, Update{Trunk: particles.Warmup{}, Head: &particles.Linear{}}); err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range e.Particles {
@@ -130,7 +130,7 @@ func TestWarmupStep(t *testing.T) {
 			}
 		}
 	}
-	if w := WarmupWeights(0, 1, 2); w[0] != 0.5 || w[1] != 0.5 {
+	if w := particles.WarmupWeights(0, 1, 2); w[0] != 0.5 || w[1] != 0.5 {
 		t.Errorf("one particle: weights %v", w)
 	}
 }
@@ -144,7 +144,7 @@ func TestStepReportsNotFinite(t *testing.T) {
 	e := newTestTrainer(t, 2, 4, 0.1)
 	e.Particles[1].Heads[1][500] = math.NaN() // head1.bias[0]
 	b := randomBatch(rand.New(rand.NewPCG(24, 0)), 4, 2)
-	_, err := e.Step(b, Update{Warmup: true})
+	_, err := e.Step(b, Update{Trunk: particles.Warmup{}, Head: &particles.Linear{}})
 	var nf *NotFiniteError
 	if !errors.As(err, &nf) || nf.Step != 1 || nf.Particle != 1 || nf.Task != "b" || nf.What != "loss" {
 		t.Fatalf("error %v", err)

@@ -15,13 +15,6 @@ type Update struct {
 	// Head moves task j's heads βʲ, with that task's score alone
 	// (svgd in the paper).
 	Head particles.Rule
-	// Warmup replaces both rules by plain gradient steps, as the authors'
-	// code does in its first epoch: each head follows its own score, and
-	// particle i's trunk the fixed mix Σ_j w_ij s_j / M of its task
-	// scores, w_i = WarmupWeights(i, M, K). The factor 1/M is the
-	// authors' (their linear mix returns g/n); it makes the warm-up trunk
-	// step the size of a kernel rule's own-particle term.
-	Warmup bool
 	// Scale says how the scores are scaled before the rules see them.
 	Scale ScoreScale
 	// Examples is N, the size of the training set, used by ScoreSum.
@@ -140,22 +133,4 @@ func scaleVec(v []float64, a float64) {
 	for i := range v {
 		v[i] *= a
 	}
-}
-
-// WarmupWeights is the fixed mix of the k task gradients that particle i
-// of m follows during warm-up. With two tasks, as in the authors' code,
-// particle i weighs the first task i/(m−1) and the second 1 − i/(m−1),
-// so the particles start spread along the trade-off; a single particle
-// and other task counts weigh the tasks equally.
-func WarmupWeights(i, m, k int) []float64 {
-	w := make([]float64, k)
-	if k == 2 && m > 1 {
-		w[0] = float64(i) / float64(m-1)
-		w[1] = 1 - w[0]
-		return w
-	}
-	for j := range w {
-		w[j] = 1 / float64(k)
-	}
-	return w
 }

@@ -228,8 +228,13 @@ func (r *Run) Train(ctx context.Context) error {
 		lr := schedule.LR(r.epoch)
 		r.Trainer.SetLR(lr)
 		u := engine.Update{
-			Trunk: trunk, Head: head, Warmup: r.epoch < r.Settings.Warmup, Scale: scale, Examples: r.TrainSet.Len(),
+			Trunk: trunk, Head: head, Scale: scale, Examples: r.TrainSet.Len(),
 			Kernel: space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
+		}
+		warmup := r.epoch < r.Settings.Warmup
+		if warmup {
+			// The warm-up is a rule of its own, without kernels.
+			u.Trunk, u.Head, u.Kernel = particles.Warmup{}, &particles.Linear{}, engine.KernelParams
 		}
 		batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
 		batches.Skip(r.batch)
@@ -257,7 +262,7 @@ func (r *Run) Train(ctx context.Context) error {
 				return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
 			}
 			r.batch++
-			if diag, ok := trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !u.Warmup {
+			if diag, ok := trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !warmup {
 				r.Hooks.QP(r.Trainer.Steps, diag.Diagnostics())
 			}
 			for j, l := range losses {
