@@ -34,6 +34,10 @@ type MetricsLine struct {
 	Seconds float64 `json:"seconds"`    // training time so far, over resumes
 	metrics.Score
 	Particles []metrics.Score `json:"particles"`
+	// ParticleLoss is each particle's mean training loss of the task over
+	// the epoch; absent for an epoch resumed mid-way from a checkpoint
+	// that did not record it.
+	ParticleLoss []float64 `json:"particle_train_loss,omitempty"`
 }
 
 // Hooks let a command show what a run does. Any may be nil.
@@ -80,6 +84,10 @@ type Run struct {
 	seconds      float64
 	history      []MetricsLine
 	lossSum      []float64 // this epoch's per-step mean task losses, summed
+	// particleLoss is this epoch's per-step task losses of each particle,
+	// summed ([task][particle]); nil when resumed mid-epoch from a
+	// checkpoint without them.
+	particleLoss [][]float64
 	// bestEpoch is the epoch whose state best/ holds: 0 while no save of
 	// best/ has succeeded, -1 when unknown (a checkpoint from before it
 	// was recorded: best/ is then taken to hold the history's best epoch).
@@ -243,6 +251,10 @@ func (r *Run) Train(ctx context.Context) error {
 		}
 		if r.batch == 0 {
 			r.lossSum = make([]float64, k)
+			r.particleLoss = make([][]float64, k)
+			for j := range r.particleLoss {
+				r.particleLoss[j] = make([]float64, len(r.Trainer.Particles))
+			}
 		}
 		mean := make([]float64, k)
 		start := time.Now()
@@ -266,8 +278,11 @@ func (r *Run) Train(ctx context.Context) error {
 				r.Hooks.QP(r.Trainer.Steps, diag.Diagnostics())
 			}
 			for j, l := range losses {
-				for _, v := range l {
+				for i, v := range l {
 					r.lossSum[j] += v / float64(len(l))
+					if r.particleLoss != nil {
+						r.particleLoss[j][i] += v
+					}
 				}
 				mean[j] = r.lossSum[j] / float64(r.batch)
 			}
@@ -354,9 +369,17 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 			return nil, fmt.Errorf("evaluating on %s: %w", split.set.Name(), err)
 		}
 		for j, s := range scores {
+			var perParticle []float64
+			if r.particleLoss != nil {
+				perParticle = make([]float64, len(r.particleLoss[j]))
+				for i, v := range r.particleLoss[j] {
+					perParticle[i] = v / float64(max(1, r.batch))
+				}
+			}
 			lines = append(lines, MetricsLine{
 				Epoch: r.epoch + 1, Step: r.Trainer.Steps, Split: split.name, Task: s.Task, LR: lr,
 				Loss: r.lossSum[j] / float64(max(1, r.batch)), Score: s.Ensemble, Particles: s.Particles,
+				ParticleLoss: perParticle,
 			})
 		}
 	}
@@ -516,9 +539,13 @@ func (r *Run) lastGood() string {
 
 // runState is what a checkpoint's metrics field holds for a run.
 type runState struct {
-	Seconds float64       `json:"seconds"`
-	LossSum []float64     `json:"loss_sum"` // the current epoch's, so far
-	History []MetricsLine `json:"history"`
+	Seconds float64   `json:"seconds"`
+	LossSum []float64 `json:"loss_sum"` // the current epoch's, so far
+	// ParticleLossSum is the current epoch's per-particle task losses so
+	// far ([task][particle]); absent from checkpoints written before it
+	// was recorded.
+	ParticleLossSum [][]float64   `json:"particle_loss_sum,omitempty"`
+	History         []MetricsLine `json:"history"`
 	// BestEpoch is the epoch whose state best/ holds, 0 for none; absent
 	// from checkpoints written before it was recorded.
 	BestEpoch *int `json:"best_epoch,omitempty"`
@@ -530,7 +557,7 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := runState{Seconds: r.seconds, LossSum: r.lossSum, History: r.history}
+	st := runState{Seconds: r.seconds, LossSum: r.lossSum, ParticleLossSum: r.particleLoss, History: r.history}
 	if r.bestEpoch >= 0 {
 		st.BestEpoch = &r.bestEpoch
 	}
@@ -657,7 +684,7 @@ func RestoreWith(c *checkpoints.Checkpoint, d Data, comps Components, workers in
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	r.epoch, r.batch, r.Trainer.Steps = c.Epoch, c.Batch, c.Step
-	r.seconds, r.history, r.lossSum = state.Seconds, state.History, state.LossSum
+	r.seconds, r.history, r.lossSum, r.particleLoss = state.Seconds, state.History, state.LossSum, state.ParticleLossSum
 	switch {
 	case state.BestEpoch == nil:
 		r.bestEpoch = -1
@@ -695,6 +722,13 @@ func (r *Run) checkPosition(c *checkpoints.Checkpoint, state runState) error {
 		return fmt.Errorf("metrics: %v seconds of training", state.Seconds)
 	case c.Batch > 0 && len(state.LossSum) != tasks:
 		return fmt.Errorf("metrics: %d running losses for %d tasks", len(state.LossSum), tasks)
+	case state.ParticleLossSum != nil && len(state.ParticleLossSum) != tasks:
+		return fmt.Errorf("metrics: per-particle running losses for %d tasks, want %d", len(state.ParticleLossSum), tasks)
+	}
+	for _, l := range state.ParticleLossSum {
+		if len(l) != len(c.Particles) {
+			return fmt.Errorf("metrics: running losses of %d particles, want %d", len(l), len(c.Particles))
+		}
 	}
 	for _, l := range state.History {
 		if l.Epoch < 1 || l.Epoch > c.Epoch {

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
@@ -120,6 +121,20 @@ func exactResume(t *testing.T, method string) {
 	want := final(t, whole)
 	if want.Epoch != 2 || want.Step != 6 || len(want.Metrics) == 0 {
 		t.Fatalf("uninterrupted run ended at epoch %d step %d", want.Epoch, want.Step)
+	}
+	// Every line has each particle's training loss, and their mean is the
+	// line's training loss (compared below across resumes too).
+	for _, l := range resume(t, whole, 0).history {
+		if len(l.ParticleLoss) != settings(2).Particles {
+			t.Fatalf("epoch %d %s %s: %d particle losses, want %d", l.Epoch, l.Split, l.Task, len(l.ParticleLoss), settings(2).Particles)
+		}
+		mean := 0.0
+		for _, v := range l.ParticleLoss {
+			mean += v / float64(len(l.ParticleLoss))
+		}
+		if math.Abs(mean-l.Loss) > 1e-12*max(1, l.Loss) {
+			t.Errorf("epoch %d %s %s: particle losses %v average %v, the line says %v", l.Epoch, l.Split, l.Task, l.ParticleLoss, mean, l.Loss)
+		}
 	}
 
 	stopped := t.TempDir()

@@ -74,9 +74,10 @@ func WriteRun(path string, history []experiment.MetricsLine) error {
 }
 
 // Run draws a run's learning curves: a row of panels per task, the
-// training loss (the mean over the particles, which is all a run
-// records), then each score per epoch on the validation and test splits,
-// one thin line per particle and a bold one for the ensemble.
+// training loss per epoch (one thin line per particle, where the history
+// has them, and a bold one for their mean), then each score per epoch on
+// the validation and test splits, one thin line per particle and a bold
+// one for the ensemble.
 func Run(w io.Writer, history []experiment.MetricsLine) error {
 	ts := tasks(history)
 	if len(ts) == 0 {
@@ -91,17 +92,35 @@ func Run(w io.Writer, history []experiment.MetricsLine) error {
 			}
 		}
 		loss := plot.New()
-		loss.Title.Text = task + ": training loss (mean over particles)"
+		loss.Title.Text = task + ": training loss"
 		loss.X.Label.Text = "epoch"
-		var xy plotter.XYs
+		var mean plotter.XYs
+		var parts []plotter.XYs
 		for _, l := range lines {
-			if l.Split == "test" {
-				xy = append(xy, plotter.XY{X: float64(l.Epoch), Y: l.Loss})
+			if l.Split != "test" {
+				continue
+			}
+			mean = append(mean, plotter.XY{X: float64(l.Epoch), Y: l.Loss})
+			for i, v := range l.ParticleLoss {
+				for len(parts) <= i {
+					parts = append(parts, nil)
+				}
+				parts[i] = append(parts[i], plotter.XY{X: float64(l.Epoch), Y: v})
 			}
 		}
-		if err := addLine(loss, xy, color.NRGBA{A: 255}, 2, ""); err != nil {
+		for i, xy := range parts {
+			label := ""
+			if i == 0 {
+				label = "particles"
+			}
+			if err := addLine(loss, xy, color.NRGBA{A: 110}, 0.6, label); err != nil {
+				return err
+			}
+		}
+		if err := addLine(loss, mean, color.NRGBA{A: 255}, 2, "mean over particles"); err != nil {
 			return err
 		}
+		loss.Legend.Top = true
 		row := []*plot.Plot{loss}
 		for _, m := range metricsOf(lines[0].Score) {
 			p := plot.New()

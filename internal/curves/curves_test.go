@@ -24,7 +24,7 @@ func history(epochs int, acc float64) []experiment.MetricsLine {
 			for _, task := range []string{"top-left", "bottom-right"} {
 				a := acc * float64(e) / float64(epochs)
 				h = append(h, experiment.MetricsLine{Epoch: e, Split: split, Task: task, Loss: 1 / float64(e), Score: score(a),
-					Particles: []metrics.Score{score(a - 0.05), score(a - 0.1)}})
+					Particles: []metrics.Score{score(a - 0.05), score(a - 0.1)}, ParticleLoss: []float64{1.1 / float64(e), 0.9 / float64(e)}})
 			}
 		}
 	}
