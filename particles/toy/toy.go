@@ -174,8 +174,8 @@ func matrix(n, d int) [][]float64 {
 // 0.7·N(μ_i1, 0.5·I) + 0.3·N(μ_i2, 0.5·I) with
 // μ_11 = (4,−4), μ_12 = (0,0.5); μ_21 = (−4,4), μ_22 = (0.5,0);
 // μ_31 = (−3,−3), μ_32 = (0,0). Particles start from N(0, 5·I): we read the
-// paper's N(0, 5) as variance 5, as the project notes do (the authors'
-// notebook draws 5·N(0, 1), variance 25).
+// paper's N(0, 5) as variance 5, as it writes its other Gaussians with
+// their covariance (the authors' notebook draws 5·N(0, 1), variance 25).
 func MOG3() Problem {
 	means := [3][2][2]float64{
 		{{4, -4}, {0, 0.5}},
