@@ -110,33 +110,8 @@ func TestGradientsMatchFiniteDifferences(t *testing.T) {
 	p := newTestParticle(t, cfg, 3)
 	rng := rand.New(rand.NewPCG(4, 0))
 	in := load(t, cfg, randomBatch(rng, 5, 2)) // 5 of 6 rows: padding too
-	const h = 1e-6
-	lossAt := func(task int) float64 {
-		return gradients(t, p, in, task).loss
-	}
-	check := func(task int, vec []float64, grad []float64, params []models.Param, what string) {
-		off := 0
-		for _, prm := range params {
-			for range 3 {
-				i := off + rng.IntN(prm.Size())
-				orig := vec[i]
-				vec[i] = orig + h
-				up := lossAt(task)
-				vec[i] = orig - h
-				down := lossAt(task)
-				vec[i] = orig
-				fd := (up - down) / (2 * h)
-				if math.Abs(fd-grad[i]) > 1e-6+1e-4*math.Abs(grad[i]) {
-					t.Errorf("task %d %s %s[%d]: gradient %.9g, finite difference %.9g", task, what, prm.Name, i-off, grad[i], fd)
-				}
-			}
-			off += prm.Size()
-		}
-	}
 	for task := range 2 {
-		g := gradients(t, p, in, task)
-		check(task, p.Trunk, g.trunk, cfg.Model.TrunkParams(), "trunk")
-		check(task, p.Heads[task], g.head, cfg.Model.HeadParams(task), "head")
+		checkFiniteDifferences(t, cfg, p, in, rng, task, 3)
 	}
 }
 
@@ -364,6 +339,37 @@ func TestTrunkGraphReplays(t *testing.T) {
 		}
 		if m.trunk == nil || m.trunk.replayed != tc.want {
 			t.Errorf("%s: trunk graph %v, replayed %v; want replayed %v", tc.name, m.trunk != nil, m.trunk != nil && m.trunk.replayed, tc.want)
+		}
+	}
+}
+
+// checkFiniteDifferences compares p's trunk and head gradients for task on
+// in with central finite differences of the loss (h = 1e-6, float64
+// graphs), at perTensor random coordinates of every parameter tensor:
+// |fd − g| ≤ 1e-6 + 1e-4·|g|.
+func checkFiniteDifferences(t *testing.T, cfg *Config, p *Particle, in *Inputs, rng *rand.Rand, task, perTensor int) {
+	t.Helper()
+	const h = 1e-6
+	g := gradients(t, p, in, task)
+	for _, c := range []struct {
+		vec, grad []float64
+		params    []models.Param
+	}{{p.Trunk, g.trunk, cfg.Model.TrunkParams()}, {p.Heads[task], g.head, cfg.Model.HeadParams(task)}} {
+		off := 0
+		for _, prm := range c.params {
+			for range perTensor {
+				i := off + rng.IntN(prm.Size())
+				orig := c.vec[i]
+				c.vec[i] = orig + h
+				up := gradients(t, p, in, task).loss
+				c.vec[i] = orig - h
+				down := gradients(t, p, in, task).loss
+				c.vec[i] = orig
+				if fd := (up - down) / (2 * h); math.Abs(fd-c.grad[i]) > 1e-6+1e-4*math.Abs(c.grad[i]) {
+					t.Errorf("task %d %s[%d]: gradient %.9g, finite difference %.9g", task, prm.Name, i-off, c.grad[i], fd)
+				}
+			}
+			off += prm.Size()
 		}
 	}
 }

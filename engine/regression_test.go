@@ -42,7 +42,6 @@ func TestRegressionGradients(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const h = 1e-6
 	for task := range 3 {
 		g := gradients(t, p, in, task)
 		want := 0.0
@@ -53,22 +52,6 @@ func TestRegressionGradients(t *testing.T) {
 		if math.Abs(g.loss-want) > 1e-12 {
 			t.Errorf("task %d: loss %.15g, mean squared error %.15g", task, g.loss, want)
 		}
-		for _, c := range []struct {
-			vec, grad []float64
-			what      string
-		}{{p.Trunk, g.trunk, "trunk"}, {p.Heads[task], g.head, "head"}} {
-			for range 8 {
-				i := rng.IntN(len(c.vec))
-				orig := c.vec[i]
-				c.vec[i] = orig + h
-				up := gradients(t, p, in, task).loss
-				c.vec[i] = orig - h
-				down := gradients(t, p, in, task).loss
-				c.vec[i] = orig
-				if fd := (up - down) / (2 * h); math.Abs(fd-c.grad[i]) > 1e-6+1e-4*math.Abs(c.grad[i]) {
-					t.Errorf("task %d %s[%d]: gradient %.9g, finite difference %.9g", task, c.what, i, c.grad[i], fd)
-				}
-			}
-		}
+		checkFiniteDifferences(t, cfg, p, in, rng, task, 3)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
-	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/resnet18"
 )
 
@@ -45,30 +44,8 @@ func TestResNetGradientsMatchFiniteDifferences(t *testing.T) {
 	p := newTestParticle(t, cfg, 21)
 	rng := rand.New(rand.NewPCG(22, 0))
 	in := load(t, cfg, imageBatch(rng, 4, 2, 3))
-	const h = 1e-6
 	for task := range 2 {
-		g := gradients(t, p, in, task)
-		for _, c := range []struct {
-			vec, grad []float64
-			params    []models.Param
-		}{{p.Trunk, g.trunk, cfg.Model.TrunkParams()}, {p.Heads[task], g.head, cfg.Model.HeadParams(task)}} {
-			off := 0
-			for _, prm := range c.params {
-				for range 2 {
-					i := off + rng.IntN(prm.Size())
-					orig := c.vec[i]
-					c.vec[i] = orig + h
-					up := gradients(t, p, in, task).loss
-					c.vec[i] = orig - h
-					down := gradients(t, p, in, task).loss
-					c.vec[i] = orig
-					if fd := (up - down) / (2 * h); math.Abs(fd-c.grad[i]) > 1e-6+1e-4*math.Abs(c.grad[i]) {
-						t.Errorf("task %d %s[%d]: gradient %.9g, finite difference %.9g", task, prm.Name, i-off, c.grad[i], fd)
-					}
-				}
-				off += prm.Size()
-			}
-		}
+		checkFiniteDifferences(t, cfg, p, in, rng, task, 2)
 	}
 }
 

@@ -130,8 +130,8 @@ func TestWarmupStep(t *testing.T) {
 			}
 		}
 	}
-	if w := particles.WarmupWeights(0, 1, 2); w[0] != 0.5 || w[1] != 0.5 {
-		t.Errorf("one particle: weights %v", w)
+	if w0, w1 := particles.WarmupWeight(0, 1, 2, 0), particles.WarmupWeight(0, 1, 2, 1); w0 != 0.5 || w1 != 0.5 {
+		t.Errorf("one particle: weights %v, %v", w0, w1)
 	}
 }
 

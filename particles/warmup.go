@@ -2,7 +2,7 @@ package particles
 
 // Warmup is the rule of the authors' warm-up epochs: no kernel and no
 // interaction. Particle i moves along a fixed mix of its own task scores,
-// Σ_k w_ik s_ik / M with w_i = WarmupWeights(i, M, K), so that the
+// Σ_k w_ik s_ik / M with w_ik = WarmupWeight(i, M, K, k), so that the
 // particles start spread along the trade-off between the tasks before a
 // kernel rule takes over. The 1/M is the authors' (their linear mix
 // returns g/n); it makes the step the size of a kernel rule's
@@ -17,30 +17,29 @@ func (Warmup) Direction(dst [][]float64, e Ensemble) error {
 		return err
 	}
 	for i := range m {
-		w := WarmupWeights(i, m, k)
 		clear(dst[i])
 		for j := range k {
+			w := WarmupWeight(i, m, k, j)
 			for d, s := range e.Scores[j][i] {
-				dst[i][d] += w[j] * s / float64(m)
+				dst[i][d] += w * s / float64(m)
 			}
 		}
 	}
 	return nil
 }
 
-// WarmupWeights is the fixed mix of the k task scores that particle i of m
-// follows during warm-up. With two tasks, as in the authors' code,
-// particle i weighs the first task i/(m−1) and the second 1 − i/(m−1); a
-// single particle and other task counts weigh the tasks equally.
-func WarmupWeights(i, m, k int) []float64 {
-	w := make([]float64, k)
-	if k == 2 && m > 1 {
-		w[0] = float64(i) / float64(m-1)
-		w[1] = 1 - w[0]
-		return w
+// WarmupWeight is the weight of task j in the fixed mix of the k task
+// scores that particle i of m follows during warm-up. With two tasks, as
+// in the authors' code, particle i weighs the first task i/(m−1) and the
+// second 1 − i/(m−1); a single particle and other task counts weigh the
+// tasks equally.
+func WarmupWeight(i, m, k, j int) float64 {
+	if k != 2 || m < 2 {
+		return 1 / float64(k)
 	}
-	for j := range w {
-		w[j] = 1 / float64(k)
+	first := float64(i) / float64(m-1)
+	if j == 0 {
+		return first
 	}
-	return w
+	return 1 - first
 }

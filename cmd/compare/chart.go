@@ -9,8 +9,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/mtsgd/mtsgd/internal/curves"
 )
 
 var (
@@ -77,16 +77,5 @@ func writeChart(w io.Writer, dataset string, methods []string, rows []row) error
 			panels[m] = append(panels[m], p)
 		}
 	}
-	cols := len(tasks)
-	img := vgimg.New(vg.Length(cols)*6*vg.Inch, 8*vg.Inch)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 2, Cols: cols, PadX: vg.Inch / 4, PadY: vg.Inch / 4, PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
-	canvases := plot.Align(panels, tiles, dc)
-	for i := range panels {
-		for j, p := range panels[i] {
-			p.Draw(canvases[i][j])
-		}
-	}
-	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
-	return err
+	return curves.Grid(w, panels, 6*vg.Inch, 4*vg.Inch)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -246,7 +245,7 @@ func TestSweepCutOff(t *testing.T) {
 		t.Errorf("completed sweep:\n%s\n%s\nuninterrupted:\n%s\n%s", gotCSV, gotMD, wantCSV, wantMD)
 	}
 	for _, f := range []string{CurvesFile, filepath.Join("linear-seed1", curves.FileName), filepath.Join("single-seed1", curves.FileName)} {
-		checkPNG(t, filepath.Join(out, f))
+		testenv.CheckPNG(t, filepath.Join(out, f))
 	}
 	// A finished cell is not trained again.
 	manifest := filepath.Join(out, "linear-seed1", "last", "manifest.json")
@@ -294,18 +293,5 @@ func killInSecondEpoch(t *testing.T, out string, i int, dir string) {
 	}
 	if err := <-done; err == nil {
 		t.Fatalf("cell %d finished before SIGKILL reached it:\n%s", i, logs.String())
-	}
-}
-
-// checkPNG fails unless path is a PNG image.
-func checkPNG(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Errorf("%s: %v", path, err)
 	}
 }

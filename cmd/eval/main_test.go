@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"image/png"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -82,7 +80,7 @@ func TestJSONReproducesTraining(t *testing.T) {
 		if task.Task != line.Task || !reflect.DeepEqual(task.Ensemble, want.Ensemble) || !reflect.DeepEqual(task.Particles, want.Particles) {
 			t.Errorf("task %s: eval %v %v\ntraining %v %v", task.Task, task.Ensemble, task.Particles, want.Ensemble, want.Particles)
 		}
-		checkPNG(t, filepath.Join(out, "rel", "reliability-"+task.Task+".png"))
+		testenv.CheckPNG(t, filepath.Join(out, "rel", "reliability-"+task.Task+".png"))
 	}
 
 	// The table shows the same figures, rounded.
@@ -234,25 +232,12 @@ func TestDivergedCheckpoint(t *testing.T) {
 		if v := task.Particles[0]["accuracy"]; v == nil {
 			t.Errorf("task %s: particle 0's accuracy is null, want its finite value", task.Task)
 		}
-		checkPNG(t, filepath.Join(rel, "reliability-"+task.Task+".png"))
+		testenv.CheckPNG(t, filepath.Join(rel, "reliability-"+task.Task+".png"))
 	}
 	// The table says NaN, and eval still reports the divergence.
 	stdout.Reset()
 	o.JSON, o.Reliability = false, ""
 	if err := run(context.Background(), o, &stdout); !errors.Is(err, ErrDiverged) || !strings.Contains(stdout.String(), "NaN") {
 		t.Errorf("table: error %v, output %s", err, stdout.String())
-	}
-}
-
-// checkPNG checks that path holds a decodable PNG.
-func checkPNG(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := png.Decode(f); err != nil {
-		t.Errorf("%s: %v", path, err)
 	}
 }

@@ -222,14 +222,7 @@ func TestTrainNetworkWritesMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if f, err := os.Open(filepath.Join(out, curves.FileName)); err != nil {
-			t.Error(err)
-		} else {
-			if _, err := png.Decode(f); err != nil {
-				t.Errorf("%s: %v", curves.FileName, err)
-			}
-			f.Close()
-		}
+		testenv.CheckPNG(t, filepath.Join(out, curves.FileName))
 		var lines []map[string]any
 		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 			var m map[string]any

@@ -165,7 +165,7 @@ func Run(w io.Writer, history []experiment.MetricsLine) error {
 		}
 		rows = append(rows, row)
 	}
-	return draw2PNG(w, rows)
+	return Grid(w, rows, 5*vg.Inch, 3.5*vg.Inch)
 }
 
 // addLine adds a line with points, and a legend entry unless label is "".
@@ -261,7 +261,7 @@ func Methods(w io.Writer, dataset string, methods []string, histories map[string
 			rows[k] = append(rows[k], p)
 		}
 	}
-	return draw2PNG(w, rows)
+	return Grid(w, rows, 5*vg.Inch, 3.5*vg.Inch)
 }
 
 // meanSD is the mean and sample standard deviation of v (0 for one).
@@ -278,8 +278,9 @@ func meanSD(v []float64) (mean, sd float64) {
 	return mean, sd
 }
 
-// draw2PNG draws a grid of panels, 5 by 3.5 inches each, as a PNG.
-func draw2PNG(w io.Writer, rows [][]*plot.Plot) error {
+// Grid draws rows of panels, each width by height, aligned as one PNG;
+// short rows are padded with empty panels.
+func Grid(w io.Writer, rows [][]*plot.Plot, width, height vg.Length) error {
 	cols := 0
 	for _, r := range rows {
 		cols = max(cols, len(r))
@@ -289,7 +290,7 @@ func draw2PNG(w io.Writer, rows [][]*plot.Plot) error {
 			rows[i] = append(rows[i], plot.New())
 		}
 	}
-	img := vgimg.New(vg.Length(cols)*5*vg.Inch, vg.Length(len(rows))*3.5*vg.Inch)
+	img := vgimg.New(vg.Length(cols)*width, vg.Length(len(rows))*height)
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: len(rows), Cols: cols, PadX: vg.Inch / 4, PadY: vg.Inch / 4,
 		PadTop: vg.Inch / 8, PadBottom: vg.Inch / 8, PadLeft: vg.Inch / 8, PadRight: vg.Inch / 8}
