@@ -29,6 +29,9 @@ func GraphFootprint(cfg *Config) (Footprint, error) {
 		if err != nil {
 			return Footprint{}, err
 		}
+		if err := m.trainingGraphs(); err != nil {
+			return Footprint{}, err
+		}
 		for _, g := range m.graphs() {
 			for _, n := range g.AllNodes() {
 				sizes[i] += float64(n.Shape().TotalSize())

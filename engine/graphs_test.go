@@ -330,11 +330,17 @@ func TestTrunkGraphReplays(t *testing.T) {
 		want bool
 	}{
 		{"lenet", testConfig(4, tensor.Float64), true},
-		{"resnet18", smallResNet(4), false},
+		{"resnet18", smallResNet(4), true},
 		{"mlp", &Config{Model: mlp.New(5, []int{8}, 1, 1), Tasks: regression, Batch: 3, Dtype: tensor.Float64}, true},
 	} {
 		m, err := newMachine(tc.cfg)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if m.steps != nil || m.trunk != nil {
+			t.Errorf("%s: a new machine has training graphs before its first step", tc.name)
+		}
+		if err := m.trainingGraphs(); err != nil {
 			t.Fatal(err)
 		}
 		if m.trunk == nil || m.trunk.replayed != tc.want {

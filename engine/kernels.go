@@ -157,7 +157,7 @@ func grow2(buf [][]float64, n, d int) [][]float64 {
 // replaying one still holds its recorded forward pass, so no forward pass
 // runs again.
 func (m *machine) trunkVJPAfter(p *Particle, in *Inputs, upstream, dst []float64) error {
-	if m.trunk == nil {
+	if m.trunk == nil || m.steps == nil {
 		return m.trunkVJP(p, in, upstream, dst)
 	}
 	return m.trunk.vjp(upstream, dst)
@@ -167,6 +167,9 @@ func (m *machine) trunkVJPAfter(p *Particle, in *Inputs, upstream, dst []float64
 // trunk on the batch in into dst. It runs the trunk forward again: a
 // replaying trunk graph would read another particle's recorded pass.
 func (m *machine) trunkVJP(p *Particle, in *Inputs, upstream, dst []float64) error {
+	if err := m.trainingGraphs(); err != nil {
+		return err
+	}
 	if m.fullTrunk == nil {
 		if m.trunk != nil && !m.trunk.replayed {
 			m.fullTrunk = m.trunk

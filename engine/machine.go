@@ -10,7 +10,8 @@ import (
 )
 
 // machine holds one worker's graphs (see the package doc) and runs
-// particles through them.
+// particles through them. The step and trunk graphs are built by the
+// first training step the machine runs.
 type machine struct {
 	cfg *Config
 	// steps is one step graph for every task, or, for a model without
@@ -35,34 +36,48 @@ func newMachine(cfg *Config) (*machine, error) {
 	}
 	m := &machine{cfg: cfg}
 	var err error
-	all := make([]int, len(cfg.Tasks))
-	for j := range all {
-		all[j] = j
-	}
-	if len(cfg.Model.TrunkParams()) > 0 {
-		sg, err := newStepGraph(cfg, all)
-		if err != nil {
-			return nil, err
-		}
-		m.steps = append(m.steps, sg)
-	} else {
-		for _, j := range all {
-			sg, err := newStepGraph(cfg, []int{j})
-			if err != nil {
-				return nil, err
-			}
-			m.steps = append(m.steps, sg)
-		}
-	}
-	if len(cfg.Tasks) > 1 && len(cfg.Model.TrunkParams()) > 0 {
-		if m.trunk, err = newTrunkGraph(cfg, m.steps[0].trunkOps); err != nil {
-			return nil, err
-		}
-	}
 	if m.prediction, err = newPredictGraph(cfg); err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// trainingGraphs builds the step and trunk graphs, the first time they
+// are needed: a machine that only predicts never holds them.
+func (m *machine) trainingGraphs() error {
+	if m.steps != nil {
+		return nil
+	}
+	cfg := m.cfg
+	all := make([]int, len(cfg.Tasks))
+	for j := range all {
+		all[j] = j
+	}
+	var steps []*stepGraph
+	if len(cfg.Model.TrunkParams()) > 0 {
+		sg, err := newStepGraph(cfg, all)
+		if err != nil {
+			return err
+		}
+		steps = append(steps, sg)
+	} else {
+		for _, j := range all {
+			sg, err := newStepGraph(cfg, []int{j})
+			if err != nil {
+				return err
+			}
+			steps = append(steps, sg)
+		}
+	}
+	if len(cfg.Tasks) > 1 && len(cfg.Model.TrunkParams()) > 0 {
+		tg, err := newTrunkGraph(cfg, steps[0].trunkOps)
+		if err != nil {
+			return err
+		}
+		m.trunk = tg
+	}
+	m.steps = steps
+	return nil
 }
 
 // Grads receive a particle's losses and gradients on a batch.
@@ -95,6 +110,9 @@ func NewGrads(cfg *Config) *Grads {
 // loss is the batch mean: the graphs weight each real example 1/in.N and
 // padding 0.
 func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
+	if err := m.trainingGraphs(); err != nil {
+		return err
+	}
 	var features [][]float64 // per task j ≥ 1, with a trunk
 	for _, sg := range m.steps {
 		f, err := m.runStep(sg, p, in, out)
@@ -123,6 +141,9 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 func (m *machine) updateStats(p *Particle, stats []float64, n int) error {
 	if len(p.Stats) == 0 {
 		return nil
+	}
+	if err := m.trainingGraphs(); err != nil {
+		return err
 	}
 	spatial := m.steps[0].spatial
 	counts := make([]int, len(spatial))

@@ -75,22 +75,38 @@ func New(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer, workers
 			heads[j] = newOpt()
 		}
 		tr.headOpt = append(tr.headOpt, heads)
-		tr.trunkDir = append(tr.trunkDir, make([]float64, len(p.Trunk)))
 		tr.trunks = append(tr.trunks, p.Trunk)
 	}
-	k := len(cfg.Tasks)
+	tr.heads = make([][][]float64, len(cfg.Tasks))
+	for j := range cfg.Tasks {
+		for _, p := range tr.Particles {
+			tr.heads[j] = append(tr.heads[j], p.Heads[j])
+		}
+	}
+	return tr, nil
+}
+
+// allocateStep allocates the buffers of a step, the first time one is
+// made: an ensemble that only evaluates (cmd/eval) never needs their K
+// gradients per particle.
+func (tr *Trainer) allocateStep() {
+	if tr.grads != nil {
+		return
+	}
+	k := len(tr.cfg.Tasks)
 	tr.losses = make([][]float64, k)
 	tr.trunkScores = make([][][]float64, k)
 	tr.headScores = make([][][]float64, k)
 	tr.headDir = make([][][]float64, k)
-	tr.heads = make([][][]float64, k)
+	for _, p := range tr.Particles {
+		tr.trunkDir = append(tr.trunkDir, make([]float64, len(p.Trunk)))
+	}
 	for j := range k {
-		tr.losses[j] = make([]float64, m)
+		tr.losses[j] = make([]float64, len(tr.Particles))
 		for _, p := range tr.Particles {
 			tr.trunkScores[j] = append(tr.trunkScores[j], make([]float64, len(p.Trunk)))
 			tr.headScores[j] = append(tr.headScores[j], make([]float64, len(p.Heads[j])))
 			tr.headDir[j] = append(tr.headDir[j], make([]float64, len(p.Heads[j])))
-			tr.heads[j] = append(tr.heads[j], p.Heads[j])
 		}
 	}
 	for i := range tr.Particles {
@@ -101,7 +117,6 @@ func New(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer, workers
 		}
 		tr.grads = append(tr.grads, g)
 	}
-	return tr, nil
 }
 
 // Optimizers returns particle i's trunk optimiser and its head optimisers,
@@ -186,6 +201,7 @@ func (e *NotFiniteError) Error() string {
 // next step).
 func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 	step := tr.Steps + 1
+	tr.allocateStep()
 	if err := tr.in.Load(tr.cfg, b); err != nil {
 		return nil, err
 	}
@@ -233,6 +249,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 // after each particle's evaluation.
 func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) error {
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
+	tr.allocateStep()
 	return tr.parallel(m, func(w, i int) error {
 		g := tr.grads[i]
 		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g); err != nil {

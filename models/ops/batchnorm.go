@@ -60,6 +60,7 @@ type bnOp struct {
 	eps      float64
 	stats    *BatchStats
 	scale    []float64 // 1/√(σ² + eps), per channel, for the gradient
+	twin     *bnOp     // the recorded op this one replays (see Record)
 	out      buffer
 }
 
@@ -68,6 +69,9 @@ func (op *bnOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *bnOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.twin != nil {
+		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -129,19 +133,25 @@ func meanSquare[T float](v []T, centre float64) float64 {
 func (op *bnOp) DiffWRT(int) []bool { return []bool{true, true, true, false} }
 
 // SymDiff returns the gradients with respect to x, γ and β (see
-// BatchNorm); the input's uses the other two.
+// BatchNorm); the input's uses the other two. A replay's gradients read
+// the recorded op's statistics, and x's values from x's node, which a
+// replay of the op before shares with its recorded op.
 func (op *bnOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
 	x, gamma, weight := inputs[0], inputs[1], inputs[3]
+	src := op
+	if op.twin != nil {
+		src = op.twin
+	}
 	pshape := gamma.Shape().Clone()
-	dBeta, err := gorgonia.ApplyOp(&bnGradParam{base: newBase("BatchNorm∂β", 4, 4, 4), fwd: op, shape: pshape}, x, grad)
+	dBeta, err := gorgonia.ApplyOp(&bnGradParam{base: newBase("BatchNorm∂β", 4, 4, 4), fwd: src, shape: pshape}, x, grad)
 	if err != nil {
 		return nil, err
 	}
-	dGamma, err := gorgonia.ApplyOp(&bnGradParam{base: newBase("BatchNorm∂γ", 4, 4, 4), fwd: op, shape: pshape, scale: true}, x, grad)
+	dGamma, err := gorgonia.ApplyOp(&bnGradParam{base: newBase("BatchNorm∂γ", 4, 4, 4), fwd: src, shape: pshape, scale: true}, x, grad)
 	if err != nil {
 		return nil, err
 	}
-	dx, err := gorgonia.ApplyOp(&bnGradInput{base: newBase("BatchNorm∂x", 4, 4, weight.Dims(), 4, 4, 4, 4), fwd: op}, x, gamma, weight, grad, dGamma, dBeta)
+	dx, err := gorgonia.ApplyOp(&bnGradInput{base: newBase("BatchNorm∂x", 4, 4, weight.Dims(), 4, 4, 4, 4), fwd: src}, x, gamma, weight, grad, dGamma, dBeta)
 	if err != nil {
 		return nil, err
 	}

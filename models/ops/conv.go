@@ -190,10 +190,10 @@ func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := op.out.get(x.Dtype(), false, op.g.n, op.g.o, op.g.oh, op.g.ow)
 	if op.twin != nil {
-		return out, nil // replaying: the recorded op's run computed it
+		return op.twin.out.t, nil // replaying: the recorded op's run computed it
 	}
+	out := op.out.get(x.Dtype(), false, op.g.n, op.g.o, op.g.oh, op.g.ow)
 	var bias gorgonia.Value
 	if op.bias {
 		bias = vals[2]

@@ -64,10 +64,10 @@ func (op *linearOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := op.outBuf.get(x.Dtype(), false, op.n, op.out)
 	if op.twin != nil {
-		return out, nil // replaying: the recorded op's run computed it
+		return op.twin.outBuf.t, nil // replaying: the recorded op's run computed it
 	}
+	out := op.outBuf.get(x.Dtype(), false, op.n, op.out)
 	switch x.Dtype() {
 	case tensor.Float32:
 		linearForward(op, state[linearState[float32]](&op.kept), data[float32](x), vals[1].Data().([]float32), vals[2].Data().([]float32), data[float32](out))

@@ -51,10 +51,10 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	g := op.g
-	out := op.out.get(x.Dtype(), false, g.n, g.c, g.oh, g.ow)
 	if op.twin != nil {
-		return out, nil // replaying: the recorded op's run computed it
+		return op.twin.out.t, nil // replaying: the recorded op's run computed it
 	}
+	out := op.out.get(x.Dtype(), false, g.n, g.c, g.oh, g.ow)
 	if len(op.argmax) != out.Shape().TotalSize() {
 		op.argmax = make([]int32, out.Shape().TotalSize())
 	}

@@ -128,3 +128,12 @@ func (op *linearOp) replay(recorded gorgonia.Op) error {
 	op.twin = r
 	return nil
 }
+
+func (op *bnOp) replay(recorded gorgonia.Op) error {
+	r, ok := recorded.(*bnOp)
+	if !ok || r.n != op.n || r.c != op.c || r.hw != op.hw || r.eps != op.eps {
+		return fmt.Errorf("ops: %v cannot replay %v", op, recorded)
+	}
+	op.twin = r
+	return nil
+}

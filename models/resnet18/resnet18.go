@@ -28,7 +28,6 @@ import (
 	"slices"
 
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/ops"
@@ -177,13 +176,7 @@ func (r *ResNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node, norm *models.Norm) 
 			return nil, fmt.Errorf("resnet18 %s: %w", b.name, err)
 		}
 	}
-	// Global average pooling as a mean over the flattened spatial axis:
-	// GlobalAveragePool2D has no gradient in Gorgonia v0.9.18.
-	s := h.Shape()
-	if h, err = gorgonia.Reshape(h, tensor.Shape{s[0], s[1], s[2] * s[3]}); err != nil {
-		return nil, err
-	}
-	return gorgonia.Mean(h, 2)
+	return ops.GlobalAvgPool(h)
 }
 
 func basicBlock(x *gorgonia.Node, b block, ps *params, norm *models.Norm) (*gorgonia.Node, error) {
@@ -191,7 +184,7 @@ func basicBlock(x *gorgonia.Node, b block, ps *params, norm *models.Norm) (*gorg
 	if err != nil {
 		return nil, err
 	}
-	if h, err = gorgonia.Rectify(h); err != nil {
+	if h, err = ops.ReLU(h); err != nil {
 		return nil, err
 	}
 	if h, err = convBN(h, ps.next(3), 3, 1, 1, norm); err != nil {
@@ -203,10 +196,7 @@ func basicBlock(x *gorgonia.Node, b block, ps *params, norm *models.Norm) (*gorg
 			return nil, fmt.Errorf("shortcut: %w", err)
 		}
 	}
-	if h, err = gorgonia.Add(h, shortcut); err != nil {
-		return nil, err
-	}
-	return gorgonia.Rectify(h)
+	return ops.AddReLU(h, shortcut)
 }
 
 // convBN is a k×k convolution without bias followed by batch

@@ -1,0 +1,240 @@
+package ops
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// ReLU adds max(0, x) to x's graph. Its gradient passes the output's
+// where the output is positive.
+func ReLU(x *gorgonia.Node) (*gorgonia.Node, error) {
+	return apply(&reluOp{base: newBase("ReLU", x.Dims(), x.Dims())}, x)
+}
+
+// AddReLU adds max(0, a + b) to a's graph, a and b of one shape: a
+// residual block's sum and activation in one op. The gradient with
+// respect to a and to b is the one ReLU's gives x.
+func AddReLU(a, b *gorgonia.Node) (*gorgonia.Node, error) {
+	if !a.Shape().Eq(b.Shape()) {
+		return nil, fmt.Errorf("add of shapes %v and %v", a.Shape(), b.Shape())
+	}
+	return apply(&reluOp{base: newBase("AddReLU", a.Dims(), a.Dims(), a.Dims()), add: true}, a, b)
+}
+
+// reluOp is ReLU of its input, or of the sum of its two inputs.
+type reluOp struct {
+	base
+	add  bool
+	twin *reluOp // the recorded op this one replays (see Record)
+	out  buffer
+}
+
+func (op *reluOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	return firstShape(op.name, in)
+}
+
+func (op *reluOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.twin != nil {
+		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	}
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(x.Dtype(), false, x.Shape()...)
+	var y gorgonia.Value
+	if op.add {
+		y = vals[1]
+	}
+	switch x.Dtype() {
+	case tensor.Float32:
+		reluForward(data[float32](x), biasData[float32](y), data[float32](out))
+	default:
+		reluForward(data[float64](x), biasData[float64](y), data[float64](out))
+	}
+	return out, nil
+}
+
+// reluForward sets out = max(0, x + y), y nil meaning 0.
+func reluForward[T float](x, y, out []T) {
+	if y == nil {
+		for i, v := range x {
+			out[i] = max(v, 0)
+		}
+		return
+	}
+	y = y[:len(x)]
+	for i, v := range x {
+		out[i] = max(v+y[i], 0)
+	}
+}
+
+func (op *reluOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
+
+// SymDiff reads the output's sign from the output node, which a replay
+// shares with its recorded op.
+func (op *reluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	dx, err := gorgonia.ApplyOp(&reluGrad{base: newBase(op.name+"∂x", output.Dims(), grad.Dims(), output.Dims())}, output, grad)
+	if err != nil {
+		return nil, err
+	}
+	if op.add {
+		return gorgonia.Nodes{dx, dx}, nil
+	}
+	return gorgonia.Nodes{dx}, nil
+}
+
+func (op *reluOp) replay(recorded gorgonia.Op) error {
+	r, ok := recorded.(*reluOp)
+	if !ok || r.add != op.add {
+		return fmt.Errorf("ops: %v cannot replay %v", op, recorded)
+	}
+	op.twin = r
+	return nil
+}
+
+// reluGrad is the gradient g where the output y is positive, else 0.
+type reluGrad struct {
+	base
+	out buffer
+}
+
+func (op *reluGrad) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	return firstShape(op.name, in)
+}
+
+func (op *reluGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	y, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(y.Dtype(), false, y.Shape()...)
+	switch y.Dtype() {
+	case tensor.Float32:
+		reluBackward(data[float32](y), vals[1].Data().([]float32), data[float32](out))
+	default:
+		reluBackward(data[float64](y), vals[1].Data().([]float64), data[float64](out))
+	}
+	return out, nil
+}
+
+func reluBackward[T float](y, g, dx []T) {
+	g = g[:len(y)]
+	for i, v := range y {
+		if v > 0 {
+			dx[i] = g[i]
+		} else {
+			dx[i] = 0
+		}
+	}
+}
+
+// GlobalAvgPool adds the mean over each plane of x (batch, C, H, W) to
+// x's graph: the result is (batch, C).
+func GlobalAvgPool(x *gorgonia.Node) (*gorgonia.Node, error) {
+	s := x.Shape()
+	if len(s) != 4 {
+		return nil, fmt.Errorf("global average pool of shape %v, want (batch, C, H, W)", s)
+	}
+	return apply(&avgPoolOp{base: newBase("GlobalAvgPool", 4, 2), shape: s.Clone()}, x)
+}
+
+// avgPoolOp is the global average pool.
+type avgPoolOp struct {
+	base
+	shape tensor.Shape // the input's
+	twin  *avgPoolOp
+	out   buffer
+}
+
+func (op *avgPoolOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.Shape{op.shape[0], op.shape[1]}, nil
+}
+
+func (op *avgPoolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.twin != nil {
+		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	}
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(x.Dtype(), false, op.shape[0], op.shape[1])
+	hw := op.shape[2] * op.shape[3]
+	switch x.Dtype() {
+	case tensor.Float32:
+		planeMeans(data[float32](x), hw, data[float32](out))
+	default:
+		planeMeans(data[float64](x), hw, data[float64](out))
+	}
+	return out, nil
+}
+
+func planeMeans[T float](x []T, hw int, out []T) {
+	for p := range out {
+		out[p] = T(mean(x[p*hw : (p+1)*hw]))
+	}
+}
+
+func (op *avgPoolOp) DiffWRT(int) []bool { return []bool{true} }
+
+func (op *avgPoolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	dx, err := gorgonia.ApplyOp(&avgPoolGrad{base: newBase(op.name+"∂x", 2, 4), shape: op.shape}, grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dx}, nil
+}
+
+func (op *avgPoolOp) replay(recorded gorgonia.Op) error {
+	r, ok := recorded.(*avgPoolOp)
+	if !ok || !r.shape.Eq(op.shape) {
+		return fmt.Errorf("ops: %v cannot replay %v", op, recorded)
+	}
+	op.twin = r
+	return nil
+}
+
+// avgPoolGrad spreads each plane's gradient evenly over the plane.
+type avgPoolGrad struct {
+	base
+	shape tensor.Shape
+	out   buffer
+}
+
+func (op *avgPoolGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return op.shape.Clone(), nil
+}
+
+func (op *avgPoolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	g, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(g.Dtype(), false, op.shape...)
+	hw := op.shape[2] * op.shape[3]
+	switch g.Dtype() {
+	case tensor.Float32:
+		spread(data[float32](g), hw, data[float32](out))
+	default:
+		spread(data[float64](g), hw, data[float64](out))
+	}
+	return out, nil
+}
+
+func spread[T float](g []T, hw int, dx []T) {
+	for p, v := range g {
+		v /= T(hw)
+		for i := range hw {
+			dx[p*hw+i] = v
+		}
+	}
+}
