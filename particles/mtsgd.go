@@ -58,7 +58,6 @@ type MTSGD struct {
 
 	km       kernelMatrix
 	smoothed [][]float64 // smoothed[m] = Σ_a k_am s_ia for one task i
-	comb     [][]float64 // Σ_k w*_k s_ka
 	u, w, r  []float64
 	diag     Diagnostics
 }
@@ -137,16 +136,16 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
 
-	// Σ_k w*_k φ_k: smooth the combined scores.
-	r.comb = grow(r.comb, m, d)
+	// Σ_k w*_k φ_k: smooth the combined scores, combined in dst (stein
+	// reads only the smoothed ones) to save a vector per particle.
 	for a := range m {
-		c := r.comb[a]
+		c := dst[a]
 		clear(c)
 		for i := range k {
 			axpy(c, r.w[i], e.Scores[i][a])
 		}
 	}
-	km.smooth(r.smoothed, r.comb)
+	km.smooth(r.smoothed, dst)
 	km.stein(dst, r.smoothed, rho)
 	return nil
 }

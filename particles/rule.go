@@ -49,7 +49,9 @@ type Ensemble struct {
 
 // Rule computes the update direction of every particle.
 type Rule interface {
-	// Direction writes φ(θ_m) into dst[m] (length d) for every particle m.
+	// Direction writes φ(θ_m) into dst[m] (length d) for every particle
+	// m; dst shares no memory with the ensemble's vectors (a rule may use
+	// it as scratch first).
 	Direction(dst [][]float64, e Ensemble) error
 }
 
