@@ -39,11 +39,13 @@ import (
 // over the positions; only the first term of U is defined for it.
 //
 // The cost is O(K·M²·d + K²·M·d) per step plus one K×K QP. Beyond the
-// scores it keeps three vectors per particle, not K: the smoothed scores of
-// one task at a time for U, and φ* = Σ_k w*_k φ_k formed by smoothing the
-// combined scores Σ_k w*_k s_k once (the kernel sum is linear). For
-// ResNet-18 particles that is the difference between fitting in memory and
-// not: K·M·d float64 is 4.5 GB at K = 10, M = 5.
+// scores it keeps no vector of length d: U and φ* = Σ_k w*_k φ_k (formed
+// by smoothing the combined scores Σ_k w*_k s_k once, the kernel sum
+// being linear) are computed a block of coordinates at a time, on
+// GOMAXPROCS goroutines, so that each score is read from memory once
+// for U and once for φ*. For ResNet-18 particles (K·M·d float64 is 4.5
+// GB at K = 10, M = 5) this makes the difference between memory-bound
+// passes over the scores for every pair of particles and one pass.
 type MTSGD struct {
 	Kernel    RBF
 	Repulsion float64
@@ -56,10 +58,11 @@ type MTSGD struct {
 	// driving parts rather than for the φ_k.
 	FirstTermOnly bool
 
-	km       kernelMatrix
-	smoothed [][]float64 // smoothed[m] = Σ_a k_am s_ia for one task i
-	u, w, r  []float64
-	diag     Diagnostics
+	km      kernelMatrix
+	partial []float64 // per block of coordinates: the a_ij, then the r_i
+	blocks  []blockBuffers
+	u, w, r []float64
+	diag    Diagnostics
 }
 
 // Diagnostics describes the last step of a rule that solves a QP over the
@@ -94,21 +97,16 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	}
 	s2 := km.sigma2
 
-	r.smoothed = grow(r.smoothed, m, d)
-	// r_i = Σ_a ⟨s_ia, rep_a⟩ = Σ_ab k_ab ⟨s_ia, Δ_ab⟩, and by the symmetry of
-	// k also −Σ_ab k_ab ⟨s_ib, Δ_ab⟩: this gives both middle terms of U.
 	if len(r.u) != k*k {
 		r.u, r.w, r.r = make([]float64, k*k), make([]float64, k), make([]float64, k)
 	}
-	// With FirstTermOnly the r_i and the trace term stay zero.
-	clear(r.r)
+	// a[i][j] = Σ_ab k_ab ⟨s_ia, s_jb⟩ and, for the middle terms,
+	// r_i = Σ_a ⟨s_ia, rep_a⟩ = Σ_ab k_ab ⟨s_ia, Δ_ab⟩, which by the symmetry
+	// of k is also −Σ_ab k_ab ⟨s_ib, Δ_ab⟩. With FirstTermOnly the r_i and
+	// the trace term stay zero.
+	a := r.innerProducts(e.Scores, km, k, m, d)
 	trace := 0.0
 	if !r.FirstTermOnly {
-		for i := range k {
-			for a := range m {
-				r.r[i] += dot(e.Scores[i][a], km.rep[a])
-			}
-		}
 		// The trace term is the same for every (i, j).
 		for a := range m {
 			for b := range m {
@@ -119,13 +117,8 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	rho := r.Repulsion
 	inv := 1 / float64(m*m)
 	for i := range k {
-		km.smooth(r.smoothed, e.Scores[i])
 		for j := i; j < k; j++ {
-			a := 0.0 // Σ_ab k_ab ⟨s_ia, s_jb⟩ = Σ_b ⟨smoothed_ib, s_jb⟩
-			for b := range m {
-				a += dot(r.smoothed[b], e.Scores[j][b])
-			}
-			v := inv * (a + rho/s2*(r.r[i]+r.r[j]) + rho*rho*trace)
+			v := inv * (a[i*k+j] + rho/s2*(r.r[i]+r.r[j]) + rho*rho*trace)
 			r.u[i*k+j], r.u[j*k+i] = v, v
 		}
 	}
@@ -136,16 +129,75 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
 
-	// Σ_k w*_k φ_k: smooth the combined scores, combined in dst (stein
-	// reads only the smoothed ones) to save a vector per particle.
-	for a := range m {
-		c := dst[a]
-		clear(c)
+	// φ* = Σ_k w*_k φ_k: smooth the combined scores (the kernel sum is
+	// linear), one block of coordinates at a time.
+	c := rho / s2
+	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
+		comb := buf.get(m, hi-lo)
+		for a := range m {
+			ca := comb[a]
+			clear(ca)
+			for i := range k {
+				axpy(ca, r.w[i], e.Scores[i][a][lo:hi])
+			}
+		}
+		for b := range m {
+			out := dst[b][lo:hi]
+			clear(out)
+			for a := range m {
+				axpy(out, km.k[a][b], comb[a])
+			}
+			rep := km.rep[b][lo:hi]
+			for x := range out {
+				out[x] = (out[x] + c*rep[x]) / float64(m)
+			}
+		}
+	})
+	return nil
+}
+
+// innerProducts returns a_ij = Σ_ab k_ab ⟨s_ia, s_jb⟩ (K×K, upper triangle
+// set) and, unless FirstTermOnly, sets r.r. The sums run over blocks of
+// coordinates so that every score is read from memory once, and the
+// blocks' partial sums are added in block order, so the result does not
+// depend on how many goroutines ran them.
+func (r *MTSGD) innerProducts(scores [][][]float64, km *kernelMatrix, k, m, d int) []float64 {
+	width := k*k + k
+	blocks := (d + blockSize - 1) / blockSize
+	if cap(r.partial) < blocks*width {
+		r.partial = make([]float64, blocks*width)
+	}
+	partial := r.partial[:blocks*width]
+	clear(partial)
+	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
+		p := partial[lo/blockSize*width:][:width]
+		smoothed := buf.get(m, hi-lo)
 		for i := range k {
-			axpy(c, r.w[i], e.Scores[i][a])
+			for b := range m {
+				sb := smoothed[b]
+				clear(sb)
+				for a := range m {
+					axpy(sb, km.k[a][b], scores[i][a][lo:hi])
+				}
+			}
+			for j := i; j < k; j++ {
+				for b := range m {
+					p[i*k+j] += dot(smoothed[b], scores[j][b][lo:hi])
+				}
+			}
+			if !r.FirstTermOnly {
+				for a := range m {
+					p[k*k+i] += dot(scores[i][a][lo:hi], km.rep[a][lo:hi])
+				}
+			}
+		}
+	})
+	sum := partial[:width]
+	for b := 1; b < blocks; b++ {
+		for x, v := range partial[b*width : (b+1)*width] {
+			sum[x] += v
 		}
 	}
-	km.smooth(r.smoothed, dst)
-	km.stein(dst, r.smoothed, rho)
-	return nil
+	copy(r.r, sum[k*k:])
+	return sum[:k*k]
 }

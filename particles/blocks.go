@@ -1,0 +1,69 @@
+package particles
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// blockSize is the number of coordinates a rule treats at a time when it
+// streams over long vectors: 2,048 float64s, so that a few vectors' blocks
+// stay in the core's cache while every vector is read once.
+const blockSize = 2048
+
+// blockBuffers are one goroutine's scratch rows for parallelBlocks.
+type blockBuffers struct {
+	buf  []float64
+	rows [][]float64
+}
+
+// get returns n rows of length w ≤ blockSize.
+func (b *blockBuffers) get(n, w int) [][]float64 {
+	if len(b.buf) < n*w {
+		b.buf = make([]float64, n*max(w, min(blockSize, 2*w)))
+	}
+	if cap(b.rows) < n {
+		b.rows = make([][]float64, n)
+	}
+	b.rows = b.rows[:n]
+	for i := range b.rows {
+		b.rows[i] = b.buf[i*w : (i+1)*w]
+	}
+	return b.rows
+}
+
+// parallelBlocks calls f on the blocks [lo, hi) of blockSize coordinates
+// of 0..d-1, on GOMAXPROCS goroutines when there are many, each with
+// scratch of its own: bufs, kept by the caller from call to call. f must
+// write only what belongs to its block.
+func parallelBlocks(d int, bufs *[]blockBuffers, f func(lo, hi int, buf *blockBuffers)) {
+	blocks := (d + blockSize - 1) / blockSize
+	workers := max(1, min(runtime.GOMAXPROCS(0), blocks/8))
+	if len(*bufs) < workers {
+		*bufs = append(*bufs, make([]blockBuffers, workers-len(*bufs))...)
+	}
+	if workers == 1 {
+		for lo := 0; lo < d; lo += blockSize {
+			f(lo, min(d, lo+blockSize), &(*bufs)[0])
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := &(*bufs)[w]
+			for {
+				b := int(next.Add(1)) - 1
+				if b >= blocks {
+					return
+				}
+				lo := b * blockSize
+				f(lo, min(d, lo+blockSize), buf)
+			}
+		}()
+	}
+	wg.Wait()
+}
