@@ -265,16 +265,15 @@ func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) 
 				tr.losses[j][i] = g.Loss[j]
 			}
 			task := tr.cfg.Tasks[j].Name
-			for _, c := range []struct {
-				what string
-				v    []float64
-			}{{"loss", g.Loss[j : j+1]}, {"trunk gradient", g.Trunk[j]}, {"head gradient", g.Head[j]}} {
-				if at := finite(c.v); at >= 0 {
-					return &NotFiniteError{Step: step, Particle: i, Task: task, What: c.what, Index: at}
-				}
+			if at := finite(g.Loss[j : j+1]); at >= 0 {
+				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "loss", Index: at}
 			}
-			negate(g.Trunk[j])
-			negate(g.Head[j])
+			if at := negateFinite(g.Trunk[j]); at >= 0 {
+				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "trunk gradient", Index: at}
+			}
+			if at := negateFinite(g.Head[j]); at >= 0 {
+				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "head gradient", Index: at}
+			}
 		}
 		return nil
 	})
@@ -375,6 +374,20 @@ func negate(v []float64) {
 	for i := range v {
 		v[i] = -v[i]
 	}
+}
+
+// negateFinite negates v in place and reports the index of its first NaN
+// or Inf, or −1: one pass over a gradient instead of two.
+func negateFinite(v []float64) int {
+	bad := false
+	for i, x := range v {
+		v[i] = -x
+		bad = bad || math.IsNaN(x) || math.IsInf(x, 0)
+	}
+	if bad {
+		return finite(v)
+	}
+	return -1
 }
 
 // finite reports the index of the first NaN or Inf in v, or −1.
