@@ -51,7 +51,7 @@ func BenchmarkStep(b *testing.B) {
 		if torchErr != nil {
 			return
 		}
-		ms, rss, err := runTorchPeer(m, 2, steps)
+		ms, rss, err := runTorchPeer("torch_lenet_step.py", m, 2, steps)
 		if err != nil {
 			torchErr = err
 			return
@@ -150,10 +150,12 @@ var torchFirstRSS struct {
 
 var torchResultPattern = regexp.MustCompile(`median ([0-9.]+) ms/step.*peak RSS ([0-9.]+) MB`)
 
-// runTorchPeer runs the PyTorch reference for steps steps and returns its
-// median milliseconds per step and its peak RSS.
-func runTorchPeer(particles, threads, steps int) (ms, rssMB float64, err error) {
-	script, err := findUp(filepath.Join("bench", "peers", "torch_lenet_step.py"))
+// runTorchPeer runs the PyTorch reference bench/peers/<script> with
+// particles particles on threads threads for steps timed steps and
+// returns its median milliseconds per step and its peak RSS, both from
+// its RESULT line.
+func runTorchPeer(script string, particles, threads, steps int) (ms, rssMB float64, err error) {
+	script, err = findUp(filepath.Join("bench", "peers", script))
 	if err != nil {
 		return 0, 0, err
 	}
@@ -200,13 +202,34 @@ func peakRSSMB() float64 {
 
 // BenchmarkResNetStep measures one full MT-SGD training step of the CelebA
 // setup on this machine: 5 ResNet-18 particles (11.2M trunk parameters
-// each), batch 64 of 3×64×64 images, the paper's 10 tasks, float32, every
-// particle on GOMAXPROCS workers, kernel, QP, SVGD heads and Adam
-// included. There is no peer in this repository to compare with.
+// each), batch 64 of 3×64×64 images, the paper's 10 tasks, float32, the
+// particles on GOMAXPROCS workers, kernel, QP, SVGD heads and Adam
+// included, and compares it with the PyTorch peer
+// bench/peers/torch_resnet_step.py: the same network in plain torch.nn,
+// one forward per particle and the ten tasks' trunk gradients taken
+// separately from it, the RBF kernel over the trunks, MT-SGD's K×K
+// matrix, a Frank-Wolfe min-norm solve, SVGD heads and Adam(5e-4), on
+// GOMAXPROCS threads. With the build of the README's main command
+// (OpenBLAS):
 //
 //	go test -tags openblas ./engine -run '^$' -bench ResNetStep -benchtime 1x
+//
+// The peer runs first and alone, once per process (one round: one
+// warm-up step and 2 timed steps), before any ensemble exists, so that
+// neither competes with the other for the cores or the memory and its
+// peak RSS is its own (see BenchmarkStep); then our ensemble is built,
+// warmed by one step and timed. It reports our s/step and peak-RSS-MB
+// (the benchmark process, ensemble included) and the peer's
+// torch-s/step (its median step), torch-peak-RSS-MB (from its RESULT
+// line) and ×torch, our step's time over the peer's. The peer needs
+// /usr/bin/python3 with torch (Debian: apt-get install python3-torch);
+// without it only our figures are reported.
 func BenchmarkResNetStep(b *testing.B) {
 	const m, batch, k = 5, 64, 10
+	resnetPeer.once.Do(func() {
+		ms, rss, err := runTorchPeer("torch_resnet_step.py", m, runtime.GOMAXPROCS(0), 2)
+		resnetPeer.s, resnetPeer.rssMB, resnetPeer.err = ms/1000, rss, err
+	})
 	tasks := make([]data.Task, k)
 	classes := make([]int, k)
 	for j := range tasks {
@@ -234,9 +257,26 @@ func BenchmarkResNetStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	timeSteps(b, e, batchData, u)
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/step")
+	ours := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(ours, "s/step")
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+	if resnetPeer.err != nil {
+		b.Logf("PyTorch peer not run: %v", resnetPeer.err)
+		return
+	}
+	b.ReportMetric(resnetPeer.s, "torch-s/step")
+	b.ReportMetric(resnetPeer.rssMB, "torch-peak-RSS-MB")
+	b.ReportMetric(ours/resnetPeer.s, "×torch")
+}
+
+// resnetPeer is BenchmarkResNetStep's peer round: run once per process,
+// before the first ensemble is built.
+var resnetPeer struct {
+	once  sync.Once
+	s     float64 // median seconds per step
+	rssMB float64
+	err   error
 }
 
 // timeSteps times b.N steps of e on one batch.
