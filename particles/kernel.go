@@ -31,12 +31,23 @@ type kernelMatrix struct {
 	sorted []float64
 }
 
-// compute evaluates the kernel on theta.
+// compute evaluates the kernel on theta and the repulsive forces.
 func (r RBF) compute(km *kernelMatrix, theta [][]float64) {
-	m, d := len(theta), len(theta[0])
+	r.evaluate(km, theta)
+	km.rep = grow(km.rep, len(theta), len(theta[0]))
+	for mm := range km.rep {
+		km.repBlock(km.rep[mm], theta, mm, 0)
+	}
+}
+
+// evaluate sets the kernel matrix, the squared distances and σ² for
+// theta, and no repulsive forces (km.rep = nil): a rule that streams over
+// the coordinates computes them a block at a time (repBlock).
+func (r RBF) evaluate(km *kernelMatrix, theta [][]float64) {
+	m := len(theta)
 	km.k = grow(km.k, m, m)
 	km.d2 = grow(km.d2, m, m)
-	km.rep = grow(km.rep, m, d)
+	km.rep = nil
 	if cap(km.sorted) < m*(m-1)/2 {
 		km.sorted = make([]float64, 0, m*(m-1)/2)
 	}
@@ -59,19 +70,20 @@ func (r RBF) compute(km *kernelMatrix, theta [][]float64) {
 			km.k[a][b], km.k[b][a] = v, v
 		}
 	}
-	for mm := range m {
-		rep := km.rep[mm]
-		for i := range rep {
-			rep[i] = 0
+}
+
+// repBlock writes coordinates lo..lo+len(dst)-1 of rep[mm] into dst.
+func (km *kernelMatrix) repBlock(dst []float64, theta [][]float64, mm, lo int) {
+	clear(dst)
+	x := theta[mm][lo : lo+len(dst)]
+	for a := range theta {
+		if a == mm {
+			continue
 		}
-		for a := range m {
-			if a == mm {
-				continue
-			}
-			kam := km.k[a][mm]
-			for i := range rep {
-				rep[i] += kam * (theta[mm][i] - theta[a][i])
-			}
+		kam := km.k[a][mm]
+		y := theta[a][lo : lo+len(dst)]
+		for i := range dst {
+			dst[i] += kam * (x[i] - y[i])
 		}
 	}
 }

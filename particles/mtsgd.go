@@ -92,7 +92,7 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 		}
 		km, sigma = e.Kernel.matrix(), e.Kernel.Sigma
 	} else {
-		r.Kernel.compute(km, e.Theta)
+		r.Kernel.evaluate(km, e.Theta) // the repulsion a block at a time
 		sigma = math.Sqrt(km.sigma2)
 	}
 	s2 := km.sigma2
@@ -104,7 +104,7 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	// r_i = Σ_a ⟨s_ia, rep_a⟩ = Σ_ab k_ab ⟨s_ia, Δ_ab⟩, which by the symmetry
 	// of k is also −Σ_ab k_ab ⟨s_ib, Δ_ab⟩. With FirstTermOnly the r_i and
 	// the trace term stay zero.
-	a := r.innerProducts(e.Scores, km, k, m, d)
+	a := r.innerProducts(e, km, k, m, d)
 	trace := 0.0
 	if !r.FirstTermOnly {
 		// The trace term is the same for every (i, j).
@@ -133,7 +133,8 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	// linear), one block of coordinates at a time.
 	c := rho / s2
 	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
-		comb := buf.get(m, hi-lo)
+		rows := buf.get(m+1, hi-lo)
+		comb := rows[:m]
 		for a := range m {
 			ca := comb[a]
 			clear(ca)
@@ -147,7 +148,7 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 			for a := range m {
 				axpy(out, km.k[a][b], comb[a])
 			}
-			rep := km.rep[b][lo:hi]
+			rep := repulsion(km, e.Theta, b, lo, rows[m])
 			for x := range out {
 				out[x] = (out[x] + c*rep[x]) / float64(m)
 			}
@@ -161,7 +162,8 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 // coordinates so that every score is read from memory once, and the
 // blocks' partial sums are added in block order, so the result does not
 // depend on how many goroutines ran them.
-func (r *MTSGD) innerProducts(scores [][][]float64, km *kernelMatrix, k, m, d int) []float64 {
+func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) []float64 {
+	scores := e.Scores
 	width := k*k + k
 	blocks := (d + blockSize - 1) / blockSize
 	if cap(r.partial) < blocks*width {
@@ -171,7 +173,13 @@ func (r *MTSGD) innerProducts(scores [][][]float64, km *kernelMatrix, k, m, d in
 	clear(partial)
 	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
 		p := partial[lo/blockSize*width:][:width]
-		smoothed := buf.get(m, hi-lo)
+		rows := buf.get(2*m, hi-lo)
+		smoothed, reps := rows[:m], rows[m:]
+		if !r.FirstTermOnly {
+			for a := range m {
+				reps[a] = repulsion(km, e.Theta, a, lo, reps[a])
+			}
+		}
 		for i := range k {
 			for b := range m {
 				sb := smoothed[b]
@@ -187,7 +195,7 @@ func (r *MTSGD) innerProducts(scores [][][]float64, km *kernelMatrix, k, m, d in
 			}
 			if !r.FirstTermOnly {
 				for a := range m {
-					p[k*k+i] += dot(scores[i][a][lo:hi], km.rep[a][lo:hi])
+					p[k*k+i] += dot(scores[i][a][lo:hi], reps[a])
 				}
 			}
 		}
@@ -200,4 +208,15 @@ func (r *MTSGD) innerProducts(scores [][][]float64, km *kernelMatrix, k, m, d in
 	}
 	copy(r.r, sum[k*k:])
 	return sum[:k*k]
+}
+
+// repulsion returns the block of rep[a] (see kernelMatrix) from lo, of
+// buf's length: km's own when it has them (a kernel evaluated elsewhere),
+// else computed into buf.
+func repulsion(km *kernelMatrix, theta [][]float64, a, lo int, buf []float64) []float64 {
+	if km.rep != nil {
+		return km.rep[a][lo : lo+len(buf)]
+	}
+	km.repBlock(buf, theta, a, lo)
+	return buf
 }
