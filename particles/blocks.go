@@ -20,7 +20,7 @@ type blockBuffers struct {
 // get returns n rows of length w ≤ blockSize.
 func (b *blockBuffers) get(n, w int) [][]float64 {
 	if len(b.buf) < n*w {
-		b.buf = make([]float64, n*max(w, min(blockSize, 2*w)))
+		b.buf = make([]float64, n*w) // the first block is the widest
 	}
 	if cap(b.rows) < n {
 		b.rows = make([][]float64, n)
