@@ -1,0 +1,57 @@
+// all.h is every kernel of the GPU backend (package gpu/cuda), which
+// loads them as PTX (kernels.ptx, compiled from kernels.cu by `go generate
+// ./internal/gpu/cuda`), and of the emulator (emu.cc), which compiles them
+// for the CPU. typed.h holds the kernels of one element type, included
+// here for float (names ending _f32) and double (_f64).
+#include "compat.h"
+
+#define REAL float
+#define K(name) name##_f32
+#include "typed.h"
+#undef REAL
+#undef K
+
+#define REAL double
+#define K(name) name##_f64
+#include "typed.h"
+#undef REAL
+#undef K
+
+// sum_columns is out[j] = Σ_i part[i·cols + j] over rows i in order:
+// the second stage of channel_partial and of the per-row losses.
+extern "C" __global__ void sum_columns(double *out, const double *part, int rows, int cols)
+{
+	FOR(j, cols)
+	{
+		double s = 0;
+		for (int i = 0; i < rows; i++)
+			s += part[(long long)i * cols + j];
+		out[j] = s;
+	}
+}
+
+// bn_inverse is inv = 1/sqrt(var + ε) per channel.
+extern "C" __global__ void bn_inverse(double *inv, const double *var, double eps, int c)
+{
+	FOR(ch, c) { inv[ch] = 1 / sqrt(var[ch] + eps); }
+}
+
+// gram_distances turns the Gram matrix G (m×m, row-major) of m vectors
+// into their squared distances d_ij = G_ii + G_jj − 2·G_ij, clamped at 0
+// against rounding: the particle kernel's distances from one matrix
+// product.
+extern "C" __global__ void gram_distances(double *d, const double *G, int m)
+{
+	FOR(i, (long long)m * m)
+	{
+		long long r = i / m, c = i % m;
+		double v = G[r * m + r] + G[c * m + c] - 2 * G[i];
+		d[i] = v > 0 ? v : 0;
+	}
+}
+
+// rbf is k_ij = exp(−d_ij / h) for squared distances d and bandwidth h.
+extern "C" __global__ void rbf(double *k, const double *d, double h, int n)
+{
+	FOR(i, n) { k[i] = exp(-d[i] / h); }
+}
