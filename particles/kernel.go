@@ -45,12 +45,8 @@ func (r RBF) compute(km *kernelMatrix, theta [][]float64) {
 // the coordinates computes them a block at a time (repBlock).
 func (r RBF) evaluate(km *kernelMatrix, theta [][]float64) {
 	m := len(theta)
-	km.k = grow(km.k, m, m)
 	km.d2 = grow(km.d2, m, m)
 	km.rep = nil
-	if cap(km.sorted) < m*(m-1)/2 {
-		km.sorted = make([]float64, 0, m*(m-1)/2)
-	}
 	for a := range m {
 		km.d2[a][a] = 0
 		for b := a + 1; b < m; b++ {
@@ -61,6 +57,17 @@ func (r RBF) evaluate(km *kernelMatrix, theta [][]float64) {
 			}
 			km.d2[a][b], km.d2[b][a] = s, s
 		}
+	}
+	r.fromDistances(km)
+}
+
+// fromDistances sets σ² and the kernel matrix from the squared distances
+// km.d2.
+func (r RBF) fromDistances(km *kernelMatrix) {
+	m := len(km.d2)
+	km.k = grow(km.k, m, m)
+	if cap(km.sorted) < m*(m-1)/2 {
+		km.sorted = make([]float64, 0, m*(m-1)/2)
 	}
 	km.sigma2 = r.sigma2(km.d2, km.sorted)
 	for a := range m {

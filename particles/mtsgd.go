@@ -95,39 +95,16 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 		r.Kernel.evaluate(km, e.Theta) // the repulsion a block at a time
 		sigma = math.Sqrt(km.sigma2)
 	}
-	s2 := km.sigma2
-
-	if len(r.u) != k*k {
-		r.u, r.w, r.r = make([]float64, k*k), make([]float64, k), make([]float64, k)
-	}
 	// a[i][j] = Σ_ab k_ab ⟨s_ia, s_jb⟩ and, for the middle terms,
 	// r_i = Σ_a ⟨s_ia, rep_a⟩ = Σ_ab k_ab ⟨s_ia, Δ_ab⟩, which by the symmetry
-	// of k is also −Σ_ab k_ab ⟨s_ib, Δ_ab⟩. With FirstTermOnly the r_i and
-	// the trace term stay zero.
+	// of k is also −Σ_ab k_ab ⟨s_ib, Δ_ab⟩. With FirstTermOnly the r_i
+	// stay zero.
+	r.alloc(k)
 	a := r.innerProducts(e, km, k, m, d)
-	trace := 0.0
-	if !r.FirstTermOnly {
-		// The trace term is the same for every (i, j).
-		for a := range m {
-			for b := range m {
-				trace += km.k[a][b] * (float64(d)/s2 - km.d2[a][b]/(s2*s2))
-			}
-		}
+	if err := r.solve(km, a, sigma, m, d); err != nil {
+		return err
 	}
-	rho := r.Repulsion
-	inv := 1 / float64(m*m)
-	for i := range k {
-		for j := i; j < k; j++ {
-			v := inv * (a[i*k+j] + rho/s2*(r.r[i]+r.r[j]) + rho*rho*trace)
-			r.u[i*k+j], r.u[j*k+i] = v, v
-		}
-	}
-
-	res, err := r.QP.Solve(r.w, r.u)
-	r.diag = Diagnostics{Sigma: sigma, U: r.u, Weights: r.w, QP: res}
-	if err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
-	}
+	s2, rho := km.sigma2, r.Repulsion
 
 	// φ* = Σ_k w*_k φ_k: smooth the combined scores (the kernel sum is
 	// linear), one block of coordinates at a time.
@@ -154,6 +131,43 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 			}
 		}
 	})
+	return nil
+}
+
+// alloc sizes U, w* and the r_i for k tasks.
+func (r *MTSGD) alloc(k int) {
+	if len(r.u) != k*k {
+		r.u, r.w, r.r = make([]float64, k*k), make([]float64, k), make([]float64, k)
+	}
+	clear(r.r)
+}
+
+// solve forms U from a_ij (upper triangle) and the r_i, adding the trace
+// term unless FirstTermOnly, and solves the QP into r.w.
+func (r *MTSGD) solve(km *kernelMatrix, a []float64, sigma float64, m, d int) error {
+	k, s2 := len(r.w), km.sigma2
+	trace := 0.0
+	if !r.FirstTermOnly {
+		// The trace term is the same for every (i, j).
+		for a := range m {
+			for b := range m {
+				trace += km.k[a][b] * (float64(d)/s2 - km.d2[a][b]/(s2*s2))
+			}
+		}
+	}
+	rho := r.Repulsion
+	inv := 1 / float64(m*m)
+	for i := range k {
+		for j := i; j < k; j++ {
+			v := inv * (a[i*k+j] + rho/s2*(r.r[i]+r.r[j]) + rho*rho*trace)
+			r.u[i*k+j], r.u[j*k+i] = v, v
+		}
+	}
+	res, err := r.QP.Solve(r.w, r.u)
+	r.diag = Diagnostics{Sigma: sigma, U: r.u, Weights: r.w, QP: res}
+	if err != nil {
+		return fmt.Errorf("mtsgd: %w", err)
+	}
 	return nil
 }
 

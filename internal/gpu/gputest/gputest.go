@@ -52,7 +52,6 @@ var checks = []struct {
 	{"sgd", checkSGD},
 	{"adam", checkAdam},
 	{"gemm", checkGemm},
-	{"gram_distances-rbf", checkGram},
 }
 
 // kit holds one check's device buffers and helpers.
@@ -672,31 +671,4 @@ func checkGemm(k *kit) {
 			k.near(fmt.Sprintf("gemm tA=%v tB=%v", tA, tB), k.download(pc, m*ldc), want)
 		}
 	}
-}
-
-func checkGram(k *kit) {
-	if k.dt == gpu.Float32 {
-		return // the particle kernels are float64 only
-	}
-	const m, d = 4, 6
-	v := k.randoms(m*d, -1, 1)
-	pv, pg, pd, pk := k.upload(v), k.buffer(gpu.Float64, m*m), k.buffer(gpu.Float64, m*m), k.buffer(gpu.Float64, m*m)
-	if err := k.dev.Gemm(gpu.Float64, false, true, m, m, d, 1, pv, d, pv, d, 0, pg, m); err != nil {
-		k.t.Fatal(err)
-	}
-	k.launchRaw("gram_distances", m*m, pd, pg, m)
-	k.launchRaw("rbf", m*m, pk, pd, 0.7, m*m)
-	wantD, wantK := make([]float64, m*m), make([]float64, m*m)
-	for i := range m {
-		for j := range m {
-			var s float64
-			for l := range d {
-				s += (v[i*d+l] - v[j*d+l]) * (v[i*d+l] - v[j*d+l])
-			}
-			wantD[i*m+j], wantK[i*m+j] = s, math.Exp(-s/0.7)
-		}
-	}
-	got := k.downloadAs(gpu.Float64, pd, m*m)
-	k.nearTol("distances", got, wantD, 1e-12)
-	k.nearTol("kernel", k.downloadAs(gpu.Float64, pk, m*m), wantK, 1e-12)
 }

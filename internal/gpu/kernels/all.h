@@ -35,23 +35,3 @@ extern "C" __global__ void bn_inverse(double *inv, const double *var, double eps
 {
 	FOR(ch, c) { inv[ch] = 1 / sqrt(var[ch] + eps); }
 }
-
-// gram_distances turns the Gram matrix G (m×m, row-major) of m vectors
-// into their squared distances d_ij = G_ii + G_jj − 2·G_ij, clamped at 0
-// against rounding: the particle kernel's distances from one matrix
-// product.
-extern "C" __global__ void gram_distances(double *d, const double *G, int m)
-{
-	FOR(i, (long long)m * m)
-	{
-		long long r = i / m, c = i % m;
-		double v = G[r * m + r] + G[c * m + c] - 2 * G[i];
-		d[i] = v > 0 ? v : 0;
-	}
-}
-
-// rbf is k_ij = exp(−d_ij / h) for squared distances d and bandwidth h.
-extern "C" __global__ void rbf(double *k, const double *d, double h, int n)
-{
-	FOR(i, n) { k[i] = exp(-d[i] / h); }
-}

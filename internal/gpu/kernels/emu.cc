@@ -66,9 +66,7 @@ template <typename... A> kernel entry(void (*f)(A...))
 
 #define UNTYPED(X)                                                                                \
 	X(sum_columns)                                                                            \
-	X(bn_inverse)                                                                             \
-	X(gram_distances)                                                                         \
-	X(rbf)
+	X(bn_inverse)
 
 const std::map<std::string, kernel> &table()
 {
