@@ -95,15 +95,24 @@ func Grid(n int) int {
 	return min(max(1, (n+BlockSize-1)/BlockSize), MaxBlocks)
 }
 
+// MaxArgs bounds a kernel's parameters; the devices build the array of
+// pointers to them on the C stack.
+const MaxArgs = 32
+
 // Pack lays out a launch's arguments as the kernel takes them: it returns
-// their bytes and where each starts. Every argument is aligned to 8
-// bytes, which satisfies each parameter's own alignment.
-func Pack(args []any) (buf []byte, offsets []int, err error) {
+// their bytes and where each starts, for a device to turn into the array
+// of pointers that cuLaunchKernel takes (on its side of cgo, since Go
+// memory passed to C must not hold Go pointers). Every argument is
+// aligned to 8 bytes, which satisfies each parameter's own alignment.
+func Pack(args []any) (buf []byte, offsets []int32, err error) {
+	if len(args) == 0 || len(args) > MaxArgs {
+		return nil, nil, fmt.Errorf("gpu: %d arguments, want 1 to %d", len(args), MaxArgs)
+	}
 	for i, a := range args {
 		for len(buf)%8 != 0 {
 			buf = append(buf, 0)
 		}
-		offsets = append(offsets, len(buf))
+		offsets = append(offsets, int32(len(buf)))
 		switch v := a.(type) {
 		case Ptr:
 			buf = binary.NativeEndian.AppendUint64(buf, uint64(v))

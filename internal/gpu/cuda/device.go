@@ -4,7 +4,6 @@ package cuda
 
 /*
 #include <stdlib.h>
-#include <string.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -19,7 +18,7 @@ CUresult mt_release(CUdevice dev);
 CUresult mt_load(CUcontext ctx, CUmodule *m, const char *image);
 CUresult mt_unload(CUcontext ctx, CUmodule m);
 CUresult mt_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f);
-CUresult mt_launch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, void **args);
+CUresult mt_launch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, char *buf, const int *offsets, int n);
 CUresult mt_alloc(CUcontext ctx, CUdeviceptr *p, size_t n);
 CUresult mt_free(CUcontext ctx, CUdeviceptr p);
 CUresult mt_upload(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n);
@@ -156,17 +155,9 @@ func (d *Device) Launch(kernel string, threads int, args ...any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", kernel, err)
 	}
-	// The launch copies the arguments, so C memory for them need only
-	// outlive the call; it is C memory because cgo forbids passing C a
-	// Go pointer to memory holding Go pointers.
-	mem := C.malloc(C.size_t(len(buf) + 8*len(offsets)))
-	defer C.free(mem)
-	C.memcpy(mem, unsafe.Pointer(&buf[0]), C.size_t(len(buf)))
-	ptrs := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(mem, len(buf))), len(offsets))
-	for i, o := range offsets {
-		ptrs[i] = unsafe.Add(mem, o)
-	}
-	if err := cudaError(C.mt_launch(d.ctx, f, C.uint(gpu.Grid(threads)), C.uint(gpu.BlockSize), &ptrs[0])); err != nil {
+	// The launch copies the arguments, so buf need only outlive the call.
+	if err := cudaError(C.mt_launch(d.ctx, f, C.uint(gpu.Grid(threads)), C.uint(gpu.BlockSize),
+		(*C.char)(unsafe.Pointer(&buf[0])), (*C.int)(unsafe.Pointer(&offsets[0])), C.int(len(offsets)))); err != nil {
 		return fmt.Errorf("%s: launching %s: %w", d.name, kernel, err)
 	}
 	return nil

@@ -96,12 +96,16 @@ int emu_arity(const char *name)
 }
 
 // emu_launch runs the named kernel on grid·block threads, one after
-// another; it returns −1 if there is no kernel of that name.
-int emu_launch(const char *name, unsigned grid, unsigned block, void **args)
+// another, with the n arguments in buf at offsets (gpu.Pack's layout); it
+// returns −1 if there is no kernel of that name.
+int emu_launch(const char *name, unsigned grid, unsigned block, char *buf, const int *offsets, int n)
 {
 	auto it = table().find(name);
 	if (it == table().end())
 		return -1;
+	void *args[32];
+	for (int i = 0; i < n && i < 32; i++)
+		args[i] = buf + offsets[i];
 	gridDim = {grid, 1, 1};
 	blockDim = {block, 1, 1};
 	for (unsigned b = 0; b < grid; b++)

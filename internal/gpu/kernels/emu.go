@@ -24,7 +24,7 @@ package kernels
 #include <string.h>
 
 int emu_arity(const char *name);
-int emu_launch(const char *name, unsigned grid, unsigned block, void **args);
+int emu_launch(const char *name, unsigned grid, unsigned block, char *buf, const int *offsets, int n);
 int emu_count(void);
 const char *emu_name(int i);
 */
@@ -116,18 +116,10 @@ func (d *Emulator) Launch(kernel string, threads int, args ...any) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", kernel, err)
 	}
-	// The arguments and the pointers to them live in C memory: cgo
-	// forbids passing C a Go pointer to memory holding Go pointers.
-	mem := C.malloc(C.size_t(len(buf) + 8*len(offsets)))
-	defer C.free(mem)
-	C.memcpy(mem, unsafe.Pointer(&buf[0]), C.size_t(len(buf)))
-	ptrs := unsafe.Slice((*unsafe.Pointer)(unsafe.Add(mem, len(buf))), len(offsets))
-	for i, o := range offsets {
-		ptrs[i] = unsafe.Add(mem, o)
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	C.emu_launch(name, C.uint(gpu.Grid(threads)), C.uint(gpu.BlockSize), &ptrs[0])
+	C.emu_launch(name, C.uint(gpu.Grid(threads)), C.uint(gpu.BlockSize),
+		(*C.char)(unsafe.Pointer(&buf[0])), (*C.int)(unsafe.Pointer(&offsets[0])), C.int(len(offsets)))
 	return nil
 }
 
