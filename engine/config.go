@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models"
 )
 
@@ -19,6 +20,9 @@ type Config struct {
 	// Dtype of the graphs: tensor.Float32 (fast) or tensor.Float64
 	// (exact enough for finite-difference tests).
 	Dtype tensor.Dtype
+	// Device, if not nil, runs the training graphs (the losses and their
+	// gradients) on a GPU; predictions run on the CPU.
+	Device gpu.Device
 }
 
 func (c *Config) check() error {

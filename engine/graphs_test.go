@@ -121,8 +121,13 @@ func sharedTrunk(t *testing.T, cfg *Config, p *Particle, in *Inputs) (trunk, los
 	t.Helper()
 	g = gorgonia.NewGraph()
 	x := inputNode(g, cfg)
-	vals, trunk, heads := newValues(g, cfg, true)
-	vals.load(p)
+	vals, trunk, heads, err := newValues(g, cfg, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vals.load(p); err != nil {
+		t.Fatal(err)
+	}
 	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{})
 	if err != nil {
 		t.Fatal(err)
@@ -166,7 +171,7 @@ func TestTaskGradientsSumToGradientOfSum(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := make([]float64, len(p.Trunk))
-	if err := run(gorgonia.NewTapeMachine(g), func() error { return gather(sum, want) }); err != nil {
+	if err := run(gorgonia.NewTapeMachine(g), func() error { return gather(nil, sum, want) }); err != nil {
 		t.Fatal(err)
 	}
 	scale := 0.0
@@ -210,10 +215,10 @@ func TestNaiveSecondGradIsWrong(t *testing.T) {
 	}
 	first, second := make([]float64, len(p.Trunk)), make([]float64, len(p.Trunk))
 	if err := run(gorgonia.NewTapeMachine(g), func() error {
-		if err := gather(naive[0], first); err != nil {
+		if err := gather(nil, naive[0], first); err != nil {
 			return err
 		}
-		return gather(naive[1], second)
+		return gather(nil, naive[1], second)
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 // Inputs is a batch laid out as the graphs read it: always Config.Batch
@@ -112,10 +113,24 @@ func targetNode(g *gorgonia.ExprGraph, cfg *Config, task int) *gorgonia.Node {
 type binding struct {
 	node *gorgonia.Node
 	val  *tensor.Dense
+	dev  *ops.Device // the graph's device; nil for the CPU
 }
 
 // set copies src into the graph's tensor and binds it to the node.
 func (b *binding) set(src *tensor.Dense) error {
+	if b.dev != nil {
+		if b.val == nil {
+			t, err := b.dev.Tensor(src.Dtype(), src.Shape()...)
+			if err != nil {
+				return err
+			}
+			b.val = t
+		}
+		if err := b.dev.Load(b.val, src); err != nil {
+			return err
+		}
+		return gorgonia.Let(b.node, b.val)
+	}
 	if b.val == nil {
 		b.val = src.Clone().(*tensor.Dense)
 	} else {

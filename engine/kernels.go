@@ -219,7 +219,11 @@ func newHeadGraph(cfg *Config, j, width int) (*headGraph, error) {
 		return nil, fmt.Errorf("engine: head kernel without trunk features")
 	}
 	g := gorgonia.NewGraph()
-	hg := &headGraph{params: newTensors(cfg.Model.HeadParams(j), cfg.Dtype)}
+	vals, err := newTensors(cfg.Model.HeadParams(j), cfg.Dtype, nil)
+	if err != nil {
+		return nil, err
+	}
+	hg := &headGraph{params: vals}
 	params := paramNodes(g, cfg.Model.HeadParams(j), hg.params)
 	f := gorgonia.NewMatrix(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch, width), gorgonia.WithName("F"))
 	out, err := cfg.Model.Head(f, j, params)
@@ -234,7 +238,7 @@ func newHeadGraph(cfg *Config, j, width int) (*headGraph, error) {
 	if hg.grads, err = gorgonia.Grad(inner, params...); err != nil {
 		return nil, fmt.Errorf("engine: head gradient: %w", err)
 	}
-	hg.vm = newVM(g)
+	hg.vm = newVM(g, nil)
 	hg.inputs = [2]binding{{node: f}, {node: upstream}}
 	for i := range hg.inputs {
 		b := &hg.inputs[i]
@@ -244,7 +248,9 @@ func newHeadGraph(cfg *Config, j, width int) (*headGraph, error) {
 }
 
 func (hg *headGraph) vjp(head, features, upstream, dst []float64) error {
-	scatter(head, hg.params)
+	if err := scatter(nil, head, hg.params); err != nil {
+		return err
+	}
 	for i, src := range [][]float64{features, upstream} {
 		b := &hg.inputs[i]
 		if len(src) != b.val.Shape().TotalSize() {
@@ -255,5 +261,5 @@ func (hg *headGraph) vjp(head, features, upstream, dst []float64) error {
 			return err
 		}
 	}
-	return run(hg.vm, func() error { return gather(hg.grads, dst) })
+	return run(hg.vm, func() error { return gather(nil, hg.grads, dst) })
 }

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 // machine holds one worker's graphs (see the package doc) and runs
@@ -170,7 +171,12 @@ func run(vm gorgonia.VM, read func() error) error {
 // a dropped machine's graph and its ops' buffers, hundreds of MB for a
 // run's graphs, would outlive the run, and the collector's heap goal
 // would double them.
-func newVM(g *gorgonia.ExprGraph) gorgonia.VM {
+//
+// A graph on a device gets the device's tape machine, which does the same.
+func newVM(g *gorgonia.ExprGraph, dev *ops.Device) gorgonia.VM {
+	if dev != nil {
+		return dev.VM(g)
+	}
 	vm := gorgonia.NewTapeMachine(g)
 	runtime.SetFinalizer(vm, nil)
 	return vm

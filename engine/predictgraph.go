@@ -21,8 +21,13 @@ func newPredictGraph(cfg *Config) (*predictGraph, error) {
 	g := gorgonia.NewGraph()
 	pg := &predictGraph{g: g}
 	x := inputNode(g, cfg)
-	vals, trunk, heads := newValues(g, cfg, true)
-	vals.stats = newTensors(cfg.Model.TrunkStats(), cfg.Dtype)
+	vals, trunk, heads, err := newValues(g, cfg, true, nil)
+	if err != nil {
+		return nil, err
+	}
+	if vals.stats, err = newTensors(cfg.Model.TrunkStats(), cfg.Dtype, nil); err != nil {
+		return nil, err
+	}
 	pg.vals = vals
 	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{Running: paramNodes(g, cfg.Model.TrunkStats(), vals.stats)})
 	if err != nil {
@@ -36,7 +41,7 @@ func newPredictGraph(cfg *Config) (*predictGraph, error) {
 		pg.outs = append(pg.outs, out)
 		pg.outValues = append(pg.outValues, make([]float64, cfg.Batch*outputs(t)))
 	}
-	pg.vm = newVM(g)
+	pg.vm = newVM(g, nil)
 	pg.input = binding{node: x}
 	return pg, nil
 }
@@ -47,13 +52,15 @@ func newPredictGraph(cfg *Config) (*predictGraph, error) {
 // reused by the next call.
 func (m *machine) predict(p *Particle, in *Inputs) ([][]float64, error) {
 	pg := m.prediction
-	pg.vals.load(p)
+	if err := pg.vals.load(p); err != nil {
+		return nil, err
+	}
 	if err := pg.input.set(in.x); err != nil {
 		return nil, err
 	}
 	err := run(pg.vm, func() error {
 		for j, out := range pg.outs {
-			if err := getFloats(out.Value(), pg.outValues[j]); err != nil {
+			if err := getFloats(nil, out.Value(), pg.outValues[j]); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,7 @@ import (
 type stepGraph struct {
 	tasks  []int // the tasks it computes; the slices below follow them
 	g      *gorgonia.ExprGraph
+	dev    *ops.Device // nil on the CPU
 	vm     gorgonia.VM
 	vals   *values
 	inputs []binding // x, weight, then each task's target
@@ -35,9 +36,15 @@ type stepGraph struct {
 func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 	g := gorgonia.NewGraph()
 	sg := &stepGraph{g: g, tasks: only}
+	if cfg.Device != nil {
+		sg.dev = ops.OnDevice(g, cfg.Device)
+	}
 	x, weight := inputNode(g, cfg), weightNode(g, cfg)
-	sg.inputs = []binding{{node: x}, {node: weight}}
-	vals, trunk, heads := newValues(g, cfg, true)
+	sg.inputs = []binding{{node: x, dev: sg.dev}, {node: weight, dev: sg.dev}}
+	vals, trunk, heads, err := newValues(g, cfg, true, sg.dev)
+	if err != nil {
+		return nil, err
+	}
 	sg.vals = vals
 	norm := &models.Norm{Weight: weight}
 	sg.trunkOps = ops.Record(g)
@@ -62,7 +69,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 	for j, tj := range only {
 		t := cfg.Tasks[tj]
 		target := targetNode(g, cfg, tj)
-		sg.inputs = append(sg.inputs, binding{node: target})
+		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev})
 		in := features
 		if j > 0 && len(trunk) > 0 {
 			// Task j's own copy of the features.
@@ -127,7 +134,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 			return nil, err
 		}
 	}
-	sg.vm = newVM(g)
+	sg.vm = newVM(g, sg.dev)
 	return sg, nil
 }
 
@@ -143,7 +150,9 @@ func grad(loss *gorgonia.Node, wrt []*gorgonia.Node) (gorgonia.Nodes, error) {
 // first with respect to the features (none without a trunk), in slices
 // the graph owns and its next run overwrites.
 func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([][]float64, error) {
-	sg.vals.load(p)
+	if err := sg.vals.load(p); err != nil {
+		return nil, err
+	}
 	srcs := []*tensor.Dense{in.x, in.weight}
 	for _, j := range sg.tasks {
 		srcs = append(srcs, in.targets[j])
@@ -156,14 +165,14 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 	var features [][]float64
 	err := run(sg.vm, func() error {
 		for i, j := range sg.tasks {
-			if err := copyValues([]gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
+			if err := copyValues(nil, []gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
 				return err
 			}
-			if err := gather(sg.headGrads[i], out.Head[j]); err != nil {
+			if err := gather(sg.dev, sg.headGrads[i], out.Head[j]); err != nil {
 				return fmt.Errorf("task %s: %w", m.cfg.Tasks[j].Name, err)
 			}
 		}
-		if err := gather(sg.trunkGrad, out.Trunk[sg.tasks[0]]); err != nil {
+		if err := gather(sg.dev, sg.trunkGrad, out.Trunk[sg.tasks[0]]); err != nil {
 			return err
 		}
 		if err := copyStats(sg.stats, out.Stats); err != nil {

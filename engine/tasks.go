@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -88,7 +87,7 @@ var taskKinds = map[data.Kind]taskKind{
 			}
 			return nil
 		},
-		loss:    squaredError,
+		loss:    ops.SquaredError,
 		predict: func(_ data.Task, dst, out []float64) { copy(dst, out) },
 		score: func(_ data.Task, pred, targets []float64) (metrics.Score, error) {
 			r, err := metrics.Regress(pred, targets)
@@ -135,28 +134,4 @@ func outputs(t data.Task) int { return kindOf(t).outputs(t) }
 // targetShape is the shape of a batch's targets for task t in the graphs.
 func targetShape(t data.Task, batch int) []int {
 	return append([]int{batch}, kindOf(t).target(t)...)
-}
-
-// squaredError is Σ_i w_i·(ŷ_i − y_i)² for predictions ŷ (batch × 1).
-func squaredError(pred, y, w *gorgonia.Node) (*gorgonia.Node, error) {
-	flat, err := gorgonia.Reshape(pred, tensor.Shape{pred.Shape()[0]})
-	if err != nil {
-		return nil, err
-	}
-	d, err := gorgonia.Sub(flat, y)
-	if err != nil {
-		return nil, err
-	}
-	if d, err = gorgonia.Square(d); err != nil {
-		return nil, err
-	}
-	return weightedSum(d, w)
-}
-
-func weightedSum(v, w *gorgonia.Node) (*gorgonia.Node, error) {
-	p, err := gorgonia.HadamardProd(v, w)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Sum(p)
 }

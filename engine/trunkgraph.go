@@ -22,6 +22,7 @@ import (
 // Otherwise (ResNet-18's batch norm) it computes the trunk forward again.
 type trunkGraph struct {
 	g         *gorgonia.ExprGraph
+	dev       *ops.Device // nil on the CPU
 	vm        gorgonia.VM
 	vals      *values
 	inputs    [3]binding // x, weight, G
@@ -43,8 +44,14 @@ func newTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 	g := gorgonia.NewGraph()
 	tg := &trunkGraph{g: g, replayed: rec != nil}
+	if cfg.Device != nil {
+		tg.dev = ops.OnDevice(g, cfg.Device)
+	}
 	x, weight := inputNode(g, cfg), weightNode(g, cfg)
-	vals, trunk, _ := newValues(g, cfg, false)
+	vals, trunk, _, err := newValues(g, cfg, false, tg.dev)
+	if err != nil {
+		return nil, err
+	}
 	tg.vals = vals
 	if rec != nil {
 		ops.Replay(g, rec)
@@ -66,14 +73,16 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 	if tg.trunkGrad, err = gorgonia.Grad(inner, trunk...); err != nil {
 		return nil, fmt.Errorf("engine: trunk gradient: %w", err)
 	}
-	tg.vm = newVM(g)
-	tg.inputs = [3]binding{{node: x}, {node: weight}, {node: upstream}}
+	tg.vm = newVM(g, tg.dev)
+	tg.inputs = [3]binding{{node: x, dev: tg.dev}, {node: weight, dev: tg.dev}, {node: upstream, dev: tg.dev}}
 	return tg, nil
 }
 
 // bind loads p and the batch in into the trunk graph, for vjp.
 func (tg *trunkGraph) bind(p *Particle, in *Inputs) error {
-	tg.vals.load(p)
+	if err := tg.vals.load(p); err != nil {
+		return err
+	}
 	for i, src := range []*tensor.Dense{in.x, in.weight} {
 		if tg.replayed && tg.inputs[i].val != nil {
 			break // a replay reads no input but G; bound once, for the machine
@@ -90,11 +99,21 @@ func (tg *trunkGraph) bind(p *Particle, in *Inputs) error {
 func (tg *trunkGraph) vjp(upstream, dst []float64) error {
 	g := &tg.inputs[2]
 	if g.val == nil {
-		g.val = tensor.New(tensor.WithShape(g.node.Shape()...), tensor.Of(g.node.Dtype()))
+		if tg.dev == nil {
+			g.val = tensor.New(tensor.WithShape(g.node.Shape()...), tensor.Of(g.node.Dtype()))
+		} else {
+			t, err := tg.dev.Tensor(g.node.Dtype(), g.node.Shape()...)
+			if err != nil {
+				return err
+			}
+			g.val = t
+		}
 	}
-	setFloats(g.val, upstream)
+	if err := setOn(tg.dev, g.val, upstream); err != nil {
+		return err
+	}
 	if err := gorgonia.Let(g.node, g.val); err != nil {
 		return err
 	}
-	return run(tg.vm, func() error { return gather(tg.trunkGrad, dst) })
+	return run(tg.vm, func() error { return gather(tg.dev, tg.trunkGrad, dst) })
 }

@@ -15,41 +15,62 @@ import (
 // transposes a weight tensor in place while it differentiates a matrix
 // product, so graphs that run at the same time must not share them.
 type values struct {
+	dev   *ops.Device // the graph's device; nil for the CPU
 	trunk []*tensor.Dense
 	heads [][]*tensor.Dense // nil for the heads the graph does not use
 	stats []*tensor.Dense   // running statistics, in the prediction graph
 }
 
-// newValues allocates tensors for the trunk and, if heads, every head and
-// adds their nodes to g.
-func newValues(g *gorgonia.ExprGraph, cfg *Config, heads bool) (v *values, trunk []*gorgonia.Node, head [][]*gorgonia.Node) {
+// newValues allocates tensors for the trunk and, if heads, every head, on
+// dev (nil: the CPU), and adds their nodes to g.
+func newValues(g *gorgonia.ExprGraph, cfg *Config, heads bool, dev *ops.Device) (v *values, trunk []*gorgonia.Node, head [][]*gorgonia.Node, err error) {
 	m := cfg.Model
-	v = &values{trunk: newTensors(m.TrunkParams(), cfg.Dtype)}
+	v = &values{dev: dev}
+	if v.trunk, err = newTensors(m.TrunkParams(), cfg.Dtype, dev); err != nil {
+		return nil, nil, nil, err
+	}
 	trunk = paramNodes(g, m.TrunkParams(), v.trunk)
 	if heads {
 		for j := range cfg.Tasks {
-			v.heads = append(v.heads, newTensors(m.HeadParams(j), cfg.Dtype))
-			head = append(head, paramNodes(g, m.HeadParams(j), v.heads[j]))
+			h, err := newTensors(m.HeadParams(j), cfg.Dtype, dev)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			v.heads = append(v.heads, h)
+			head = append(head, paramNodes(g, m.HeadParams(j), h))
 		}
 	}
-	return v, trunk, head
+	return v, trunk, head, nil
 }
 
 // load copies p's vectors into the tensors.
-func (v *values) load(p *Particle) {
-	scatter(p.Trunk, v.trunk)
-	for j, h := range v.heads {
-		scatter(p.Heads[j], h)
+func (v *values) load(p *Particle) error {
+	if err := scatter(v.dev, p.Trunk, v.trunk); err != nil {
+		return err
 	}
-	scatter(p.Stats, v.stats)
+	for j, h := range v.heads {
+		if err := scatter(v.dev, p.Heads[j], h); err != nil {
+			return err
+		}
+	}
+	return scatter(v.dev, p.Stats, v.stats)
 }
 
-func newTensors(ps []models.Param, dt tensor.Dtype) []*tensor.Dense {
+// newTensors allocates a tensor for each of ps, on dev (nil: the CPU).
+func newTensors(ps []models.Param, dt tensor.Dtype, dev *ops.Device) ([]*tensor.Dense, error) {
 	vals := make([]*tensor.Dense, len(ps))
 	for i, p := range ps {
-		vals[i] = tensor.New(tensor.WithShape(p.Shape...), tensor.Of(dt))
+		if dev == nil {
+			vals[i] = tensor.New(tensor.WithShape(p.Shape...), tensor.Of(dt))
+			continue
+		}
+		t, err := dev.Tensor(dt, p.Shape...)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = t
 	}
-	return vals
+	return vals, nil
 }
 
 // paramNodes adds one input node per parameter to g, bound to vals.
@@ -62,25 +83,30 @@ func paramNodes(g *gorgonia.ExprGraph, ps []models.Param, vals []*tensor.Dense) 
 	return nodes
 }
 
-// scatter copies the flat vector src into the tensors dst, in order.
-func scatter(src []float64, dst []*tensor.Dense) {
+// scatter copies the flat vector src into the tensors dst, in order, on
+// dev (nil: the CPU).
+func scatter(dev *ops.Device, src []float64, dst []*tensor.Dense) error {
 	for _, t := range dst {
 		n := t.Shape().TotalSize()
-		setFloats(t, src[:n])
+		if err := setOn(dev, t, src[:n]); err != nil {
+			return err
+		}
 		src = src[n:]
 	}
+	return nil
 }
 
-// gather copies the values of nodes into the flat vector dst, in order.
-func gather(nodes []*gorgonia.Node, dst []float64) error {
+// gather copies the values of nodes, on dev (nil: the CPU), into the flat
+// vector dst, in order.
+func gather(dev *ops.Device, nodes []*gorgonia.Node, dst []float64) error {
 	vals := make([]gorgonia.Value, len(nodes))
 	for i, n := range nodes {
 		vals[i] = n.Value()
 	}
-	return copyValues(vals, dst)
+	return copyValues(dev, vals, dst)
 }
 
-func copyValues(vals []gorgonia.Value, dst []float64) error {
+func copyValues(dev *ops.Device, vals []gorgonia.Value, dst []float64) error {
 	for _, v := range vals {
 		if v == nil {
 			return fmt.Errorf("engine: a value the graph did not compute")
@@ -89,7 +115,7 @@ func copyValues(vals []gorgonia.Value, dst []float64) error {
 		if size > len(dst) {
 			return fmt.Errorf("engine: %d values overflow their vector", size)
 		}
-		if err := getFloats(v, dst[:size]); err != nil {
+		if err := getFloats(dev, v, dst[:size]); err != nil {
 			return err
 		}
 		dst = dst[size:]
@@ -103,6 +129,9 @@ func copyValues(vals []gorgonia.Value, dst []float64) error {
 // copyStats copies each layer's batch mean, then variance, into dst.
 func copyStats(stats []*ops.BatchStats, dst []float64) error {
 	for _, st := range stats {
+		if err := st.Fetch(); err != nil {
+			return err
+		}
 		if len(st.Mean)+len(st.Variance) > len(dst) {
 			return fmt.Errorf("engine: batch statistics overflow their vector")
 		}
@@ -112,6 +141,16 @@ func copyStats(stats []*ops.BatchStats, dst []float64) error {
 	if len(dst) != 0 {
 		return fmt.Errorf("engine: %d batch statistics left unset", len(dst))
 	}
+	return nil
+}
+
+// setOn copies src into t, on dev (nil: the CPU), converting to t's
+// dtype.
+func setOn(dev *ops.Device, t *tensor.Dense, src []float64) error {
+	if dev != nil {
+		return dev.Set(t, src)
+	}
+	setFloats(t, src)
 	return nil
 }
 
@@ -129,8 +168,12 @@ func setFloats(t *tensor.Dense, src []float64) {
 	}
 }
 
-// getFloats copies v's values into dst, converting to float64.
-func getFloats(v gorgonia.Value, dst []float64) error {
+// getFloats copies v's values, on dev (nil: the CPU; scalars are always
+// on the host), into dst, converting to float64.
+func getFloats(dev *ops.Device, v gorgonia.Value, dst []float64) error {
+	if _, ok := v.(gorgonia.Scalar); !ok && dev != nil {
+		return dev.Get(v, dst)
+	}
 	switch d := v.Data().(type) {
 	case []float64:
 		if len(d) != len(dst) {

@@ -6,6 +6,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/internal/gpu"
 )
 
 // BatchStats are the statistics a batch normalisation used in its graph's
@@ -13,6 +15,10 @@ import (
 // input. They are the op's own and overwritten by the next run.
 type BatchStats struct {
 	Mean, Variance []float64
+	// On a device the op keeps them there (mean, then variance, from
+	// at), and Fetch brings them here.
+	dev *Device
+	at  gpu.Ptr
 }
 
 // BatchNorm adds batch normalisation in training mode of x (batch, C, H,
@@ -56,6 +62,7 @@ func BatchNorm(x, gamma, beta, weight *gorgonia.Node, eps float64) (*gorgonia.No
 // bnOp is batch normalisation in training mode.
 type bnOp struct {
 	base
+	gpu      onGPU // on a device: see deviceDo
 	n, c, hw int
 	eps      float64
 	stats    *BatchStats
@@ -71,6 +78,9 @@ func (op *bnOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 func (op *bnOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if op.twin != nil {
 		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	}
+	if op.dev != nil {
+		return op.deviceDo(vals)
 	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
@@ -143,15 +153,15 @@ func (op *bnOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 		src = op.twin
 	}
 	pshape := gamma.Shape().Clone()
-	dBeta, err := gorgonia.ApplyOp(&bnGradParam{base: newBase("BatchNorm∂β", 4, 4, 4), fwd: src, shape: pshape}, x, grad)
+	dBeta, err := gorgonia.ApplyOp(&bnGradParam{base: op.derive("BatchNorm∂β", 4, 4, 4), fwd: src, shape: pshape}, x, grad)
 	if err != nil {
 		return nil, err
 	}
-	dGamma, err := gorgonia.ApplyOp(&bnGradParam{base: newBase("BatchNorm∂γ", 4, 4, 4), fwd: src, shape: pshape, scale: true}, x, grad)
+	dGamma, err := gorgonia.ApplyOp(&bnGradParam{base: op.derive("BatchNorm∂γ", 4, 4, 4), fwd: src, shape: pshape, scale: true}, x, grad)
 	if err != nil {
 		return nil, err
 	}
-	dx, err := gorgonia.ApplyOp(&bnGradInput{base: newBase("BatchNorm∂x", 4, 4, weight.Dims(), 4, 4, 4, 4), fwd: src}, x, gamma, weight, grad, dGamma, dBeta)
+	dx, err := gorgonia.ApplyOp(&bnGradInput{base: op.derive("BatchNorm∂x", 4, 4, weight.Dims(), 4, 4, 4, 4), fwd: src}, x, gamma, weight, grad, dGamma, dBeta)
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +171,7 @@ func (op *bnOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 // bnGradParam is ∂L/∂β = Σ g, or with scale ∂L/∂γ = Σ g·x̂, per channel.
 type bnGradParam struct {
 	base
+	gpu   onGPU // on a device: see deviceDo
 	fwd   *bnOp
 	shape tensor.Shape
 	scale bool
@@ -172,6 +183,9 @@ func (op *bnGradParam) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *bnGradParam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -211,6 +225,7 @@ func bnParamGrad[T float](op *bnGradParam, x, g, dst []T) {
 // bnGradInput is ∂L/∂x = s·γ·(g − a·(∂L/∂β + x̂·∂L/∂γ)).
 type bnGradInput struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	fwd *bnOp
 	out buffer
 }
@@ -220,6 +235,9 @@ func (op *bnGradInput) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error)
 }
 
 func (op *bnGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err

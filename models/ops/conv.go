@@ -164,6 +164,7 @@ func col2im[T float](g geometry, cols []T, ld, n0, n1 int, dx []T) {
 // convOp is the forward convolution.
 type convOp struct {
 	base
+	gpu       onGPU // on a device: see deviceDo
 	g         geometry
 	bias      bool
 	inputGrad bool    // whether the input's gradient is wanted
@@ -192,6 +193,9 @@ func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	if op.twin != nil {
 		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	}
+	if op.dev != nil {
+		return op.deviceDo(vals)
 	}
 	out := op.out.get(x.Dtype(), false, op.g.n, op.g.o, op.g.oh, op.g.ow)
 	var bias gorgonia.Value
@@ -280,22 +284,22 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 		}
 	}
 	src.keepCols = true
-	gm, err := gorgonia.ApplyOp(&convGradMatrix{base: newBase(op.name+"∂out", 4, 2), g: op.g}, grad)
+	gm, err := gorgonia.ApplyOp(&convGradMatrix{base: op.derive(op.name+"∂out", 4, 2), g: op.g}, grad)
 	if err != nil {
 		return nil, err
 	}
 	grads := make(gorgonia.Nodes, len(inputs))
 	if op.inputGrad {
-		if grads[0], err = gorgonia.ApplyOp(&convGradInput{base: newBase(op.name+"∂x", 4, 2, 4), fwd: src}, inputs[1], gm); err != nil {
+		if grads[0], err = gorgonia.ApplyOp(&convGradInput{base: op.derive(op.name+"∂x", 4, 2, 4), fwd: src}, inputs[1], gm); err != nil {
 			return nil, err
 		}
 	}
-	if grads[1], err = gorgonia.ApplyOp(&convGradFilters{base: newBase(op.name+"∂w", 2, 4), fwd: src}, gm); err != nil {
+	if grads[1], err = gorgonia.ApplyOp(&convGradFilters{base: op.derive(op.name+"∂w", 2, 4), fwd: src}, gm); err != nil {
 		return nil, err
 	}
 	if op.bias {
 		shape := inputs[2].Shape().Clone()
-		if grads[2], err = gorgonia.ApplyOp(&biasGrad{base: newBase(op.name+"∂b", 2, len(shape)), shape: shape}, gm); err != nil {
+		if grads[2], err = gorgonia.ApplyOp(&biasGrad{base: op.derive(op.name+"∂b", 2, len(shape)), shape: shape}, gm); err != nil {
 			return nil, err
 		}
 	}
@@ -306,6 +310,7 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 // forward product's matrix (O, batch·OH·OW).
 type convGradMatrix struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	g   geometry
 	out buffer
 }
@@ -315,6 +320,9 @@ func (op *convGradMatrix) InferShape(...gorgonia.DimSizer) (tensor.Shape, error)
 }
 
 func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	grad, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -342,6 +350,7 @@ func toChannelMajor[T float](g geometry, src, dst []T) {
 // kept.
 type convGradFilters struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	fwd *convOp
 	out buffer
 }
@@ -352,6 +361,9 @@ func (op *convGradFilters) InferShape(...gorgonia.DimSizer) (tensor.Shape, error
 }
 
 func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	gm, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -372,6 +384,7 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // the input positions (col2im), a chunk of examples at a time.
 type convGradInput struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	fwd *convOp
 	out buffer
 }
@@ -382,6 +395,9 @@ func (op *convGradInput) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) 
 }
 
 func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	gm, err := dense(vals[1], op.name)
 	if err != nil {
 		return nil, err
@@ -413,6 +429,7 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 // byColumn the column sums of G (batch × O), in the bias's shape.
 type biasGrad struct {
 	base
+	gpu      onGPU // on a device: see deviceDo
 	shape    tensor.Shape
 	byColumn bool
 	out      buffer
@@ -423,6 +440,9 @@ func (op *biasGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *biasGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	gm, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ func Copy(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 type copyOp struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	out buffer
 }
 
@@ -23,6 +24,9 @@ func (op *copyOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *copyOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -62,6 +66,7 @@ func Keep(x *gorgonia.Node) (*Kept, error) {
 
 type keepOp struct {
 	base
+	gpu  onGPU // on a device: see deviceDo
 	kept *Kept
 }
 
@@ -73,6 +78,9 @@ func (op *keepOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 // returning x itself would put x's memory in a second register of the
 // tape machine, which could hand it to a later op while x is live.
 func (op *keepOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err

@@ -41,6 +41,7 @@ func Linear(x, w, b *gorgonia.Node, relu bool) (*gorgonia.Node, error) {
 // linearOp is the forward layer.
 type linearOp struct {
 	base
+	gpu            onGPU // on a device: see deviceDo
 	n, in, out     int
 	relu           bool
 	inputGrad      bool
@@ -66,6 +67,9 @@ func (op *linearOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	if op.twin != nil {
 		return op.twin.outBuf.t, nil // replaying: the recorded op's run computed it
+	}
+	if op.dev != nil {
+		return op.deviceDo(vals)
 	}
 	out := op.outBuf.get(x.Dtype(), false, op.n, op.out)
 	switch x.Dtype() {
@@ -106,21 +110,21 @@ func (op *linearOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorg
 		return nil, fmt.Errorf("%s: replaying an op that was never differentiated", op.name)
 	}
 	src.keep = true
-	gm, err := gorgonia.ApplyOp(&linearGradOutput{base: newBase(op.name+"∂out", 2, 2), fwd: src}, grad)
+	gm, err := gorgonia.ApplyOp(&linearGradOutput{base: op.derive(op.name+"∂out", 2, 2), fwd: src}, grad)
 	if err != nil {
 		return nil, err
 	}
 	var dx *gorgonia.Node
 	if op.inputGrad {
-		if dx, err = gorgonia.ApplyOp(&linearGradInput{base: newBase(op.name+"∂x", 2, 2, len(op.xShape)), fwd: src}, inputs[1], gm); err != nil {
+		if dx, err = gorgonia.ApplyOp(&linearGradInput{base: op.derive(op.name+"∂x", 2, 2, len(op.xShape)), fwd: src}, inputs[1], gm); err != nil {
 			return nil, err
 		}
 	}
-	dw, err := gorgonia.ApplyOp(&linearGradWeight{base: newBase(op.name+"∂w", 2, 2), fwd: src}, gm)
+	dw, err := gorgonia.ApplyOp(&linearGradWeight{base: op.derive(op.name+"∂w", 2, 2), fwd: src}, gm)
 	if err != nil {
 		return nil, err
 	}
-	db, err := gorgonia.ApplyOp(&biasGrad{base: newBase(op.name+"∂b", 2, len(op.bShape)), shape: op.bShape.Clone(), byColumn: true}, gm)
+	db, err := gorgonia.ApplyOp(&biasGrad{base: op.derive(op.name+"∂b", 2, len(op.bShape)), shape: op.bShape.Clone(), byColumn: true}, gm)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +135,7 @@ func (op *linearOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorg
 // value (all of it without ReLU), (batch, out).
 type linearGradOutput struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	fwd *linearOp
 	out buffer
 }
@@ -140,6 +145,9 @@ func (op *linearGradOutput) InferShape(...gorgonia.DimSizer) (tensor.Shape, erro
 }
 
 func (op *linearGradOutput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	g, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -171,6 +179,7 @@ func maskByOutput[T float](relu bool, g, y, dst []T) {
 // linearGradInput is ∂L/∂x = G·wᵀ, in x's shape.
 type linearGradInput struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	fwd *linearOp
 	out buffer
 }
@@ -180,6 +189,9 @@ func (op *linearGradInput) InferShape(...gorgonia.DimSizer) (tensor.Shape, error
 }
 
 func (op *linearGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	gm, err := dense(vals[1], op.name)
 	if err != nil {
 		return nil, err
@@ -198,6 +210,7 @@ func (op *linearGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // linearGradWeight is ∂L/∂w = xᵀ·G, from the kept input.
 type linearGradWeight struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	fwd *linearOp
 	out buffer
 }
@@ -207,6 +220,9 @@ func (op *linearGradWeight) InferShape(...gorgonia.DimSizer) (tensor.Shape, erro
 }
 
 func (op *linearGradWeight) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	gm, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err

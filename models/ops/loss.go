@@ -28,6 +28,7 @@ func SoftmaxCrossEntropy(z, y, w *gorgonia.Node) (*gorgonia.Node, error) {
 // xentOp is the loss; it keeps the softmax for the gradient.
 type xentOp struct {
 	base
+	gpu     onGPU // on a device: see deviceDo
 	n, c    int
 	softmax any // []T
 }
@@ -37,6 +38,9 @@ func (op *xentOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *xentOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	z, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -95,7 +99,7 @@ func xentForward[T float](n, c int, z, y, w, sm []T) float64 {
 func (op *xentOp) DiffWRT(int) []bool { return []bool{true, false, false} }
 
 func (op *xentOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dz, err := gorgonia.ApplyOp(&xentGrad{base: newBase(op.name+"∂z", 2, inputs[2].Dims(), 0, 2), fwd: op}, inputs[1], inputs[2], grad)
+	dz, err := gorgonia.ApplyOp(&xentGrad{base: op.derive(op.name+"∂z", 2, inputs[2].Dims(), 0, 2), fwd: op}, inputs[1], inputs[2], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +109,7 @@ func (op *xentOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 // xentGrad is ∂L/∂z from the kept softmax.
 type xentGrad struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	fwd *xentOp
 	out buffer
 }
@@ -114,6 +119,9 @@ func (op *xentGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *xentGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	y, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -142,6 +150,102 @@ func xentBackward[T float](n, c int, sm, y, w []T, upstream float64, dz []T) {
 	}
 }
 
+// SquaredError adds the weighted squared error Σ_i w_i·(p_i − y_i)² of
+// the predictions p (batch × 1) against the targets y (batch) with
+// weights w (batch) to p's graph, a scalar, summed in float64. Its
+// gradient with respect to p is 2·w_i·(p_i − y_i) times the upstream
+// gradient; targets and weights get none.
+func SquaredError(p, y, w *gorgonia.Node) (*gorgonia.Node, error) {
+	ps := p.Shape()
+	n := ps.TotalSize()
+	if len(ps) != 2 || ps[1] != 1 || y.Shape().TotalSize() != n || w.Shape().TotalSize() != n {
+		return nil, fmt.Errorf("squared error of predictions %v, targets %v, weights %v: want (batch, 1), (batch), (batch)", ps, y.Shape(), w.Shape())
+	}
+	return apply(&sqErrOp{base: newBase("SquaredError", 2, y.Dims(), w.Dims(), 0), n: n}, p, y, w)
+}
+
+type sqErrOp struct {
+	base
+	gpu onGPU // on a device: see deviceDo
+	n   int
+}
+
+func (op *sqErrOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return tensor.ScalarShape(), nil
+}
+
+func (op *sqErrOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
+	p, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	switch p.Dtype() {
+	case tensor.Float32:
+		return gorgonia.NewF32(float32(sqErr(data[float32](p), vals[1].Data().([]float32), vals[2].Data().([]float32)))), nil
+	default:
+		return gorgonia.NewF64(sqErr(data[float64](p), vals[1].Data().([]float64), vals[2].Data().([]float64))), nil
+	}
+}
+
+func sqErr[T float](p, y, w []T) float64 {
+	var s float64
+	for i, v := range p {
+		d := float64(v) - float64(y[i])
+		s += float64(w[i]) * d * d
+	}
+	return s
+}
+
+func (op *sqErrOp) DiffWRT(int) []bool { return []bool{true, false, false} }
+
+func (op *sqErrOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
+	dp, err := gorgonia.ApplyOp(&sqErrGrad{base: op.derive(op.name+"∂p", 2, inputs[1].Dims(), inputs[2].Dims(), 0, 2), n: op.n, shape: inputs[0].Shape().Clone()}, inputs[0], inputs[1], inputs[2], grad)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dp, nil, nil}, nil
+}
+
+// sqErrGrad is ∂L/∂p.
+type sqErrGrad struct {
+	base
+	gpu   onGPU // on a device: see deviceDo
+	n     int
+	shape tensor.Shape
+	out   buffer
+}
+
+func (op *sqErrGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
+	return op.shape.Clone(), nil
+}
+
+func (op *sqErrGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
+	p, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(p.Dtype(), false, op.shape...)
+	switch p.Dtype() {
+	case tensor.Float32:
+		sqErrBackward(data[float32](p), vals[1].Data().([]float32), vals[2].Data().([]float32), upstream(vals[3]), data[float32](out))
+	default:
+		sqErrBackward(data[float64](p), vals[1].Data().([]float64), vals[2].Data().([]float64), upstream(vals[3]), data[float64](out))
+	}
+	return out, nil
+}
+
+func sqErrBackward[T float](p, y, w []T, up float64, dp []T) {
+	for i, v := range p {
+		dp[i] = T(up * 2 * float64(w[i]) * (float64(v) - float64(y[i])))
+	}
+}
+
 // Inner adds ⟨x, g⟩ = Σ x ⊙ g, a scalar, to x's graph; its gradient with
 // respect to x is g (times the upstream gradient), and g gets none.
 // package engine differentiates it for the trunk's vector-Jacobian
@@ -155,6 +259,7 @@ func Inner(x, g *gorgonia.Node) (*gorgonia.Node, error) {
 
 type innerOp struct {
 	base
+	gpu   onGPU // on a device: see deviceDo
 	shape tensor.Shape
 }
 
@@ -163,6 +268,9 @@ func (op *innerOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *innerOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -186,7 +294,7 @@ func dot[T float](a, b []T) float64 {
 func (op *innerOp) DiffWRT(int) []bool { return []bool{true, false} }
 
 func (op *innerOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(&scaleOp{base: newBase("Inner∂x", len(op.shape), 0, len(op.shape)), shape: op.shape}, inputs[1], grad)
+	dx, err := gorgonia.ApplyOp(&scaleOp{base: op.derive("Inner∂x", len(op.shape), 0, len(op.shape)), shape: op.shape}, inputs[1], grad)
 	if err != nil {
 		return nil, err
 	}
@@ -196,6 +304,7 @@ func (op *innerOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgo
 // scaleOp is g·s for a tensor g and a scalar s.
 type scaleOp struct {
 	base
+	gpu   onGPU // on a device: see deviceDo
 	shape tensor.Shape
 	out   buffer
 }
@@ -205,6 +314,9 @@ func (op *scaleOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *scaleOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	g, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err

@@ -58,11 +58,22 @@ type base struct {
 	id   uint64
 	// dims are the numbers of dimensions of the inputs, then the output.
 	dims []int
+	// dev is the device the op computes on; nil for the CPU.
+	dev *Device
 }
 
 func newBase(name string, dims ...int) base {
 	return base{name: name, id: nextID.Add(1), dims: dims}
 }
+
+// derive is the base of one of the op's gradient ops, on its device.
+func (b base) derive(name string, dims ...int) base {
+	d := newBase(name, dims...)
+	d.dev = b.dev
+	return d
+}
+
+func (b *base) place(d *Device) { b.dev = d }
 
 func (b base) Arity() int { return len(b.dims) - 1 }
 

@@ -35,6 +35,7 @@ func ReLUMaxPool2d(x *gorgonia.Node, k, stride, pad int) (*gorgonia.Node, error)
 // poolOp is ReLU followed by max-pooling.
 type poolOp struct {
 	base
+	gpu    onGPU // on a device: see deviceDo
 	g      geometry
 	argmax []int32 // per output: the index of its input within the plane, −1 if the output is 0
 	twin   *poolOp // the recorded op this one replays (see Record)
@@ -53,6 +54,9 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	g := op.g
 	if op.twin != nil {
 		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	}
+	if op.dev != nil {
+		return op.deviceDo(vals)
 	}
 	out := op.out.get(x.Dtype(), false, g.n, g.c, g.oh, g.ow)
 	if len(op.argmax) != out.Shape().TotalSize() {
@@ -134,7 +138,7 @@ func (op *poolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.No
 	if op.twin != nil {
 		src = op.twin
 	}
-	dx, err := gorgonia.ApplyOp(&poolGrad{base: newBase(op.name+"∂x", 4, 4), fwd: src}, grad)
+	dx, err := gorgonia.ApplyOp(&poolGrad{base: op.derive(op.name+"∂x", 4, 4), fwd: src}, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +148,7 @@ func (op *poolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.No
 // poolGrad sends each output's gradient to its argmax.
 type poolGrad struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	fwd *poolOp
 	out buffer
 }
@@ -154,6 +159,9 @@ func (op *poolGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *poolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	grad, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ func AddReLU(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 // reluOp is ReLU of its input, or of the sum of its two inputs.
 type reluOp struct {
 	base
+	gpu  onGPU // on a device: see deviceDo
 	add  bool
 	twin *reluOp // the recorded op this one replays (see Record)
 	out  buffer
@@ -38,6 +39,9 @@ func (op *reluOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 func (op *reluOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if op.twin != nil {
 		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	}
+	if op.dev != nil {
+		return op.deviceDo(vals)
 	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
@@ -82,7 +86,7 @@ func (op *reluOp) DiffWRT(n int) []bool {
 // SymDiff reads the output's sign from the output node, which a replay
 // shares with its recorded op.
 func (op *reluOp) SymDiff(inputs gorgonia.Nodes, output, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(&reluGrad{base: newBase(op.name+"∂x", output.Dims(), grad.Dims(), output.Dims())}, output, grad)
+	dx, err := gorgonia.ApplyOp(&reluGrad{base: op.derive(op.name+"∂x", output.Dims(), grad.Dims(), output.Dims())}, output, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +108,7 @@ func (op *reluOp) replay(recorded gorgonia.Op) error {
 // reluGrad is the gradient g where the output y is positive, else 0.
 type reluGrad struct {
 	base
+	gpu onGPU // on a device: see deviceDo
 	out buffer
 }
 
@@ -112,6 +117,9 @@ func (op *reluGrad) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *reluGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	y, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err
@@ -150,6 +158,7 @@ func GlobalAvgPool(x *gorgonia.Node) (*gorgonia.Node, error) {
 // avgPoolOp is the global average pool.
 type avgPoolOp struct {
 	base
+	gpu   onGPU        // on a device: see deviceDo
 	shape tensor.Shape // the input's
 	twin  *avgPoolOp
 	out   buffer
@@ -162,6 +171,9 @@ func (op *avgPoolOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 func (op *avgPoolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if op.twin != nil {
 		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	}
+	if op.dev != nil {
+		return op.deviceDo(vals)
 	}
 	x, err := dense(vals[0], op.name)
 	if err != nil {
@@ -187,7 +199,7 @@ func planeMeans[T float](x []T, hw int, out []T) {
 func (op *avgPoolOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op *avgPoolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(&avgPoolGrad{base: newBase(op.name+"∂x", 2, 4), shape: op.shape}, grad)
+	dx, err := gorgonia.ApplyOp(&avgPoolGrad{base: op.derive(op.name+"∂x", 2, 4), shape: op.shape}, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -206,6 +218,7 @@ func (op *avgPoolOp) replay(recorded gorgonia.Op) error {
 // avgPoolGrad spreads each plane's gradient evenly over the plane.
 type avgPoolGrad struct {
 	base
+	gpu   onGPU // on a device: see deviceDo
 	shape tensor.Shape
 	out   buffer
 }
@@ -215,6 +228,9 @@ func (op *avgPoolGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *avgPoolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
 	g, err := dense(vals[0], op.name)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,9 @@ func Stop(g *gorgonia.ExprGraph) error {
 // apply adds op applied to inputs to their graph, recording it or
 // making it a replay if the graph is being recorded or replayed.
 func apply(op gorgonia.Op, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
+	if d := deviceOf(inputs[0]); d != nil {
+		op.(interface{ place(*Device) }).place(d)
+	}
 	if v, ok := sessions.Load(inputs[0].Graph()); ok {
 		s := v.(*session)
 		if !s.replay {

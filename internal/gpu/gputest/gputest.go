@@ -39,6 +39,7 @@ var checks = []struct {
 	run  func(*kit)
 }{
 	{"fill-axpy-scale", checkElementwise},
+	{"copy-add-swap01", checkCopyAddSwap},
 	{"widen-narrow", checkWidenNarrow},
 	{"relu", checkReLU},
 	{"bias_add", checkBiasAdd},
@@ -227,6 +228,33 @@ func checkElementwise(k *kit) {
 	k.same("fill", k.download(px, n), want)
 }
 
+func checkCopyAddSwap(k *kit) {
+	const a, b, inner = 3, 4, 5
+	const n = a * b * inner
+	x, y := k.randoms(n, -2, 2), k.randoms(n, -2, 2)
+	px, py, out := k.upload(x), k.upload(y), k.buffer(k.dt, n)
+	k.launch("copy", n, out, px, n)
+	k.same("copy", k.download(out, n), x)
+	k.launch("add", n, out, px, py, n)
+	want := make([]float64, n)
+	for i := range want {
+		want[i] = k.round(x[i] + y[i])
+	}
+	k.same("add", k.download(out, n), want)
+	// x as (a, b, inner) into (b, a, inner), then back.
+	k.launch("swap01", n, out, px, a, b, inner)
+	for i := range a {
+		for j := range b {
+			for p := range inner {
+				want[(j*a+i)*inner+p] = x[(i*b+j)*inner+p]
+			}
+		}
+	}
+	k.same("swap01", k.download(out, n), want)
+	k.launch("swap01", n, py, out, b, a, inner)
+	k.same("swap01 twice", k.download(py, n), x)
+}
+
 func checkWidenNarrow(k *kit) {
 	const n = 300
 	x := k.randoms(n, -5, 5)
@@ -342,7 +370,7 @@ func checkBatchNorm(k *kit) {
 	k.launch("bn_forward", len(x), py, px, pgamma, pbeta, pmean, pinv, n, c, inner)
 	dbeta := k.reduce(2, px, pg, 0, pmean, pinv, n, c, inner)
 	dgamma := k.reduce(3, px, pg, 0, pmean, pinv, n, c, inner)
-	pdb, pdg, pdx := k.uploadAs(gpu.Float64, dbeta), k.uploadAs(gpu.Float64, dgamma), k.buffer(k.dt, len(x))
+	pdb, pdg, pdx := k.upload(dbeta), k.upload(dgamma), k.buffer(k.dt, len(x))
 	k.launch("bn_grad_input", len(x), pdx, px, pg, pgamma, pw, pmean, pinv, pdg, pdb, n, c, inner)
 
 	wantMean, wantVar, wantInv := make([]float64, c), make([]float64, c), make([]float64, c)
@@ -539,7 +567,7 @@ func checkXent(k *kit) {
 		}
 		return l
 	}
-	pz, py, pw, up := k.upload(z), k.upload(y), k.upload(w), k.upload([]float64{1.5})
+	pz, py, pw, up := k.upload(z), k.upload(y), k.upload(w), 1.5
 	psm, prow, pout, pdz := k.buffer(k.dt, n*c), k.buffer(gpu.Float64, n), k.buffer(gpu.Float64, 1), k.buffer(k.dt, n*c)
 	k.launch("xent_rows", n, psm, prow, pz, py, pw, n, c)
 	k.launchRaw("sum_columns", 1, pout, prow, n, 1)
@@ -560,7 +588,7 @@ func checkXent(k *kit) {
 func checkSqErr(k *kit) {
 	const n = 9
 	p, y, w := k.randoms(n, -1, 1), k.randoms(n, -1, 1), k.randoms(n, 0, 1)
-	pp, py, pw, up := k.upload(p), k.upload(y), k.upload(w), k.upload([]float64{0.5})
+	pp, py, pw, up := k.upload(p), k.upload(y), k.upload(w), 0.5
 	prow, pout, pd := k.buffer(gpu.Float64, n), k.buffer(gpu.Float64, 1), k.buffer(k.dt, n)
 	k.launch("sqerr_rows", n, prow, pp, py, pw, n)
 	k.launchRaw("sum_columns", 1, pout, prow, n, 1)

@@ -42,6 +42,9 @@ template <typename... A> kernel entry(void (*f)(A...))
 	X(fill)                                                                                   \
 	X(axpy)                                                                                   \
 	X(scale)                                                                                  \
+	X(copy)                                                                                   \
+	X(add)                                                                                    \
+	X(swap01)                                                                                 \
 	X(widen)                                                                                  \
 	X(narrow)                                                                                 \
 	X(relu)                                                                                   \

@@ -23,6 +23,32 @@ extern "C" __global__ void K(scale)(REAL *x, double a, int n)
 	FOR(i, n) { x[i] = (REAL)(a * (double)x[i]); }
 }
 
+// copy is y = x.
+extern "C" __global__ void K(copy)(REAL *y, const REAL *x, int n)
+{
+	FOR(i, n) { y[i] = x[i]; }
+}
+
+// add is y = a + b: Gorgonia's sum of a node's gradient contributions,
+// which reaches the device through its tensor engine (models/ops).
+extern "C" __global__ void K(add)(REAL *y, const REAL *a, const REAL *b, int n)
+{
+	FOR(i, n) { y[i] = a[i] + b[i]; }
+}
+
+// swap01 swaps the first two axes of src (a, b, inner) into dst (b, a,
+// inner): a convolution's product (O, batch, positions) into its output
+// (batch, O, positions), and the output's gradient the other way
+// (models/ops convForward, toChannelMajor).
+extern "C" __global__ void K(swap01)(REAL *dst, const REAL *src, int a, int b, int inner)
+{
+	FOR(i, (long long)a * b * inner)
+	{
+		long long p = i % inner, j = (i / inner) % a, k = i / ((long long)inner * a);
+		dst[i] = src[(j * b + k) * inner + p];
+	}
+}
+
 // widen copies x into the doubles d (the particle algebra's precision).
 extern "C" __global__ void K(widen)(double *d, const REAL *x, int n)
 {
@@ -133,8 +159,8 @@ extern "C" __global__ void K(bn_forward)(REAL *y, const REAL *x, const REAL *gam
 // bn_grad_input is ∂L/∂x = inv·γ·(g − a·(∂β + x̂·∂γ)) with a = w[e]/inner
 // and x̂ = (x − mean)·inv (models/ops bnInputGrad).
 extern "C" __global__ void K(bn_grad_input)(REAL *dx, const REAL *x, const REAL *g, const REAL *gamma,
-					const REAL *w, const double *mean, const double *inv, const double *dgamma,
-					const double *dbeta, int n, int c, int inner)
+					const REAL *w, const double *mean, const double *inv, const REAL *dgamma,
+					const REAL *dbeta, int n, int c, int inner)
 {
 	FOR(i, (long long)n * c * inner)
 	{
@@ -142,7 +168,7 @@ extern "C" __global__ void K(bn_grad_input)(REAL *dx, const REAL *x, const REAL 
 		int e = (int)(i / ((long long)c * inner));
 		double a = (double)w[e] / inner;
 		double xh = ((double)x[i] - mean[ch]) * inv[ch];
-		dx[i] = (REAL)(inv[ch] * (double)gamma[ch] * ((double)g[i] - a * (dbeta[ch] + xh * dgamma[ch])));
+		dx[i] = (REAL)(inv[ch] * (double)gamma[ch] * ((double)g[i] - a * ((double)dbeta[ch] + xh * (double)dgamma[ch])));
 	}
 }
 
@@ -292,9 +318,9 @@ extern "C" __global__ void K(xent_rows)(REAL *sm, double *rowloss, const REAL *z
 	}
 }
 
-// xent_grad is ∂L/∂z = up·w[r]·(sm·Σy − y) for the upstream gradient
-// *up (models/ops xentBackward).
-extern "C" __global__ void K(xent_grad)(REAL *dz, const REAL *sm, const REAL *y, const REAL *w, const REAL *up, int n, int c)
+// xent_grad is ∂L/∂z = up·w[r]·(sm·Σy − y) for the upstream gradient up
+// (models/ops xentBackward).
+extern "C" __global__ void K(xent_grad)(REAL *dz, const REAL *sm, const REAL *y, const REAL *w, double up, int n, int c)
 {
 	FOR(i, (long long)n * c)
 	{
@@ -302,7 +328,7 @@ extern "C" __global__ void K(xent_grad)(REAL *dz, const REAL *sm, const REAL *y,
 		double mass = 0;
 		for (int k = 0; k < c; k++)
 			mass += (double)y[r * c + k];
-		dz[i] = (REAL)((double)*up * (double)w[r] * ((double)sm[i] * mass - (double)y[i]));
+		dz[i] = (REAL)(up * (double)w[r] * ((double)sm[i] * mass - (double)y[i]));
 	}
 }
 
@@ -318,9 +344,9 @@ extern "C" __global__ void K(sqerr_rows)(double *rowloss, const REAL *pred, cons
 }
 
 // sqerr_grad is ∂L/∂pred = up·2·w[r]·(pred[r] − y[r]).
-extern "C" __global__ void K(sqerr_grad)(REAL *dpred, const REAL *pred, const REAL *y, const REAL *w, const REAL *up, int n)
+extern "C" __global__ void K(sqerr_grad)(REAL *dpred, const REAL *pred, const REAL *y, const REAL *w, double up, int n)
 {
-	FOR(r, n) { dpred[r] = (REAL)((double)*up * 2 * (double)w[r] * ((double)pred[r] - (double)y[r])); }
+	FOR(r, n) { dpred[r] = (REAL)(up * 2 * (double)w[r] * ((double)pred[r] - (double)y[r])); }
 }
 
 // sgd is one step of SGD with momentum μ as package optim's SGD: b ← μ·b

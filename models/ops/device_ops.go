@@ -1,0 +1,404 @@
+package ops
+
+import (
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/internal/gpu"
+)
+
+// This file is each op's computation on a Device: the sequence of
+// kernels (package gpu/kernels) that computes what its CPU code does, in
+// the same buffers' roles. Each kernel's comment names the CPU code it
+// mirrors.
+
+// onGPU is what an op keeps in device memory between runs.
+type onGPU struct {
+	a, b, c devScratch
+}
+
+func (g geometry) gpu() gpu.Geom {
+	return gpu.Geom{N: g.n, C: g.c, H: g.h, W: g.w, O: g.o, K: g.k, Stride: g.stride, Pad: g.pad, OH: g.oh, OW: g.ow}
+}
+
+// The convolution keeps the batch's patches (a) and the product (b).
+func (op *convOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	g, dt := op.g, vals[0].Dtype()
+	np, rows := g.n*g.positions(), g.rows()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, g.n, g.o, g.oh, g.ow)
+	cols := l.scratch(&op.gpu.a, rows*np, l.elems())
+	prod := l.scratch(&op.gpu.b, g.o*np, l.elems())
+	l.run("im2col", rows*np, cols, ptr(vals[0]), g.gpu())
+	l.gemm(false, false, g.o, np, rows, ptr(vals[1]), rows, cols, np, 0, prod, np)
+	// prod is (o, batch, positions); out is (batch, o, positions).
+	if out != nil {
+		l.run("swap01", g.o*np, ptr(out), prod, g.o, g.n, g.positions())
+	}
+	if op.bias && out != nil {
+		l.run("bias_add", g.o*np, ptr(out), ptr(vals[2]), g.n, g.o, g.positions())
+	}
+	return l.result(op.name, out)
+}
+
+func (op *convGradMatrix) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	g, dt := op.g, vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, g.o, g.n*g.positions())
+	if out != nil {
+		l.run("swap01", g.o*g.n*g.positions(), ptr(out), ptr(vals[0]), g.n, g.o, g.positions())
+	}
+	return l.result(op.name, out)
+}
+
+func (op *convGradFilters) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	g, dt := op.fwd.g, vals[0].Dtype()
+	np := g.n * g.positions()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, g.o, g.c, g.k, g.k)
+	if out != nil {
+		l.gemm(false, true, g.o, g.rows(), np, ptr(vals[0]), np, op.fwd.gpu.a.p, np, 0, ptr(out), g.rows())
+	}
+	return l.result(op.name, out)
+}
+
+// The input's gradient keeps the patches' gradient (a).
+func (op *convGradInput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	g, dt := op.fwd.g, vals[1].Dtype()
+	np, rows := g.n*g.positions(), g.rows()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, g.n, g.c, g.h, g.w)
+	dcols := l.scratch(&op.gpu.a, rows*np, l.elems())
+	l.gemm(true, false, rows, np, g.o, ptr(vals[0]), rows, ptr(vals[1]), np, 0, dcols, np)
+	if out != nil {
+		l.run("col2im", g.n*g.c*g.h*g.w, ptr(out), dcols, g.gpu())
+	}
+	return l.result(op.name, out)
+}
+
+// The bias gradient keeps partial sums (a) and sums (b), in float64.
+func (op *biasGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	dt := vals[0].Dtype()
+	rows, cols := vals[0].Shape()[0], vals[0].Shape()[1]
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, op.shape...)
+	part := l.scratch(&op.gpu.a, rows*cols, 8)
+	sums := part
+	if op.byColumn {
+		// (rows, cols, 1): each entry its own partial, then column sums.
+		sums = l.scratch(&op.gpu.b, cols, 8)
+		l.run("channel_partial", rows*cols, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, cols, 1)
+		l.untyped("sum_columns", cols, sums, part, rows, cols)
+	} else {
+		// (1, rows, cols): one partial per row is its sum.
+		l.run("channel_partial", rows, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, 1, rows, cols)
+	}
+	if out != nil {
+		l.run("narrow", out.Shape().TotalSize(), ptr(out), sums, out.Shape().TotalSize())
+	}
+	return l.result(op.name, out)
+}
+
+// Batch normalisation keeps the examples' partial sums (a) and the
+// statistics (b): mean, variance and 1/√(σ² + eps), c doubles each.
+func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	x, dt := vals[0], vals[0].Dtype()
+	n, c, hw := op.n, op.c, op.hw
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, x.Shape()...)
+	part := l.scratch(&op.gpu.a, n*c, 8)
+	stats := l.scratch(&op.gpu.b, 3*c, 8)
+	mean, variance, inv := stats, stats+gpu.Ptr(8*c), stats+gpu.Ptr(16*c)
+	w := ptr(vals[3])
+	l.run("channel_partial", n*c, part, ptr(x), gpu.Ptr(0), w, gpu.Ptr(0), gpu.Ptr(0), 0, n, c, hw)
+	l.untyped("sum_columns", c, mean, part, n, c)
+	l.run("channel_partial", n*c, part, ptr(x), gpu.Ptr(0), w, mean, gpu.Ptr(0), 1, n, c, hw)
+	l.untyped("sum_columns", c, variance, part, n, c)
+	l.untyped("bn_inverse", c, inv, variance, op.eps, c)
+	if out != nil {
+		l.run("bn_forward", n*c*hw, ptr(out), ptr(x), ptr(vals[1]), ptr(vals[2]), mean, inv, n, c, hw)
+	}
+	op.stats.dev, op.stats.at = op.dev, stats
+	return l.result(op.name, out)
+}
+
+// The parameters' gradients keep partial sums (a) and sums (b).
+func (op *bnGradParam) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	f, dt := op.fwd, vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, op.shape...)
+	part := l.scratch(&op.gpu.a, f.n*f.c, 8)
+	sums := l.scratch(&op.gpu.b, f.c, 8)
+	mode := 2 // Σ g
+	if op.scale {
+		mode = 3 // Σ g·x̂
+	}
+	stats := f.gpu.b.p
+	l.run("channel_partial", f.n*f.c, part, ptr(vals[0]), ptr(vals[1]), gpu.Ptr(0), stats, stats+gpu.Ptr(16*f.c), mode, f.n, f.c, f.hw)
+	l.untyped("sum_columns", f.c, sums, part, f.n, f.c)
+	if out != nil {
+		l.run("narrow", f.c, ptr(out), sums, f.c)
+	}
+	return l.result(op.name, out)
+}
+
+func (op *bnGradInput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	f, x, dt := op.fwd, vals[0], vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, x.Shape()...)
+	stats := f.gpu.b.p
+	if out != nil {
+		// x, γ, weight, g, ∂γ, ∂β as bnInputGrad reads them.
+		l.run("bn_grad_input", f.n*f.c*f.hw, ptr(out), ptr(x), ptr(vals[3]), ptr(vals[1]), ptr(vals[2]),
+			stats, stats+gpu.Ptr(16*f.c), ptr(vals[4]), ptr(vals[5]), f.n, f.c, f.hw)
+	}
+	return l.result(op.name, out)
+}
+
+// Fetch brings the statistics of the last run from the device into Mean
+// and Variance; on the CPU they are there already.
+func (s *BatchStats) Fetch() error {
+	if s.dev == nil {
+		return nil
+	}
+	l := &launcher{d: s.dev}
+	l.download(s.Mean, s.at)
+	l.download(s.Variance, s.at+gpu.Ptr(8*len(s.Mean)))
+	return l.err
+}
+
+func (op *reluOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	x, dt := vals[0], vals[0].Dtype()
+	n := x.Shape().TotalSize()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, x.Shape()...)
+	switch {
+	case out == nil:
+	case op.add:
+		l.run("add_relu", n, ptr(out), ptr(x), ptr(vals[1]), n)
+	default:
+		l.run("relu", n, ptr(out), ptr(x), n)
+	}
+	return l.result(op.name, out)
+}
+
+func (op *reluGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	y, dt := vals[0], vals[0].Dtype()
+	n := y.Shape().TotalSize()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, y.Shape()...)
+	if out != nil {
+		l.run("relu_grad", n, ptr(out), ptr(vals[1]), ptr(y), n)
+	}
+	return l.result(op.name, out)
+}
+
+func (op *avgPoolOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	s, dt := op.shape, vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, s[0], s[1])
+	if out != nil {
+		l.run("avgpool", s[0]*s[1], ptr(out), ptr(vals[0]), s[0]*s[1], s[2]*s[3])
+	}
+	return l.result(op.name, out)
+}
+
+func (op *avgPoolGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	s, dt := op.shape, vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, s...)
+	if out != nil {
+		l.run("avgpool_grad", s.TotalSize(), ptr(out), ptr(vals[0]), s[0]*s[1], s[2]*s[3])
+	}
+	return l.result(op.name, out)
+}
+
+// Pooling keeps the argmaxes (a), int32.
+func (op *poolOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	g, dt := op.g, vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, g.n, g.c, g.oh, g.ow)
+	argmax := l.scratch(&op.gpu.a, g.n*g.c*g.positions(), 4)
+	if out == nil {
+		return l.result(op.name, out)
+	}
+	l.run("relu_maxpool", g.n*g.c*g.positions(), ptr(out), argmax, ptr(vals[0]), g.gpu())
+	return l.result(op.name, out)
+}
+
+func (op *poolGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	g, dt := op.fwd.g, vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, g.n, g.c, g.h, g.w)
+	if out != nil {
+		l.run("maxpool_grad", g.n*g.c*g.h*g.w, ptr(out), ptr(vals[0]), op.fwd.gpu.a.p, g.gpu())
+	}
+	return l.result(op.name, out)
+}
+
+// The linear layer keeps its input (a) and output (b) when differentiated.
+func (op *linearOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	dt := vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	y := l.out(&op.outBuf, dt, op.n, op.out)
+	if y == nil {
+		return l.result(op.name, y)
+	}
+	ny, nx := op.n*op.out, op.n*op.in
+	l.gemm(false, false, op.n, op.out, op.in, ptr(vals[0]), op.in, ptr(vals[1]), op.out, 0, ptr(y), op.out)
+	l.run("bias_add", ny, ptr(y), ptr(vals[2]), op.n, op.out, 1)
+	if op.relu {
+		l.run("relu", ny, ptr(y), ptr(y), ny)
+	}
+	if op.keep {
+		l.run("copy", nx, l.scratch(&op.gpu.a, nx, l.elems()), ptr(vals[0]), nx)
+		l.run("copy", ny, l.scratch(&op.gpu.b, ny, l.elems()), ptr(y), ny)
+	}
+	return l.result(op.name, y)
+}
+
+func (op *linearGradOutput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	f, dt := op.fwd, vals[0].Dtype()
+	n := f.n * f.out
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, f.n, f.out)
+	switch {
+	case out == nil:
+	case f.relu:
+		l.run("relu_grad", n, ptr(out), ptr(vals[0]), f.gpu.b.p, n)
+	default:
+		l.run("copy", n, ptr(out), ptr(vals[0]), n)
+	}
+	return l.result(op.name, out)
+}
+
+func (op *linearGradInput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	f, dt := op.fwd, vals[1].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, f.xShape...)
+	if out != nil {
+		l.gemm(false, true, f.n, f.in, f.out, ptr(vals[1]), f.out, ptr(vals[0]), f.out, 0, ptr(out), f.in)
+	}
+	return l.result(op.name, out)
+}
+
+func (op *linearGradWeight) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	f, dt := op.fwd, vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, f.in, f.out)
+	if out != nil {
+		l.gemm(true, false, f.in, f.out, f.n, f.gpu.a.p, f.in, ptr(vals[0]), f.out, 0, ptr(out), f.out)
+	}
+	return l.result(op.name, out)
+}
+
+// scalar is the device loss total (float64 at p) as the graph's scalar of
+// dtype dt: the one value that leaves the device during a run.
+func (l *launcher) scalar(dt tensor.Dtype, p gpu.Ptr) gorgonia.Value {
+	v := []float64{0}
+	l.download(v, p)
+	if dt == tensor.Float32 {
+		return gorgonia.NewF32(float32(v[0]))
+	}
+	return gorgonia.NewF64(v[0])
+}
+
+// upstream is a scalar gradient from the host (the seed of a
+// differentiation) as a float64.
+func upstream(v gorgonia.Value) float64 {
+	switch s := v.Data().(type) {
+	case float32:
+		return float64(s)
+	case float64:
+		return s
+	}
+	panic("ops: an upstream gradient that is not a scalar")
+}
+
+// Cross-entropy keeps the softmax (a), the rows' losses (b) and their
+// total (c).
+func (op *xentOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	dt := vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	sm := l.scratch(&op.gpu.a, op.n*op.c, l.elems())
+	rows, total := l.scratch(&op.gpu.b, op.n, 8), l.scratch(&op.gpu.c, 1, 8)
+	l.run("xent_rows", op.n, sm, rows, ptr(vals[0]), ptr(vals[1]), ptr(vals[2]), op.n, op.c)
+	l.untyped("sum_columns", 1, total, rows, op.n, 1)
+	return l.result(op.name, l.scalar(dt, total))
+}
+
+func (op *xentGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	f, dt := op.fwd, vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, f.n, f.c)
+	if out != nil {
+		l.run("xent_grad", f.n*f.c, ptr(out), f.gpu.a.p, ptr(vals[0]), ptr(vals[1]), upstream(vals[2]), f.n, f.c)
+	}
+	return l.result(op.name, out)
+}
+
+// The squared error keeps the rows' losses (a) and their total (b).
+func (op *sqErrOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	dt := vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	rows, total := l.scratch(&op.gpu.a, op.n, 8), l.scratch(&op.gpu.b, 1, 8)
+	l.run("sqerr_rows", op.n, rows, ptr(vals[0]), ptr(vals[1]), ptr(vals[2]), op.n)
+	l.untyped("sum_columns", 1, total, rows, op.n, 1)
+	return l.result(op.name, l.scalar(dt, total))
+}
+
+func (op *sqErrGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	dt := vals[0].Dtype()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, op.shape...)
+	if out != nil {
+		l.run("sqerr_grad", op.n, ptr(out), ptr(vals[0]), ptr(vals[1]), ptr(vals[2]), upstream(vals[3]), op.n)
+	}
+	return l.result(op.name, out)
+}
+
+// The inner product keeps its value (a) and that value widened (b).
+func (op *innerOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	dt := vals[0].Dtype()
+	n := op.shape.TotalSize()
+	l := op.dev.launcher(dt)
+	dot, wide := l.scratch(&op.gpu.a, 1, l.elems()), l.scratch(&op.gpu.b, 1, 8)
+	l.gemm(false, true, 1, 1, n, ptr(vals[0]), n, ptr(vals[1]), n, 0, dot, 1)
+	l.run("widen", 1, wide, dot, 1)
+	return l.result(op.name, l.scalar(dt, wide))
+}
+
+func (op *scaleOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	dt := vals[0].Dtype()
+	n := op.shape.TotalSize()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, op.shape...)
+	if out != nil {
+		l.run("copy", n, ptr(out), ptr(vals[0]), n)
+		l.run("scale", n, ptr(out), upstream(vals[1]), n)
+	}
+	return l.result(op.name, out)
+}
+
+func (op *copyOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	x, dt := vals[0], vals[0].Dtype()
+	n := x.Shape().TotalSize()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, x.Shape()...)
+	if out != nil {
+		l.run("copy", n, ptr(out), ptr(x), n)
+	}
+	return l.result(op.name, out)
+}
+
+// Keep brings the values to the host: what package engine reads of a
+// run besides the gradients.
+func (op *keepOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	if err := op.dev.Get(vals[0], op.kept.Values); err != nil {
+		return nil, err
+	}
+	if vals[0].Dtype() == tensor.Float32 {
+		return gorgonia.NewF32(0), nil
+	}
+	return gorgonia.NewF64(0), nil
+}
