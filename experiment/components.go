@@ -8,6 +8,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -29,6 +30,11 @@ type Components struct {
 	// Trunk moves the trunks from every task's score, Head each task's
 	// heads from that task's score (particles.Rule). Both or neither.
 	Trunk, Head particles.Rule
+	// Device, if not nil, runs the training graphs on a GPU
+	// (engine.Config.Device); the rest of a step, evaluation and
+	// checkpoints stay on the CPU, so a run moves between devices
+	// through its checkpoints.
+	Device gpu.Device
 }
 
 // method is the Method the settings are checked against when the rules

@@ -606,6 +606,11 @@ func ReadSettings(c *checkpoints.Checkpoint) (Settings, error) {
 // dir/last), builds the data sets its settings name from dataDir, and
 // restores the run. It returns the checkpoint directory it read.
 func Open(dir, dataDir string, workers int) (*Run, string, error) {
+	return OpenWith(dir, dataDir, Components{}, workers)
+}
+
+// OpenWith is Open with the components of RestoreWith.
+func OpenWith(dir, dataDir string, parts Components, workers int) (*Run, string, error) {
 	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
 			dir = filepath.Join(dir, "last")
@@ -623,7 +628,7 @@ func Open(dir, dataDir string, workers int) (*Run, string, error) {
 	if err != nil {
 		return nil, dir, err
 	}
-	r, err := Restore(c, d, workers)
+	r, err := RestoreWith(c, d, parts, workers)
 	if err != nil {
 		return nil, dir, fmt.Errorf("%s: %w", dir, err)
 	}

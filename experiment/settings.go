@@ -472,5 +472,5 @@ func (s Settings) engineConfig(d data.Dataset, c Components) (*engine.Config, er
 	if s.Dtype == "float64" {
 		dt = tensor.Float64
 	}
-	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: s.Batch, Dtype: dt}, nil
+	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: s.Batch, Dtype: dt, Device: c.Device}, nil
 }

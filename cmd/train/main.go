@@ -142,6 +142,13 @@
 //	-data-dir DIR       where data sets are looked for (default
 //	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
 //	-workers N          graphs run at once (default GOMAXPROCS)
+//	-device D           where each step's losses and gradients are computed:
+//	                    cpu (default) or cuda, the first GPU, in a binary
+//	                    built with -tags gpu (README, GPU); the update rules,
+//	                    evaluation and checkpoints run on the CPU, so a run
+//	                    resumes on either device. cuda in a build without
+//	                    the tag is status 2, on a host without a usable GPU
+//	                    status 1, both with the reason
 //	-dtype T            float32 or float64 graphs (default float32)
 //	-preview FILE       write a 4×4 grid of training examples with their
 //	                    labels to FILE (PNG) and exit
@@ -155,8 +162,9 @@
 //	                    there is one (default accuracy; SARCOS: mse)
 //	-resume DIR         continue the run in DIR (or DIR/last) from DIR/last;
 //	                    only -epochs (at least 1, to extend the run),
-//	                    -workers, -data-dir, -progress, -checkpoint-every and
-//	                    -best-metric may be given with it
+//	                    -workers, -device, -data-dir, -progress,
+//	                    -checkpoint-every and -best-metric may be given with
+//	                    it
 //	-overwrite          train into a -out that holds a run (last/, best/ or
 //	                    metrics.jsonl), deleting them when training starts;
 //	                    without it such a -out is refused before any data
@@ -263,6 +271,7 @@ type Options struct {
 	Preview         string // write a preview PNG of the training set here and exit
 	Stats           bool   // print data set sizes and label histograms and exit
 	Workers         int
+	Device          string // where the training graphs run: cpu or cuda
 	Resume          string // continue the run in this directory
 	CheckpointEvery int    // also save DIR/last every this many steps
 	BestMetric      string // selects DIR/best
@@ -275,9 +284,9 @@ type Options struct {
 var (
 	toyFlags     = []string{"steps"}
 	networkFlags = []string{"data-dir", "preview", "stats", "epochs", "batch", "tasks", "train-limit", "test-limit", "warmup",
-		"head-repulsion", "preset", "score-scale", "u-terms", "kernel-on", "order", "valid", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "dtype",
+		"head-repulsion", "preset", "score-scale", "u-terms", "kernel-on", "order", "valid", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "device", "dtype",
 		"resume", "checkpoint-every", "best-metric", "log-qp", "overwrite"}
-	resumeFlags = []string{"resume", "epochs", "workers", "data-dir", "progress", "checkpoint-every", "best-metric", "log-qp"}
+	resumeFlags = []string{"resume", "epochs", "workers", "device", "data-dir", "progress", "checkpoint-every", "best-metric", "log-qp"}
 )
 
 // Exit statuses.
@@ -378,6 +387,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.Float64Var(&o.Gamma, "lr-gamma", 0, "networks: factor of each learning-rate decay (default "+byDataset(func(s experiment.Settings) any { return s.Gamma })+")")
 	fs.IntVar(&o.Every, "lr-every", 0, "networks: exponential: epochs between decays (default "+byDataset(func(s experiment.Settings) any { return s.Every })+")")
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "networks: graphs run at once")
+	fs.StringVar(&o.Device, "device", "cpu", "networks: where the training graphs run, cpu or cuda (a build with -tags gpu)")
 	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
 	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
@@ -565,6 +575,8 @@ func (o Options) checkRunning() error {
 	switch {
 	case o.Workers < 1:
 		return fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+	case o.Device != "cpu" && o.Device != "cuda":
+		return fmt.Errorf("-device must be cpu or cuda, got %q", o.Device)
 	case o.CheckpointEvery < 0:
 		return fmt.Errorf("-checkpoint-every must be 0 or positive, got %d", o.CheckpointEvery)
 	case o.BestMetric != "" && !slices.Contains(experiment.BestMetrics, o.BestMetric):

@@ -279,6 +279,8 @@ func TestParseFlagsKinds(t *testing.T) {
 		{[]string{"-dataset", "multi-mnist", "-lr-schedule", "cosine"}, "-lr-schedule must be"},
 		{[]string{"-dataset", "multi-mnist", "-dtype", "float16"}, "-dtype must be"},
 		{[]string{"-dataset", "multi-mnist", "-batch", "0"}, "-batch must be"},
+		{[]string{"-dataset", "multi-mnist", "-device", "tpu"}, `-device must be cpu or cuda, got "tpu"`},
+		{[]string{"-dataset", "mog3", "-device", "cuda"}, "-device does not apply to -dataset mog3"},
 	} {
 		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)

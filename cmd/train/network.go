@@ -16,6 +16,8 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/curves"
+	"github.com/mtsgd/mtsgd/internal/gpu"
+	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -41,6 +43,14 @@ func runNetwork(ctx context.Context, o Options) error {
 			return err
 		}
 	}
+	// Before the data loads too: a missing GPU fails at once.
+	dev, err := openDevice(o.Device)
+	if err != nil {
+		return err
+	}
+	if dev != nil {
+		defer dev.Close()
+	}
 	d, err := loadData(o.Settings, o.DataDir)
 	if err != nil {
 		return err
@@ -64,7 +74,7 @@ func runNetwork(ctx context.Context, o Options) error {
 		log.WithField("file", o.Preview).Info("wrote preview")
 		return nil
 	}
-	r, err := experiment.New(o.Settings, d, o.Workers)
+	r, err := experiment.NewWith(o.Settings, d, experiment.Components{Device: dev}, o.Workers)
 	if errors.Is(err, sysmem.ErrTooBig) {
 		return usageError{err} // the flags ask for more than the machine has
 	}
@@ -84,7 +94,7 @@ func runNetwork(ctx context.Context, o Options) error {
 	f := log.Fields{
 		"dataset": s.Dataset, "method": s.Method, "particles": s.Particles,
 		"epochs": s.Epochs, "batch": s.Batch, "train": r.TrainSet.Len(), "test": r.TestSet.Len(), "model": s.Model,
-		"lr": s.LR, "optimizer": s.Optimizer, "seed": s.Seed, "out": o.Out,
+		"lr": s.LR, "optimizer": s.Optimizer, "seed": s.Seed, "out": o.Out, "device": o.Device,
 	}
 	if r.ValidSet != nil {
 		f["valid"] = r.ValidSet.Len()
@@ -108,7 +118,14 @@ func resumeNetwork(ctx context.Context, o Options) error {
 		return err
 	}
 	defer release()
-	r, dir, err := experiment.Open(filepath.Join(o.Resume, "last"), o.DataDir, o.Workers)
+	dev, err := openDevice(o.Device)
+	if err != nil {
+		return err
+	}
+	if dev != nil {
+		defer dev.Close()
+	}
+	r, dir, err := experiment.OpenWith(filepath.Join(o.Resume, "last"), o.DataDir, experiment.Components{Device: dev}, o.Workers)
 	if err != nil {
 		return err
 	}
@@ -117,6 +134,22 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "step": r.Trainer.Steps, "epochs": r.Settings.Epochs}).Info("resuming")
 	return trainNetwork(ctx, o, r)
+}
+
+// openDevice opens the GPU that -device cuda asks for; nil for cpu.
+func openDevice(name string) (gpu.Device, error) {
+	if name != "cuda" {
+		return nil, nil
+	}
+	dev, err := cuda.Open(0)
+	if errors.Is(err, cuda.ErrNotBuilt) {
+		return nil, usageError{fmt.Errorf("-device cuda: %w", err)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("-device cuda: %w", err)
+	}
+	log.WithField("device", dev.Name()).Info("GPU")
+	return dev, nil
 }
 
 // lockOut locks the run directory dir for this process (package

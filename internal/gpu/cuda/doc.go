@@ -17,4 +17,9 @@
 // device at load time.
 package cuda
 
+import "errors"
+
+// ErrNotBuilt is Open's error in a build without -tags gpu.
+var ErrNotBuilt = errors.New("this binary was built without CUDA support: build it with -tags gpu (see the README's GPU section)")
+
 //go:generate nvcc -ptx -arch=compute_70 -O3 -o kernels.ptx ../kernels/kernels.cu
