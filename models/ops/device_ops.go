@@ -303,18 +303,6 @@ func (l *launcher) scalar(dt tensor.Dtype, p gpu.Ptr) gorgonia.Value {
 	return gorgonia.NewF64(v[0])
 }
 
-// upstream is a scalar gradient from the host (the seed of a
-// differentiation) as a float64.
-func upstream(v gorgonia.Value) float64 {
-	switch s := v.Data().(type) {
-	case float32:
-		return float64(s)
-	case float64:
-		return s
-	}
-	panic("ops: an upstream gradient that is not a scalar")
-}
-
 // Cross-entropy keeps the softmax (a), the rows' losses (b) and their
 // total (c).
 func (op *xentOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {

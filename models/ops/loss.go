@@ -246,6 +246,18 @@ func sqErrBackward[T float](p, y, w []T, up float64, dp []T) {
 	}
 }
 
+// upstream is a scalar gradient (the seed of a differentiation, on
+// the host on either device) as a float64.
+func upstream(v gorgonia.Value) float64 {
+	switch s := v.Data().(type) {
+	case float32:
+		return float64(s)
+	case float64:
+		return s
+	}
+	panic("ops: an upstream gradient that is not a scalar")
+}
+
 // Inner adds ⟨x, g⟩ = Σ x ⊙ g, a scalar, to x's graph; its gradient with
 // respect to x is g (times the upstream gradient), and g gets none.
 // package engine differentiates it for the trunk's vector-Jacobian
