@@ -31,6 +31,11 @@ type Device struct {
 	dev    gpu.Device
 	owned  []gpu.Ptr
 	engine *deviceEngine
+	// staging holds float32 values on their way to or from the device
+	// (Set, Get), reused: a step moves every parameter and gradient. A
+	// graph runs on one goroutine at a time (package doc), so one buffer
+	// per graph is safe.
+	staging []float32
 }
 
 var devices sync.Map // *gorgonia.ExprGraph → *Device
@@ -106,7 +111,7 @@ func (d *Device) Set(t *tensor.Dense, src []float64) error {
 	var b []byte
 	switch t.Dtype() {
 	case tensor.Float32:
-		f := make([]float32, len(src))
+		f := d.stage(len(src))
 		for i, v := range src {
 			f[i] = float32(v)
 		}
@@ -117,6 +122,14 @@ func (d *Device) Set(t *tensor.Dense, src []float64) error {
 		return fmt.Errorf("ops: a device tensor of %v", t.Dtype())
 	}
 	return d.dev.Upload(gpu.Ptr(t.Uintptr()), b)
+}
+
+// stage returns n elements of the staging buffer.
+func (d *Device) stage(n int) []float32 {
+	if cap(d.staging) < n {
+		d.staging = make([]float32, n)
+	}
+	return d.staging[:n]
 }
 
 // Load copies the host tensor src into the device tensor dst, of the
@@ -141,7 +154,7 @@ func (d *Device) Get(v gorgonia.Value, dst []float64) error {
 	}
 	switch v.Dtype() {
 	case tensor.Float32:
-		f := make([]float32, len(dst))
+		f := d.stage(len(dst))
 		if err := d.dev.Download(gpu.Bytes(f), gpu.Ptr(v.Uintptr())); err != nil {
 			return err
 		}
