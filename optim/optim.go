@@ -34,6 +34,7 @@ type SGD struct {
 	Momentum float64
 
 	buf []float64
+	dev onDevice // the buffer's device copy, after StepOnDevice
 }
 
 // SetLR sets the learning rate.
@@ -44,6 +45,8 @@ func (o *SGD) Step(x, grad []float64) error {
 	if len(x) != len(grad) {
 		return fmt.Errorf("sgd: %d parameters, %d gradients", len(x), len(grad))
 	}
+	o.dev.mustBeCurrent("sgd")
+	o.dev.hostChanged()
 	if o.Momentum == 0 {
 		for i, g := range grad {
 			x[i] -= o.LR * g
@@ -76,6 +79,7 @@ type Adam struct {
 
 	m, v []float64
 	t    int
+	dev  onDevice // m and v's device copy, after StepOnDevice
 }
 
 // NewAdam returns Adam with PyTorch's defaults β1 = 0.9, β2 = 0.999, ε = 1e-8.
@@ -91,6 +95,8 @@ func (o *Adam) Step(x, grad []float64) error {
 	if len(x) != len(grad) {
 		return fmt.Errorf("adam: %d parameters, %d gradients", len(x), len(grad))
 	}
+	o.dev.mustBeCurrent("adam")
+	o.dev.hostChanged()
 	if o.m == nil {
 		o.m, o.v = make([]float64, len(x)), make([]float64, len(x))
 	}
@@ -125,11 +131,15 @@ type Stateful interface {
 
 // State is the momentum buffer, or nothing before the first step (or
 // without momentum).
-func (o *SGD) State() []float64 { return append([]float64(nil), o.buf...) }
+func (o *SGD) State() []float64 {
+	o.dev.mustBeCurrent("sgd")
+	return append([]float64(nil), o.buf...)
+}
 
 // SetState restores the momentum buffer of n parameters.
 func (o *SGD) SetState(s []float64, n int) error {
 	o.buf = nil
+	o.dev.hostChanged()
 	switch {
 	case len(s) == 0:
 		return nil
@@ -143,6 +153,7 @@ func (o *SGD) SetState(s []float64, n int) error {
 // State is the step count followed by the first and second moment
 // estimates, or nothing before the first step.
 func (o *Adam) State() []float64 {
+	o.dev.mustBeCurrent("adam")
 	if o.m == nil {
 		return nil
 	}
@@ -155,6 +166,7 @@ func (o *Adam) State() []float64 {
 // SetState restores the step count and moment estimates of n parameters.
 func (o *Adam) SetState(s []float64, n int) error {
 	o.m, o.v, o.t = nil, nil, 0
+	o.dev.hostChanged()
 	switch {
 	case len(s) == 0:
 		return nil

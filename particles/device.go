@@ -7,75 +7,165 @@ import (
 	"github.com/mtsgd/mtsgd/internal/gpu"
 )
 
-// DirectionOnDevice is Direction for an ensemble held on a GPU (package
-// internal/gpu), in float64 and row-major: theta is M rows of d (particle
-// a's position in row a), scores K·M rows of d (row i·M + a is s_ia, task
-// i's score at particle a), and dst M rows of d, which it overwrites and
-// which must not overlap the others. The kernel is the RBF over the
-// positions (no Ensemble.Kernel).
-//
-// Everything of length d is a matrix product on the device:
+// DeviceEnsemble is an ensemble held in a GPU's memory (package
+// internal/gpu), in float64 and row-major: Theta is M rows of D (particle
+// a's position in row a) and Scores K·M rows of D (row i·M + a is s_ia,
+// target i's score at particle a). Step is Ensemble.Step.
+type DeviceEnsemble struct {
+	Theta, Scores gpu.Ptr
+	M, K, D       int
+	Step          int
+}
+
+// DeviceRule is a Rule that can also move an ensemble held on a device,
+// with the same result as Direction on the same vectors and the kernel
+// over the positions (an Ensemble.Kernel has no device form).
+type DeviceRule interface {
+	Rule
+	// DirectionOnDevice writes φ(θ_a) into row a of dst (M rows of D on
+	// dev), which must not overlap the ensemble's vectors.
+	DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error
+}
+
+// Every device rule here is a mix of the ensemble's rows: each direction
+// is φ = B·S + A·Θ, with B (M×KM) and A (M×M) small matrices formed on
+// the host from the kernel and the rule's weights. Everything of length D
+// is a matrix product on the device:
 //
 //	G = ΘΘᵀ (M×M): the squared distances G_aa + G_bb − 2G_ab, hence σ²
 //	    and the kernel k_ab;
-//	P = SSᵀ (KM×KM): a_ij = Σ_ab k_ab ⟨s_ia, s_jb⟩;
-//	Q = SΘᵀ (KM×M): r_i = Σ_ab k_ab ⟨s_ia, θ_a − θ_b⟩;
-//	φ* = B·S + A·Θ, with B[b][iM+a] = w*_i·k_ab/M and
-//	    A = ρ/(σ²M)·(diag(Σ_a k_ab) − k): the smoothed combined scores and
-//	    the repulsion ρ/σ²·Σ_a k_ab(θ_b − θ_a), over M.
+//	P = SSᵀ (KM×KM) and Q = SΘᵀ (KM×M): what MT-SGD's U needs;
+//	φ = B·S + A·Θ: the smoothed (combined) scores, and with
+//	    A = ρ/(σ²M)·(diag(Σ_a k_ab) − k) the repulsion
+//	    ρ/σ²·Σ_a k_ab(θ_b − θ_a), over M.
 //
-// Only these small matrices travel to and from the host, where U is formed
-// and the QP solved as Direction does. Distances from a Gram matrix lose
-// the digits that ‖θ‖² has beyond ‖θ_a − θ_b‖²: negligible in float64
-// unless the particles are closer than 1e-6 of their norms.
-func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst, theta, scores gpu.Ptr, m, k, d int) error {
-	if m < 1 || k < 1 || d < 1 {
-		return fmt.Errorf("mtsgd on %s: %d particles, %d tasks, %d coordinates", dev.Name(), m, k, d)
+// Only these small matrices travel between the device and the host.
+// Distances from a Gram matrix lose the digits that ‖θ‖² has beyond
+// ‖θ_a − θ_b‖²: negligible in float64 unless the particles are closer than
+// 1e-6 of their norms.
+
+// deviceWork is one call's scratch memory on a device, freed by release.
+type deviceWork struct {
+	dev  gpu.Device
+	e    DeviceEnsemble
+	bufs []gpu.Ptr
+}
+
+func newDeviceWork(dev gpu.Device, e DeviceEnsemble) (*deviceWork, error) {
+	if e.M < 1 || e.K < 1 || e.D < 1 {
+		return nil, fmt.Errorf("%d particles, %d targets, %d coordinates on %s", e.M, e.K, e.D, dev.Name())
 	}
-	km := k * m
-	var bufs []gpu.Ptr
-	defer func() {
-		for _, p := range bufs {
-			dev.Free(p)
-		}
-	}()
-	alloc := func(n int) (gpu.Ptr, error) {
-		p, err := dev.Alloc(8 * n)
-		if err == nil {
-			bufs = append(bufs, p)
-		}
-		return p, err
+	return &deviceWork{dev: dev, e: e}, nil
+}
+
+func (w *deviceWork) release() {
+	for _, p := range w.bufs {
+		w.dev.Free(p)
 	}
-	// product is out (rows×cols) = x·yᵀ for x rows×d and y cols×d, read
-	// back to the host.
-	product := func(x, y gpu.Ptr, rows, cols int) ([]float64, error) {
-		out, err := alloc(rows * cols)
-		if err != nil {
-			return nil, err
-		}
-		if err := dev.Gemm(gpu.Float64, false, true, rows, cols, d, 1, x, d, y, d, 0, out, cols); err != nil {
-			return nil, err
-		}
-		host := make([]float64, rows*cols)
-		return host, dev.Download(gpu.Bytes(host), out)
+}
+
+func (w *deviceWork) alloc(n int) (gpu.Ptr, error) {
+	p, err := w.dev.Alloc(8 * n)
+	if err == nil {
+		w.bufs = append(w.bufs, p)
 	}
-	g, err := product(theta, theta, m, m)
+	return p, err
+}
+
+// product returns x·yᵀ (rows×cols) for x rows×D and y cols×D, on the
+// host.
+func (w *deviceWork) product(x, y gpu.Ptr, rows, cols int) ([]float64, error) {
+	out, err := w.alloc(rows * cols)
+	if err != nil {
+		return nil, err
+	}
+	d := w.e.D
+	if err := w.dev.Gemm(gpu.Float64, false, true, rows, cols, d, 1, x, d, y, d, 0, out, cols); err != nil {
+		return nil, err
+	}
+	host := make([]float64, rows*cols)
+	return host, w.dev.Download(gpu.Bytes(host), out)
+}
+
+// kernel evaluates rbf over the positions into km, from G = ΘΘᵀ.
+func (w *deviceWork) kernel(rbf RBF, km *kernelMatrix) error {
+	m := w.e.M
+	g, err := w.product(w.e.Theta, w.e.Theta, m, m)
+	if err != nil {
+		return err
+	}
+	km.rep = nil
+	km.d2 = grow(km.d2, m, m)
+	for a := range m {
+		for b := range m {
+			km.d2[a][b] = max(0, g[a*m+a]+g[b*m+b]-2*g[a*m+b])
+		}
+		km.d2[a][a] = 0
+	}
+	rbf.fromDistances(km)
+	return nil
+}
+
+// mix writes B·S + A·Θ into dst; a nil A is zero.
+func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
+	m, km, d := w.e.M, w.e.K*w.e.M, w.e.D
+	pb, err := w.alloc(m * km)
+	if err != nil {
+		return err
+	}
+	if err := w.dev.Upload(pb, gpu.Bytes(b)); err != nil {
+		return err
+	}
+	if err := w.dev.Gemm(gpu.Float64, false, false, m, d, km, 1, pb, km, w.e.Scores, d, 0, dst, d); err != nil {
+		return err
+	}
+	if a == nil {
+		return nil
+	}
+	pa, err := w.alloc(m * m)
+	if err != nil {
+		return err
+	}
+	if err := w.dev.Upload(pa, gpu.Bytes(a)); err != nil {
+		return err
+	}
+	return w.dev.Gemm(gpu.Float64, false, false, m, d, m, 1, pa, m, w.e.Theta, d, 1, dst, d)
+}
+
+// stein returns B and A of the Stein direction
+// φ(θ_b) = (1/M) Σ_a [k_ab·Σ_i w_i s_ia + ρ·∇_{θ_a}k(θ_a,θ_b)].
+func stein(km *kernelMatrix, weights []float64, rho float64, m int) (b, a []float64) {
+	k := len(weights)
+	b, a = make([]float64, m*k*m), make([]float64, m*m)
+	c := rho / (km.sigma2 * float64(m))
+	for y := range m {
+		for x := range m {
+			for i, wi := range weights {
+				b[y*k*m+i*m+x] = wi * km.k[x][y] / float64(m)
+			}
+			a[y*m+x] -= c * km.k[x][y]
+			a[y*m+y] += c * km.k[x][y]
+		}
+	}
+	return b, a
+}
+
+// DirectionOnDevice implements DeviceRule: U's a_ij = Σ_ab k_ab ⟨s_ia,
+// s_jb⟩ from P = SSᵀ and r_i = Σ_ab k_ab ⟨s_ia, θ_a − θ_b⟩ from Q = SΘᵀ;
+// U is formed and the QP solved on the host as Direction does.
+func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
+	defer w.release()
+	m, k, d, km := e.M, e.K, e.D, e.K*e.M
 	kern := &r.km
-	kern.rep = nil
-	kern.d2 = grow(kern.d2, m, m)
-	for a := range m {
-		for b := range m {
-			kern.d2[a][b] = max(0, g[a*m+a]+g[b*m+b]-2*g[a*m+b])
-		}
-		kern.d2[a][a] = 0
+	if err := w.kernel(r.Kernel, kern); err != nil {
+		return fmt.Errorf("mtsgd: %w", err)
 	}
-	r.Kernel.fromDistances(kern)
-
 	r.alloc(k)
-	p, err := product(scores, scores, km, km)
+	p, err := w.product(e.Scores, e.Scores, km, km)
 	if err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
@@ -92,7 +182,7 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst, theta, scores gpu.Ptr, m,
 		}
 	}
 	if !r.FirstTermOnly {
-		q, err := product(scores, theta, km, m)
+		q, err := w.product(e.Scores, e.Theta, km, m)
 		if err != nil {
 			return fmt.Errorf("mtsgd: %w", err)
 		}
@@ -108,37 +198,72 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst, theta, scores gpu.Ptr, m,
 	if err := r.solve(kern, a, math.Sqrt(kern.sigma2), m, d); err != nil {
 		return err
 	}
-
-	bm, am := make([]float64, m*km), make([]float64, m*m)
-	c := r.Repulsion / (kern.sigma2 * float64(m))
-	for b := range m {
-		for x := range m {
-			for i := range k {
-				bm[b*km+i*m+x] = r.w[i] * kern.k[x][b] / float64(m)
-			}
-			am[b*m+x] -= c * kern.k[x][b]
-			am[b*m+b] += c * kern.k[x][b]
-		}
-	}
-	pb, err := alloc(m * km)
-	if err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
-	}
-	pa, err := alloc(m * m)
-	if err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
-	}
-	if err := dev.Upload(pb, gpu.Bytes(bm)); err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
-	}
-	if err := dev.Upload(pa, gpu.Bytes(am)); err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
-	}
-	if err := dev.Gemm(gpu.Float64, false, false, m, d, km, 1, pb, km, scores, d, 0, dst, d); err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
-	}
-	if err := dev.Gemm(gpu.Float64, false, false, m, d, m, 1, pa, m, theta, d, 1, dst, d); err != nil {
+	b, a := stein(kern, r.w, r.Repulsion, m)
+	if err := w.mix(dst, b, a); err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
 	return nil
+}
+
+// DirectionOnDevice implements DeviceRule.
+func (r *SVGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	w, err := newDeviceWork(dev, e)
+	if err != nil {
+		return fmt.Errorf("svgd: %w", err)
+	}
+	defer w.release()
+	if r.w, err = fixedWeights(r.w, r.Weights, e.K); err != nil {
+		return fmt.Errorf("svgd: %w", err)
+	}
+	km := &r.stein.km
+	if err := w.kernel(r.Kernel, km); err != nil {
+		return fmt.Errorf("svgd: %w", err)
+	}
+	b, a := stein(km, r.w, r.Repulsion, e.M)
+	if err := w.mix(dst, b, a); err != nil {
+		return fmt.Errorf("svgd: %w", err)
+	}
+	return nil
+}
+
+// DirectionOnDevice implements DeviceRule.
+func (r *Linear) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	w, err := newDeviceWork(dev, e)
+	if err != nil {
+		return fmt.Errorf("linear: %w", err)
+	}
+	defer w.release()
+	if r.w, err = fixedWeights(r.w, r.Weights, e.K); err != nil {
+		return fmt.Errorf("linear: %w", err)
+	}
+	if err := w.mix(dst, ownMix(e.M, e.K, func(_, i int) float64 { return r.w[i] }), nil); err != nil {
+		return fmt.Errorf("linear: %w", err)
+	}
+	return nil
+}
+
+// DirectionOnDevice implements DeviceRule.
+func (Warmup) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	w, err := newDeviceWork(dev, e)
+	if err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	defer w.release()
+	weight := func(a, i int) float64 { return WarmupWeight(a, e.M, e.K, i) / float64(e.M) }
+	if err := w.mix(dst, ownMix(e.M, e.K, weight), nil); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	return nil
+}
+
+// ownMix is the B of directions that mix each particle's own scores,
+// φ_a = Σ_i weight(a, i)·s_ia.
+func ownMix(m, k int, weight func(a, i int) float64) []float64 {
+	b := make([]float64, m*k*m)
+	for a := range m {
+		for i := range k {
+			b[a*k*m+i*m+a] = weight(a, i)
+		}
+	}
+	return b
 }

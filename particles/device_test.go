@@ -12,19 +12,39 @@ import (
 	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
 )
 
-// TestDirectionOnDevice runs MT-SGD's matrix-product form on the emulated
-// GPU against Direction on the same ensembles: U, w* and φ* agree to 1e-10
-// relative (Gram-matrix distances and reordered sums against direct ones,
-// in float64).
+// TestDirectionOnDevice runs each device rule's matrix-product form on the
+// emulated GPU against Direction on the same ensembles: φ agrees to 1e-10
+// relative to its largest entry, and MT-SGD's U to 1e-10 and w* to 1e-8
+// (Gram-matrix distances and reordered sums against direct ones, in
+// float64; w* is the QP's solution, certified to its own tolerance).
 func TestDirectionOnDevice(t *testing.T) {
 	dev := kernels.NewEmulator()
 	defer dev.Close()
-	for seed := range uint64(6) {
-		m, k, d := []int{1, 3, 5}[seed%3], 1+int(seed%3), []int{7, 300}[seed%2]
-		for _, first := range []bool{false, true} {
-			t.Run(fmt.Sprintf("seed=%d/M=%d/K=%d/d=%d/firstTermOnly=%v", seed, m, k, d, first), func(t *testing.T) {
+	rules := []struct {
+		name string
+		new  func() DeviceRule
+	}{
+		{"mtsgd", func() DeviceRule { return &MTSGD{Repulsion: 0.7} }},
+		{"mtsgd-first-term", func() DeviceRule { return &MTSGD{Repulsion: 0.7, FirstTermOnly: true} }},
+		{"mtsgd-bandwidth", func() DeviceRule { return &MTSGD{Kernel: RBF{Bandwidth: 3}, Repulsion: 1} }},
+		{"svgd", func() DeviceRule { return &SVGD{Kernel: RBF{Scale: 0.5}, Repulsion: 0.3} }},
+		{"svgd-weights", func() DeviceRule { return &SVGD{Repulsion: 1} }},
+		{"linear", func() DeviceRule { return &Linear{} }},
+		{"warmup", func() DeviceRule { return Warmup{} }},
+	}
+	for _, rule := range rules {
+		for seed := range uint64(6) {
+			m, k, d := []int{1, 3, 5}[seed%3], 1+int(seed%3), []int{7, 300}[seed%2]
+			t.Run(fmt.Sprintf("%s/seed=%d/M=%d/K=%d/d=%d", rule.name, seed, m, k, d), func(t *testing.T) {
 				e := randomEnsemble(rand.New(rand.NewPCG(seed, 7)), m, k, d)
-				cpu := &MTSGD{Repulsion: 0.7, FirstTermOnly: first}
+				cpu, gpuRule := rule.new(), rule.new()
+				if s, ok := cpu.(*SVGD); ok && rule.name == "svgd-weights" {
+					// k weights that are not equal, the same for both.
+					for i := range k {
+						s.Weights = append(s.Weights, float64(i+1))
+					}
+					gpuRule.(*SVGD).Weights = s.Weights
+				}
 				want := make([][]float64, m)
 				for i := range want {
 					want[i] = make([]float64, d)
@@ -56,8 +76,8 @@ func TestDirectionOnDevice(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				gpuRule := &MTSGD{Repulsion: 0.7, FirstTermOnly: first}
-				if err := gpuRule.DirectionOnDevice(dev, dst, theta, scores, m, k, d); err != nil {
+				de := DeviceEnsemble{Theta: theta, Scores: scores, M: m, K: k, D: d}
+				if err := gpuRule.DirectionOnDevice(dev, dst, de); err != nil {
 					t.Fatal(err)
 				}
 				got := make([]float64, m*d)
@@ -71,14 +91,29 @@ func TestDirectionOnDevice(t *testing.T) {
 					t.Errorf("%d device buffers left", n)
 				}
 
-				near(t, "U", gpuRule.Diagnostics().U, cpu.Diagnostics().U, 1e-10)
-				near(t, "w*", gpuRule.Diagnostics().Weights, cpu.Diagnostics().Weights, 1e-8)
+				if c, ok := cpu.(*MTSGD); ok {
+					g := gpuRule.(*MTSGD)
+					near(t, "U", g.Diagnostics().U, c.Diagnostics().U, 1e-10)
+					near(t, "w*", g.Diagnostics().Weights, c.Diagnostics().Weights, 1e-8)
+				}
 				var flat []float64
 				for _, r := range want {
 					flat = append(flat, r...)
 				}
-				near(t, "φ*", got, flat, 1e-10)
+				near(t, "φ", got, flat, 1e-10)
 			})
+		}
+	}
+}
+
+// TestDirectionOnDeviceRefusesEmpty checks the shapes a device rule
+// refuses.
+func TestDirectionOnDeviceRefusesEmpty(t *testing.T) {
+	dev := kernels.NewEmulator()
+	defer dev.Close()
+	for _, e := range []DeviceEnsemble{{M: 0, K: 1, D: 3}, {M: 2, K: 0, D: 3}, {M: 2, K: 1, D: 0}} {
+		if err := (&SVGD{}).DirectionOnDevice(dev, 0, e); err == nil {
+			t.Errorf("%+v: no error", e)
 		}
 	}
 }
