@@ -19,6 +19,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
 	"github.com/mtsgd/mtsgd/models/mlp"
 	"github.com/mtsgd/mtsgd/models/ops"
+	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
 
@@ -183,47 +184,75 @@ func allOnDevice(t *testing.T, g *gorgonia.ExprGraph, devs ...*ops.Device) {
 	}
 }
 
-// Three training steps of an ensemble (3 particles, MT-SGD trunks, SVGD
-// heads, SGD with momentum) with its graphs on a device (testDevices) leave the
-// particles where the same steps on the CPU leave them, for LeNet and the
-// small ResNet-18 with its running statistics, in float64 (tolerance as
-// TestGradientsOnDevice's: 1e-10·(1 + max|θ|); the losses too).
+// Training steps of an ensemble of 3 particles with its graphs on a
+// device (testDevices) leave the particles and the optimisers' state where
+// the same steps on the CPU leave them, for LeNet and the small ResNet-18
+// with its running statistics, in float64: tolerance as
+// TestGradientsOnDevice's, 1e-10·(1 + max|θ|), the losses too. The cases
+// cover each device rule, score scale and optimiser, the heads-first
+// order, and steps whose rule has no device form (MGDA, the kernel over
+// the outputs), before which the ensemble leaves the device and after
+// which it returns; each step is checked to have kept the ensemble on
+// the device exactly when it could.
 func TestStepOnDevice(t *testing.T) {
+	mtsgd := Update{Trunk: &particles.MTSGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}}
+	sum := Update{Trunk: &particles.MTSGD{Repulsion: 1}, Head: &particles.SVGD{Repulsion: 1}, Scale: ScoreSum, Examples: 700}
+	authors := Update{Trunk: &particles.MTSGD{Repulsion: 0.0015, FirstTermOnly: true}, Head: &particles.SVGD{Repulsion: 0.25}, Scale: ScoreNormalized}
+	headsFirst := mtsgd
+	headsFirst.HeadsFirst = true
+	warmup := Update{Trunk: particles.Warmup{}, Head: &particles.Linear{}, Scale: ScoreNormalized}
+	mgda := Update{Trunk: &particles.MGDA{}, Head: &particles.Linear{}}
+	outputs := authors
+	outputs.Kernel, outputs.OutputKernel, outputs.HeadsFirst = KernelOutputs, particles.RBF{}, true
+	adam := func() optim.Optimizer { return optim.NewAdam(0.01) }
+	lenet := func(rng *rand.Rand) *data.Batch { return randomBatch(rng, 5, 2) }
 	for _, c := range []struct {
-		name  string
-		cfg   *Config
-		batch func(rng *rand.Rand) *data.Batch
+		name    string
+		cfg     *Config
+		batch   func(rng *rand.Rand) *data.Batch
+		opt     func() optim.Optimizer
+		updates []Update // one per step
 	}{
-		{"lenet", testConfig(5, tensor.Float64), func(rng *rand.Rand) *data.Batch { return randomBatch(rng, 5, 2) }},
-		{"resnet", smallResNet(3), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 3, 2, 3) }},
+		{"lenet/mtsgd-svgd/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}},
+		{"lenet/sum/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{sum, sum, sum}},
+		{"lenet/warmup-authors/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{warmup, authors, authors}},
+		{"lenet/heads-first/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{headsFirst, headsFirst}},
+		{"lenet/mgda-between/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mgda, mtsgd, outputs, mtsgd}},
+		{"resnet/mtsgd-svgd/sgd", smallResNet(3), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 3, 2, 3) }, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}},
 	} {
 		for name, device := range testDevices(t) {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
 				onDev := *c.cfg
 				onDev.Device = device
-				cpu, err := New(c.cfg, 3, 51, sgd(0.05), 2)
+				cpu, err := New(c.cfg, 3, 51, c.opt, 2)
 				if err != nil {
 					t.Fatal(err)
 				}
-				dev, err := New(&onDev, 3, 51, sgd(0.05), 2)
+				dev, err := New(&onDev, 3, 51, c.opt, 2)
 				if err != nil {
 					t.Fatal(err)
 				}
-				update := Update{Trunk: &particles.MTSGD{}, Head: &particles.SVGD{}}
+				defer dev.Close()
 				rng := rand.New(rand.NewPCG(52, 0))
-				for step := range 3 {
+				for step, u := range c.updates {
 					b := c.batch(rng)
-					want, err := cpu.Step(b, update)
+					want, err := cpu.Step(b, u)
 					if err != nil {
 						t.Fatal(err)
 					}
-					got, err := dev.Step(b, update)
+					got, err := dev.Step(b, u)
 					if err != nil {
 						t.Fatal(err)
 					}
 					for j := range want {
 						closeTo(t, fmt.Sprintf("step %d loss %d", step, j), got[j], want[j], 1e-10)
 					}
+					if resident := dev.res != nil; resident != (u.Kernel == KernelParams && u.Trunk != mgda.Trunk) {
+						t.Fatalf("step %d: ensemble on the device: %v", step, resident)
+					}
+				}
+				if err := dev.Sync(); err != nil {
+					t.Fatal(err)
 				}
 				for i, p := range cpu.Particles {
 					q := dev.Particles[i]
@@ -232,8 +261,124 @@ func TestStepOnDevice(t *testing.T) {
 						closeTo(t, fmt.Sprintf("particle %d head %d", i, j), q.Heads[j], p.Heads[j], 1e-10)
 					}
 					closeTo(t, fmt.Sprintf("particle %d running statistics", i), q.Stats, p.Stats, 1e-10)
+					wantTrunk, wantHeads := cpu.Optimizers(i)
+					gotTrunk, gotHeads := dev.Optimizers(i)
+					closeTo(t, fmt.Sprintf("particle %d trunk optimiser", i), gotTrunk.State(), wantTrunk.State(), 1e-8)
+					for j := range wantHeads {
+						closeTo(t, fmt.Sprintf("particle %d head %d optimiser", i, j), gotHeads[j].State(), wantHeads[j].State(), 1e-8)
+					}
 				}
 			})
 		}
+	}
+}
+
+// counting is a device that counts the bytes its copies move.
+type counting struct {
+	gpu.Device
+	up, down int
+}
+
+func (c *counting) Upload(dst gpu.Ptr, src []byte) error {
+	c.up += len(src)
+	return c.Device.Upload(dst, src)
+}
+
+func (c *counting) Download(dst []byte, src gpu.Ptr) error {
+	c.down += len(dst)
+	return c.Device.Download(dst, src)
+}
+
+// A step of an ensemble held on the device moves no vector of a
+// particle's length between host and device: besides the batch (once
+// per worker), it moves
+// less than a tenth of one trunk's parameters (in float64) each way. A
+// step on the host path moves every particle's parameters up and its K
+// trunk gradients down, (K+1)·M trunks.
+func TestStepOnDeviceStaysThere(t *testing.T) {
+	dev := &counting{Device: kernels.NewEmulator()}
+	defer dev.Close()
+	cfg := testConfig(5, tensor.Float32)
+	cfg.Device = dev
+	tr, err := New(cfg, 3, 1, sgd(0.01), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	u := Update{Trunk: &particles.MTSGD{Repulsion: 0.1}, Head: &particles.SVGD{Repulsion: 0.1}}
+	rng := rand.New(rand.NewPCG(2, 0))
+	trunk := 8 * len(tr.Particles[0].Trunk)
+	for step := range 3 {
+		b := randomBatch(rng, 5, 2)
+		// float32 inputs, weights and targets, once for each worker's graphs.
+		batch := len(tr.machines) * 4 * (len(b.Inputs) + 5 + 2*5)
+		dev.up, dev.down = 0, 0
+		if _, err := tr.Step(b, u); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("step %d: %d bytes up (batch %d), %d down; a trunk is %d", step, dev.up, batch, dev.down, trunk)
+		if step == 0 {
+			continue // the ensemble's upload
+		}
+		if dev.up-batch > trunk/10 || dev.down > trunk/10 {
+			t.Errorf("step %d moved %d bytes up beyond the batch's %d and %d down; a trunk is %d", step, dev.up-batch, batch, dev.down, trunk)
+		}
+	}
+}
+
+// checkFinite finds a NaN or Inf in a matrix on the device by its row
+// sums, and clears a row whose sum overflows without a NaN or Inf in it.
+func TestCheckFiniteOnDevice(t *testing.T) {
+	dev := kernels.NewEmulator()
+	defer dev.Close()
+	const rows, cols = 4, 9
+	for _, c := range []struct {
+		name    string
+		bad     map[[2]int]float64
+		row, at int
+	}{
+		{"finite", nil, -1, -1},
+		{"nan", map[[2]int]float64{{2, 5}: math.NaN()}, 2, 5},
+		{"inf", map[[2]int]float64{{1, 0}: math.Inf(-1), {3, 3}: math.NaN()}, 1, 0},
+		{"overflow", map[[2]int]float64{{0, 1}: math.MaxFloat64, {0, 2}: math.MaxFloat64}, -1, -1},
+		{"overflow-then-nan", map[[2]int]float64{{0, 1}: math.MaxFloat64, {0, 2}: math.MaxFloat64, {2, 8}: math.Inf(1)}, 2, 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := make([]float64, rows*cols)
+			for i := range v {
+				v[i] = float64(i%7) - 3
+			}
+			for at, x := range c.bad {
+				v[at[0]*cols+at[1]] = x
+			}
+			r := &resident{dev: dev}
+			var err error
+			if r.ones, err = dev.Alloc(8 * cols); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Launch("fill_f64", cols, r.ones, 1.0, cols); err != nil {
+				t.Fatal(err)
+			}
+			if r.sums, err = dev.Alloc(8 * rows); err != nil {
+				t.Fatal(err)
+			}
+			x := matrix{rows: rows, cols: cols}
+			if x.p, err = dev.Alloc(8 * rows * cols); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Upload(x.p, gpu.Bytes(v)); err != nil {
+				t.Fatal(err)
+			}
+			row, at, err := r.checkFinite(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if row != c.row || at != c.at {
+				t.Errorf("checkFinite = row %d, entry %d; want %d, %d", row, at, c.row, c.at)
+			}
+			for _, p := range []gpu.Ptr{r.ones, r.sums, x.p} {
+				dev.Free(p)
+			}
+		})
 	}
 }

@@ -19,6 +19,9 @@ type TaskScores struct {
 // ensemble predicts the mean of the particles' predictions: their class
 // probabilities, or their outputs for regression (taskKind.predict).
 func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, error) {
+	if err := tr.Sync(); err != nil {
+		return nil, err
+	}
 	k, m, n := len(tr.cfg.Tasks), len(tr.Particles), d.Len()
 	// out[j][i]: particle i's probabilities (or predictions) for task j,
 	// all examples; labels[j]: the targets.

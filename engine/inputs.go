@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -20,7 +21,15 @@ type Inputs struct {
 	targets []*tensor.Dense // task j: Batch × its kind's target shape
 	weight  *tensor.Dense   // Batch: 1/N for real rows, 0 for padding
 	buf     []float64       // scratch for Load
+	// version identifies the batch Load laid out last (0: none), so
+	// that a graph copies each batch into its tensors once, not once per
+	// particle (see binding).
+	version uint64
 }
+
+// loads numbers every Load of every Inputs: two Inputs never share a
+// version.
+var loads atomic.Uint64
 
 // NewInputs allocates the tensors of one batch for cfg.
 func NewInputs(cfg *Config) *Inputs {
@@ -50,6 +59,7 @@ func (in *Inputs) scratch(n int) []float64 {
 // batch, or a target that is not one of its task's (a class outside its
 // task's classes).
 func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
+	in.version = 0 // a failed Load leaves a partial batch
 	n := b.Size()
 	if n > cfg.Batch || n == 0 {
 		return fmt.Errorf("engine: batch of %d examples, the graphs take 1 to %d", n, cfg.Batch)
@@ -73,6 +83,7 @@ func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
 		}
 		setFloats(in.targets[j], vals)
 	}
+	in.version = loads.Add(1)
 	return nil
 }
 
@@ -111,13 +122,28 @@ func targetNode(g *gorgonia.ExprGraph, cfg *Config, task int) *gorgonia.Node {
 // operand in place while it differentiates a product, so graphs that run
 // at the same time must not share input tensors any more than parameters.
 type binding struct {
-	node *gorgonia.Node
-	val  *tensor.Dense
-	dev  *ops.Device // the graph's device; nil for the CPU
+	node    *gorgonia.Node
+	val     *tensor.Dense
+	dev     *ops.Device // the graph's device; nil for the CPU
+	version uint64      // the Inputs version val holds
 }
 
-// set copies src into the graph's tensor and binds it to the node.
-func (b *binding) set(src *tensor.Dense) error {
+// set copies src, a tensor of the Inputs of the given version (0: of
+// none), into the graph's tensor unless it holds that version already,
+// and binds it to the node.
+func (b *binding) set(src *tensor.Dense, version uint64) error {
+	if b.val == nil || version == 0 || b.version != version {
+		b.version = 0
+		if err := b.copy(src); err != nil {
+			return err
+		}
+		b.version = version
+	}
+	return gorgonia.Let(b.node, b.val)
+}
+
+// copy copies src into the graph's tensor, allocated on the first call.
+func (b *binding) copy(src *tensor.Dense) error {
 	if b.dev != nil {
 		if b.val == nil {
 			t, err := b.dev.Tensor(src.Dtype(), src.Shape()...)
@@ -126,22 +152,19 @@ func (b *binding) set(src *tensor.Dense) error {
 			}
 			b.val = t
 		}
-		if err := b.dev.Load(b.val, src); err != nil {
-			return err
-		}
-		return gorgonia.Let(b.node, b.val)
+		return b.dev.Load(b.val, src)
 	}
 	if b.val == nil {
 		b.val = src.Clone().(*tensor.Dense)
-	} else {
-		switch d := src.Data().(type) {
-		case []float32:
-			copy(b.val.Data().([]float32), d)
-		case []float64:
-			copy(b.val.Data().([]float64), d)
-		default:
-			return fmt.Errorf("engine: input of %T", d)
-		}
+		return nil
 	}
-	return gorgonia.Let(b.node, b.val)
+	switch d := src.Data().(type) {
+	case []float32:
+		copy(b.val.Data().([]float32), d)
+	case []float64:
+		copy(b.val.Data().([]float64), d)
+	default:
+		return fmt.Errorf("engine: input of %T", d)
+	}
+	return nil
 }

@@ -181,7 +181,7 @@ func (m *machine) trunkVJP(p *Particle, in *Inputs, upstream, dst []float64) err
 			m.fullTrunk = tg
 		}
 	}
-	if err := m.fullTrunk.bind(p, in); err != nil {
+	if err := m.fullTrunk.bind(p, nil, in); err != nil {
 		return err
 	}
 	return m.fullTrunk.vjp(upstream, dst)

@@ -93,6 +93,12 @@ type Grads struct {
 	// features (nil without a trunk) and each task's head outputs.
 	Features []float64
 	Outputs  [][]float64
+
+	// rows, when set, places the particle in an ensemble held on the
+	// device: the graphs read its parameters from there and write its
+	// gradients there, negated (scores), instead of into Trunk and Head;
+	// Features and Outputs are not read back.
+	rows *deviceRows
 }
 
 // NewGrads allocates Grads for particles of cfg.
@@ -114,7 +120,7 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 	if err := m.trainingGraphs(); err != nil {
 		return err
 	}
-	var features [][]float64 // per task j ≥ 1, with a trunk
+	var features []*ops.Kept // per task j ≥ 1, with a trunk
 	for _, sg := range m.steps {
 		f, err := m.runStep(sg, p, in, out)
 		if err != nil {
@@ -126,11 +132,21 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 		return nil
 	}
 	tg := m.trunk
-	if err := tg.bind(p, in); err != nil {
+	if err := tg.bind(p, out.rows, in); err != nil {
 		return err
 	}
 	for j := 1; j < len(m.cfg.Tasks); j++ {
-		if err := tg.vjp(features[j-1], out.Trunk[j]); err != nil {
+		if out.rows != nil {
+			err := tg.vjpOnDevice(features[j-1].OnDevice(), out.rows.trunkScore[j], -1)
+			if err != nil {
+				return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
+			}
+			continue
+		}
+		if err := features[j-1].Fetch(); err != nil {
+			return err
+		}
+		if err := tg.vjp(features[j-1].Values, out.Trunk[j]); err != nil {
 			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
 		}
 	}

@@ -55,7 +55,7 @@ func (m *machine) predict(p *Particle, in *Inputs) ([][]float64, error) {
 	if err := pg.vals.load(p); err != nil {
 		return nil, err
 	}
-	if err := pg.input.set(in.x); err != nil {
+	if err := pg.input.set(in.x, in.version); err != nil {
 		return nil, err
 	}
 	err := run(pg.vm, func() error {

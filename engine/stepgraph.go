@@ -147,10 +147,10 @@ func grad(loss *gorgonia.Node, wrt []*gorgonia.Node) (gorgonia.Nodes, error) {
 
 // runStep runs one step graph for p on in, writes what it computes into
 // out and returns the gradients of the losses of its tasks after the
-// first with respect to the features (none without a trunk), in slices
-// the graph owns and its next run overwrites.
-func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([][]float64, error) {
-	if err := sg.vals.load(p); err != nil {
+// first with respect to the features (none without a trunk), as the graph
+// kept them until its next run.
+func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([]*ops.Kept, error) {
+	if err := sg.vals.loadParticle(p, out.rows); err != nil {
 		return nil, err
 	}
 	srcs := []*tensor.Dense{in.x, in.weight}
@@ -158,43 +158,70 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		srcs = append(srcs, in.targets[j])
 	}
 	for i, src := range srcs {
-		if err := sg.inputs[i].set(src); err != nil {
+		if err := sg.inputs[i].set(src, in.version); err != nil {
 			return nil, err
 		}
 	}
-	var features [][]float64
+	var features []*ops.Kept
 	err := run(sg.vm, func() error {
 		for i, j := range sg.tasks {
 			if err := copyValues(nil, []gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
 				return err
 			}
-			if err := gather(sg.dev, sg.headGrads[i], out.Head[j]); err != nil {
+			var err error
+			if out.rows != nil {
+				err = storeTo(sg.dev, sg.headGrads[i], out.rows.headScore[j], -1)
+			} else {
+				err = gather(sg.dev, sg.headGrads[i], out.Head[j])
+			}
+			if err != nil {
 				return fmt.Errorf("task %s: %w", m.cfg.Tasks[j].Name, err)
 			}
 		}
-		if err := gather(sg.dev, sg.trunkGrad, out.Trunk[sg.tasks[0]]); err != nil {
+		if out.rows != nil {
+			if err := storeTo(sg.dev, sg.trunkGrad, out.rows.trunkScore[sg.tasks[0]], -1); err != nil {
+				return err
+			}
+		} else if err := gather(sg.dev, sg.trunkGrad, out.Trunk[sg.tasks[0]]); err != nil {
 			return err
 		}
 		if err := copyStats(sg.stats, out.Stats); err != nil {
 			return err
 		}
-		if sg.features != nil {
-			out.Features = append(out.Features[:0], sg.features.Values...)
-		}
-		if out.Outputs == nil {
-			out.Outputs = make([][]float64, len(m.cfg.Tasks))
-		}
-		for i, j := range sg.tasks {
-			out.Outputs[j] = append(out.Outputs[j][:0], sg.outputs[i].Values...)
+		if out.rows == nil {
+			if err := m.copyOutputs(sg, out); err != nil {
+				return err
+			}
 		}
 		for _, fg := range sg.featureGrads[1:] {
 			if fg != nil {
-				features = append(features, fg.Values)
+				features = append(features, fg)
 			}
 		}
 		return nil
 	})
 	return features, err
+}
+
+// copyOutputs copies the features and head outputs the step graph kept
+// into out, for the kernels over outputs.
+func (m *machine) copyOutputs(sg *stepGraph, out *Grads) error {
+	if sg.features != nil {
+		if err := sg.features.Fetch(); err != nil {
+			return err
+		}
+		out.Features = append(out.Features[:0], sg.features.Values...)
+	}
+	if out.Outputs == nil {
+		out.Outputs = make([][]float64, len(m.cfg.Tasks))
+	}
+	for i, j := range sg.tasks {
+		if err := sg.outputs[i].Fetch(); err != nil {
+			return err
+		}
+		out.Outputs[j] = append(out.Outputs[j][:0], sg.outputs[i].Values...)
+	}
+	return nil
 }
 
 // read adds a Read of n to its graph and returns the place it fills.

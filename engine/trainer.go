@@ -34,6 +34,7 @@ type Trainer struct {
 	heads  [][][]float64
 
 	kernels outputKernels // with Update.Kernel = KernelOutputs
+	res     *resident     // the ensemble on Config.Device, between steps that keep it there
 
 	// Per-step buffers. Gradients are negated in place into scores.
 	losses      [][]float64   // [task][particle]
@@ -88,13 +89,28 @@ func New(cfg *Config, m int, seed uint64, newOpt func() optim.Optimizer, workers
 
 // allocateStep allocates the buffers of a step, the first time one is
 // made: an ensemble that only evaluates (cmd/eval) never needs their K
-// gradients per particle.
+// gradients per particle, nor one held on the device their host copies.
 func (tr *Trainer) allocateStep() {
-	if tr.grads != nil {
+	k := len(tr.cfg.Tasks)
+	if tr.grads == nil {
+		tr.losses = make([][]float64, k)
+		for j := range k {
+			tr.losses[j] = make([]float64, len(tr.Particles))
+		}
+		for i := range tr.Particles {
+			g := &Grads{Loss: make([]float64, k), Stats: make([]float64, len(tr.Particles[i].Stats))}
+			tr.grads = append(tr.grads, g)
+		}
+	}
+	for i, g := range tr.grads {
+		g.rows = nil
+		if tr.res != nil {
+			g.rows = &tr.res.rows[i]
+		}
+	}
+	if tr.res != nil || tr.trunkDir != nil {
 		return
 	}
-	k := len(tr.cfg.Tasks)
-	tr.losses = make([][]float64, k)
 	tr.trunkScores = make([][][]float64, k)
 	tr.headScores = make([][][]float64, k)
 	tr.headDir = make([][][]float64, k)
@@ -102,25 +118,23 @@ func (tr *Trainer) allocateStep() {
 		tr.trunkDir = append(tr.trunkDir, make([]float64, len(p.Trunk)))
 	}
 	for j := range k {
-		tr.losses[j] = make([]float64, len(tr.Particles))
 		for _, p := range tr.Particles {
 			tr.trunkScores[j] = append(tr.trunkScores[j], make([]float64, len(p.Trunk)))
 			tr.headScores[j] = append(tr.headScores[j], make([]float64, len(p.Heads[j])))
 			tr.headDir[j] = append(tr.headDir[j], make([]float64, len(p.Heads[j])))
 		}
 	}
-	for i := range tr.Particles {
-		g := &Grads{Loss: make([]float64, k), Stats: make([]float64, len(tr.Particles[i].Stats))}
+	for i, g := range tr.grads {
 		for j := range k {
 			g.Trunk = append(g.Trunk, tr.trunkScores[j][i])
 			g.Head = append(g.Head, tr.headScores[j][i])
 		}
-		tr.grads = append(tr.grads, g)
 	}
 }
 
 // Optimizers returns particle i's trunk optimiser and its head optimisers,
-// one per task, for saving and restoring their state.
+// one per task, for saving and restoring their state (after Sync, with a
+// device).
 func (tr *Trainer) Optimizers(i int) (trunk optim.Optimizer, heads []optim.Optimizer) {
 	return tr.trunkOpt[i], tr.headOpt[i]
 }
@@ -128,6 +142,9 @@ func (tr *Trainer) Optimizers(i int) (trunk optim.Optimizer, heads []optim.Optim
 // Gradients computes particle i's losses and gradients on in, as a step
 // does before any update, without changing the ensemble.
 func (tr *Trainer) Gradients(i int, in *Inputs, out *Grads) error {
+	if err := tr.Sync(); err != nil {
+		return err
+	}
 	return tr.machines[0].gradients(tr.Particles[i], in, out)
 }
 
@@ -201,7 +218,9 @@ func (e *NotFiniteError) Error() string {
 // next step).
 func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 	step := tr.Steps + 1
-	tr.allocateStep()
+	if err := tr.place(u); err != nil {
+		return nil, err
+	}
 	if err := tr.in.Load(tr.cfg, b); err != nil {
 		return nil, err
 	}
@@ -250,7 +269,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) error {
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	tr.allocateStep()
-	return tr.parallel(m, func(w, i int) error {
+	err := tr.parallel(m, func(w, i int) error {
 		g := tr.grads[i]
 		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g); err != nil {
 			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
@@ -268,6 +287,9 @@ func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) 
 			if at := finite(g.Loss[j : j+1]); at >= 0 {
 				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "loss", Index: at}
 			}
+			if tr.res != nil {
+				continue // the scores, negated on the device, are checked below
+			}
 			if at := negateFinite(g.Trunk[j]); at >= 0 {
 				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "trunk gradient", Index: at}
 			}
@@ -277,11 +299,18 @@ func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) 
 		}
 		return nil
 	})
+	if err != nil || tr.res == nil {
+		return err
+	}
+	return tr.checkScores(step)
 }
 
 // moveTrunks computes the trunks' directions from the trunk scores and
 // steps the trunks' optimisers and running statistics.
 func (tr *Trainer) moveTrunks(u Update, step int) error {
+	if tr.res != nil {
+		return tr.moveTrunksOnDevice(u, step)
+	}
 	if err := tr.scale(u, false); err != nil {
 		return err
 	}
@@ -301,6 +330,9 @@ func (tr *Trainer) moveTrunks(u Update, step int) error {
 // moveHeads computes every head's direction from its task's score and
 // steps the heads' optimisers.
 func (tr *Trainer) moveHeads(u Update, step int) error {
+	if tr.res != nil {
+		return tr.moveHeadsOnDevice(u, step)
+	}
 	if err := tr.scale(u, true); err != nil {
 		return err
 	}
@@ -316,6 +348,47 @@ func (tr *Trainer) moveHeads(u Update, step int) error {
 		}
 		return nil
 	})
+}
+
+// moveTrunksOnDevice is moveTrunks for an ensemble held on the device.
+func (tr *Trainer) moveTrunksOnDevice(u Update, step int) error {
+	r := tr.res
+	if err := tr.scaleOnDevice(u, false); err != nil {
+		return fmt.Errorf("step %d: %w", step, err)
+	}
+	if r.trunk.cols > 0 {
+		if err := tr.directionOnDevice(u.Trunk, r.trunkDir, r.trunk, r.trunkScore, r.k, step, ""); err != nil {
+			return fmt.Errorf("step %d: trunk update: %w", step, err)
+		}
+	}
+	for i, p := range tr.Particles {
+		if err := tr.machines[0].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
+			return err
+		}
+		if err := r.descend(tr.trunkOpt[i], r.trunk, r.trunkDir, i); err != nil {
+			return fmt.Errorf("step %d, particle %d: trunk optimiser: %w", step, i, err)
+		}
+	}
+	return nil
+}
+
+// moveHeadsOnDevice is moveHeads for an ensemble held on the device.
+func (tr *Trainer) moveHeadsOnDevice(u Update, step int) error {
+	r := tr.res
+	if err := tr.scaleOnDevice(u, true); err != nil {
+		return fmt.Errorf("step %d: %w", step, err)
+	}
+	for j, t := range tr.cfg.Tasks {
+		if err := tr.directionOnDevice(u.Head, r.headDir[j], r.heads[j], r.headScore[j], 1, step, t.Name); err != nil {
+			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
+		}
+		for i := range tr.Particles {
+			if err := r.descend(tr.headOpt[i][j], r.heads[j], r.headDir[j], i); err != nil {
+				return fmt.Errorf("step %d, particle %d: task %s head optimiser: %w", step, i, t.Name, err)
+			}
+		}
+	}
+	return nil
 }
 
 // trunkDirections computes the trunks' update directions φ from the

@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/ops"
 )
@@ -78,16 +79,17 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 	return tg, nil
 }
 
-// bind loads p and the batch in into the trunk graph, for vjp.
-func (tg *trunkGraph) bind(p *Particle, in *Inputs) error {
-	if err := tg.vals.load(p); err != nil {
+// bind loads p (from rows, when set) and the batch in into the trunk
+// graph, for vjp.
+func (tg *trunkGraph) bind(p *Particle, rows *deviceRows, in *Inputs) error {
+	if err := tg.vals.loadParticle(p, rows); err != nil {
 		return err
 	}
 	for i, src := range []*tensor.Dense{in.x, in.weight} {
 		if tg.replayed && tg.inputs[i].val != nil {
 			break // a replay reads no input but G; bound once, for the machine
 		}
-		if err := tg.inputs[i].set(src); err != nil {
+		if err := tg.inputs[i].set(src, in.version); err != nil {
 			return err
 		}
 	}
@@ -97,6 +99,31 @@ func (tg *trunkGraph) bind(p *Particle, in *Inputs) error {
 // vjp writes the gradient of ⟨features, upstream⟩ with respect to the
 // bound particle's trunk into dst.
 func (tg *trunkGraph) vjp(upstream, dst []float64) error {
+	g, err := tg.upstream()
+	if err != nil {
+		return err
+	}
+	if err := setOn(tg.dev, g, upstream); err != nil {
+		return err
+	}
+	return run(tg.vm, func() error { return gather(tg.dev, tg.trunkGrad, dst) })
+}
+
+// vjpOnDevice is vjp with upstream in the graph's device memory and
+// a·the gradient written into the float64 vector at dst there.
+func (tg *trunkGraph) vjpOnDevice(upstream *tensor.Dense, dst gpu.Ptr, a float64) error {
+	g, err := tg.upstream()
+	if err != nil {
+		return err
+	}
+	if err := tg.dev.CopyTensor(g, upstream); err != nil {
+		return err
+	}
+	return run(tg.vm, func() error { return storeTo(tg.dev, tg.trunkGrad, dst, a) })
+}
+
+// upstream returns the tensor bound to G, allocated on the first call.
+func (tg *trunkGraph) upstream() (*tensor.Dense, error) {
 	g := &tg.inputs[2]
 	if g.val == nil {
 		if tg.dev == nil {
@@ -104,16 +131,13 @@ func (tg *trunkGraph) vjp(upstream, dst []float64) error {
 		} else {
 			t, err := tg.dev.Tensor(g.node.Dtype(), g.node.Shape()...)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			g.val = t
 		}
+		if err := gorgonia.Let(g.node, g.val); err != nil {
+			return nil, err
+		}
 	}
-	if err := setOn(tg.dev, g.val, upstream); err != nil {
-		return err
-	}
-	if err := gorgonia.Let(g.node, g.val); err != nil {
-		return err
-	}
-	return run(tg.vm, func() error { return gather(tg.dev, tg.trunkGrad, dst) })
+	return g.val, nil
 }

@@ -6,6 +6,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/ops"
 )
@@ -41,6 +42,23 @@ func newValues(g *gorgonia.ExprGraph, cfg *Config, heads bool, dev *ops.Device) 
 		}
 	}
 	return v, trunk, head, nil
+}
+
+// loadParticle copies p's parameters into the tensors, from rows on the
+// device when rows is not nil.
+func (v *values) loadParticle(p *Particle, rows *deviceRows) error {
+	if rows == nil {
+		return v.load(p)
+	}
+	if err := scatterFrom(v.dev, rows.trunk, v.trunk); err != nil {
+		return err
+	}
+	for j, h := range v.heads {
+		if err := scatterFrom(v.dev, rows.heads[j], h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // load copies p's vectors into the tensors.
@@ -92,6 +110,34 @@ func scatter(dev *ops.Device, src []float64, dst []*tensor.Dense) error {
 			return err
 		}
 		src = src[n:]
+	}
+	return nil
+}
+
+// scatterFrom copies the float64 vector at src in the device's memory
+// into the device tensors dst, in order.
+func scatterFrom(dev *ops.Device, src gpu.Ptr, dst []*tensor.Dense) error {
+	for _, t := range dst {
+		if err := dev.LoadFrom(t, src); err != nil {
+			return err
+		}
+		src += gpu.Ptr(8 * t.Shape().TotalSize())
+	}
+	return nil
+}
+
+// storeTo writes a·(the values of nodes), on dev, into the float64
+// vector at dst in the device's memory, in order.
+func storeTo(dev *ops.Device, nodes []*gorgonia.Node, dst gpu.Ptr, a float64) error {
+	for _, n := range nodes {
+		v := n.Value()
+		if v == nil {
+			return fmt.Errorf("engine: a value the graph did not compute")
+		}
+		if err := dev.StoreTo(dst, v, a); err != nil {
+			return err
+		}
+		dst += gpu.Ptr(8 * v.Shape().TotalSize())
 	}
 	return nil
 }

@@ -553,6 +553,9 @@ type runState struct {
 
 // Checkpoint captures the run's state.
 func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
+	if err := r.Trainer.Sync(); err != nil {
+		return nil, err
+	}
 	settings, err := json.Marshal(r.Settings)
 	if err != nil {
 		return nil, err

@@ -47,10 +47,32 @@ func (op *copyOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.No
 	return gorgonia.Nodes{grad}, nil
 }
 
-// Kept holds the values a Keep node copied in its graph's last run.
+// Kept holds the values a Keep node copied in its graph's last run. On a
+// device they stay there until Fetch brings them into Values.
 type Kept struct {
 	Values []float64
+
+	dev   *Device       // the graph's device, nil on the CPU
+	copy  *tensor.Dense // on a device: the last run's values
+	stale bool          // Values are older than copy
 }
+
+// Fetch brings the last run's values into Values; on the CPU they are
+// there already.
+func (k *Kept) Fetch() error {
+	if !k.stale {
+		return nil
+	}
+	if err := k.dev.Get(k.copy, k.Values); err != nil {
+		return err
+	}
+	k.stale = false
+	return nil
+}
+
+// OnDevice returns the last run's values in device memory, nil for a
+// graph on the CPU. The next run overwrites them.
+func (k *Kept) OnDevice() *tensor.Dense { return k.copy }
 
 // Keep adds a node that copies x's values, in every run, into the
 // returned Kept, which the caller reads after the run. Reading x's own
@@ -66,8 +88,8 @@ func Keep(x *gorgonia.Node) (*Kept, error) {
 
 type keepOp struct {
 	base
-	gpu  onGPU // on a device: see deviceDo
 	kept *Kept
+	out  buffer // on a device: the copy
 }
 
 func (op *keepOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {

@@ -168,6 +168,48 @@ func (d *Device) Get(v gorgonia.Value, dst []float64) error {
 	return fmt.Errorf("ops: a device tensor of %v", v.Dtype())
 }
 
+// LoadFrom copies the float64 values at src, in device memory, into the
+// device tensor t, converting to t's dtype: a graph's parameters read from
+// vectors that stay on the device.
+func (d *Device) LoadFrom(t *tensor.Dense, src gpu.Ptr) error {
+	n := t.Shape().TotalSize()
+	l := d.launcher(t.Dtype())
+	if l.dt == gpu.Float32 {
+		l.run("narrow", n, ptr(t), src, n)
+	} else {
+		l.run("copy", n, ptr(t), src, n)
+	}
+	return l.err
+}
+
+// StoreTo writes a·v, for the device value v, into the float64 values at
+// dst in device memory: a graph's gradients written where they stay.
+func (d *Device) StoreTo(dst gpu.Ptr, v gorgonia.Value, a float64) error {
+	n := v.Shape().TotalSize()
+	l := d.launcher(v.Dtype())
+	if l.dt == gpu.Float32 {
+		l.run("widen", n, dst, ptr(v), n)
+	} else {
+		l.run("copy", n, dst, ptr(v), n)
+	}
+	if a != 1 {
+		l.untyped("scale_f64", n, dst, a, n)
+	}
+	return l.err
+}
+
+// CopyTensor copies the device tensor src into the device tensor dst, of
+// the same dtype and size.
+func (d *Device) CopyTensor(dst, src *tensor.Dense) error {
+	if dst.Dtype() != src.Dtype() || dst.Shape().TotalSize() != src.Shape().TotalSize() {
+		return fmt.Errorf("ops: %v %v into a device tensor of %v %v", src.Shape(), src.Dtype(), dst.Shape(), dst.Dtype())
+	}
+	n := src.Shape().TotalSize()
+	l := d.launcher(src.Dtype())
+	l.run("copy", n, ptr(dst), ptr(src), n)
+	return l.err
+}
+
 // Owns reports whether v's memory lies in a buffer of d: every value a
 // graph on the device computes, but for its scalar losses, must.
 func (d *Device) Owns(v gorgonia.Value) bool {

@@ -379,13 +379,21 @@ func (op *copyOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	return l.result(op.name, out)
 }
 
-// Keep brings the values to the host: what package engine reads of a
-// run besides the gradients.
+// Keep copies the values into a buffer of its own on the device, for
+// package engine to read there or to Fetch to the host.
 func (op *keepOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
-	if err := op.dev.Get(vals[0], op.kept.Values); err != nil {
+	x, dt := vals[0], vals[0].Dtype()
+	n := x.Shape().TotalSize()
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, x.Shape()...)
+	if out != nil {
+		l.run("copy", n, ptr(out), ptr(x), n)
+	}
+	if _, err := l.result(op.name, out); err != nil {
 		return nil, err
 	}
-	if vals[0].Dtype() == tensor.Float32 {
+	op.kept.dev, op.kept.copy, op.kept.stale = op.dev, out, true
+	if dt == tensor.Float32 {
 		return gorgonia.NewF32(0), nil
 	}
 	return gorgonia.NewF64(0), nil

@@ -52,6 +52,7 @@ var checks = []struct {
 	{"sqerr", checkSqErr},
 	{"sgd", checkSGD},
 	{"adam", checkAdam},
+	{"normalize_columns", checkNormalizeColumns},
 	{"gemm", checkGemm},
 }
 
@@ -656,6 +657,31 @@ func checkAdam(k *kit) {
 		k.launch("adam", n, px, pm, pv, k.upload(g), ref.LR, ref.Beta1, ref.Beta2, ref.Eps, c1, c2, n)
 	}
 	k.nearTol("x", k.download(px, n), want, 10*k.tol())
+}
+
+// checkNormalizeColumns checks the kernel against the definition, with
+// one column of zeros (its norm floored) and one of tiny values below the
+// floor.
+func checkNormalizeColumns(k *kit) {
+	const rows, cols, lo = 4, 6, 1e-12
+	s := k.randoms(rows*cols, -1, 1)
+	for i := range rows {
+		s[i*cols+2] = 0
+		s[i*cols+4] = 1e-14 * float64(i+1)
+	}
+	want := make([]float64, len(s))
+	for j := range cols {
+		sq := 0.0
+		for i := range rows {
+			sq += s[i*cols+j] * s[i*cols+j]
+		}
+		for i := range rows {
+			want[i*cols+j] = s[i*cols+j] / math.Max(math.Sqrt(sq), lo)
+		}
+	}
+	p := k.uploadAs(gpu.Float64, s)
+	k.launchRaw("normalize_columns", cols, p, rows, cols, lo)
+	k.nearTol("s", k.downloadAs(gpu.Float64, p, len(s)), want, 1e-15)
 }
 
 // checkGemm checks the four transpose cases, with leading dimensions

@@ -35,3 +35,21 @@ extern "C" __global__ void bn_inverse(double *inv, const double *var, double eps
 {
 	FOR(ch, c) { inv[ch] = 1 / sqrt(var[ch] + eps); }
 }
+
+// normalize_columns divides column j of the rows×cols matrix s by the L2
+// norm of that column, floored at lo (F.normalize along the rows): the
+// per-coordinate normalisation of one task's scores across the particles.
+extern "C" __global__ void normalize_columns(double *s, int rows, int cols, double lo)
+{
+	FOR(j, cols)
+	{
+		double sq = 0;
+		for (int i = 0; i < rows; i++) {
+			double v = s[(long long)i * cols + j];
+			sq += v * v;
+		}
+		double inv = 1 / fmax(sqrt(sq), lo);
+		for (int i = 0; i < rows; i++)
+			s[(long long)i * cols + j] *= inv;
+	}
+}

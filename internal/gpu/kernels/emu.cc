@@ -69,7 +69,8 @@ template <typename... A> kernel entry(void (*f)(A...))
 
 #define UNTYPED(X)                                                                                \
 	X(sum_columns)                                                                            \
-	X(bn_inverse)
+	X(bn_inverse)                                                                             \
+	X(normalize_columns)
 
 const std::map<std::string, kernel> &table()
 {

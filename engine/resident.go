@@ -1,0 +1,383 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mtsgd/mtsgd/internal/gpu"
+	"github.com/mtsgd/mtsgd/optim"
+	"github.com/mtsgd/mtsgd/particles"
+)
+
+// resident is the ensemble held on the device (Config.Device) from step
+// to step: the particles' parameters, the step's scores and directions,
+// and (inside the optimisers) their state, all float64 matrices with one
+// row per particle. A step then moves no vector of a particle's length
+// between the host and the device: the graphs read their parameters from
+// these rows and write their gradients, negated, into the score rows;
+// the rules (particles.DeviceRule) and the optimisers
+// (optim.DeviceOptimizer) work on the rows in place. What crosses is
+// small: the batch, each task's loss, the batch-norm statistics (the
+// running statistics stay on the host, for the prediction graph), the
+// rules' M×M and KM×KM matrices, and one row sum per score row to check
+// that every gradient is finite.
+//
+// The host's vectors (Trainer.Particles, the optimisers' State) are stale
+// while the ensemble is resident; Trainer.Sync brings them back.
+type resident struct {
+	dev        gpu.Device
+	m, k       int
+	trunk      matrix   // M × d_α
+	trunkScore matrix   // K·M × d_α: row j·M + i is task j's score at particle i
+	trunkDir   matrix   // M × d_α
+	heads      []matrix // per task: M × d_β
+	headScore  []matrix // per task: M × d_β
+	headDir    []matrix // per task: M × d_β
+	ones       gpu.Ptr  // the widest row's length of ones, for row sums
+	sums       gpu.Ptr  // K·M row sums
+	rows       []deviceRows
+	hostStale  bool // the device's parameters are newer than the host's
+}
+
+// matrix is a row-major float64 matrix in device memory.
+type matrix struct {
+	p          gpu.Ptr
+	rows, cols int
+}
+
+func (x matrix) row(i int) gpu.Ptr { return x.p + gpu.Ptr(8*i*x.cols) }
+
+// deviceRows is where one particle's vectors lie in a resident ensemble:
+// the parameters its graphs read and the score rows they write.
+type deviceRows struct {
+	trunk      gpu.Ptr
+	heads      []gpu.Ptr // per task
+	trunkScore []gpu.Ptr // per task
+	headScore  []gpu.Ptr // per task
+}
+
+// residentFor reports whether steps with u keep the ensemble on the
+// device: with a device, the kernels over the parameters (a kernel over
+// the outputs is evaluated on the host), and rules and optimisers that
+// have device forms. Other steps run their graphs on the device and the
+// rest on the host.
+func (tr *Trainer) residentFor(u Update) bool {
+	if tr.cfg.Device == nil || u.Kernel != KernelParams {
+		return false
+	}
+	if _, ok := u.Trunk.(particles.DeviceRule); !ok && len(tr.trunks[0]) > 0 {
+		return false
+	}
+	if _, ok := u.Head.(particles.DeviceRule); !ok {
+		return false
+	}
+	for i, o := range tr.trunkOpt {
+		if _, ok := o.(optim.DeviceOptimizer); !ok {
+			return false
+		}
+		for _, h := range tr.headOpt[i] {
+			if _, ok := h.(optim.DeviceOptimizer); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// place moves the ensemble to the device for a step with u that can keep
+// it there, or back to the host for one that cannot.
+func (tr *Trainer) place(u Update) error {
+	want := tr.residentFor(u)
+	switch {
+	case want && tr.res == nil:
+		r, err := newResident(tr)
+		if err != nil {
+			return fmt.Errorf("engine: the ensemble on %s: %w", tr.cfg.Device.Name(), err)
+		}
+		tr.res = r
+	case !want && tr.res != nil:
+		if err := tr.Sync(); err != nil {
+			return err
+		}
+		err := tr.res.free()
+		tr.res = nil
+		if err != nil {
+			return err
+		}
+	}
+	tr.allocateStep()
+	return nil
+}
+
+// newResident allocates the ensemble's matrices on the device and uploads
+// the particles.
+func newResident(tr *Trainer) (r *resident, err error) {
+	dev := tr.cfg.Device
+	m, k := len(tr.Particles), len(tr.cfg.Tasks)
+	r = &resident{dev: dev, m: m, k: k}
+	defer func() {
+		if err != nil {
+			r.free()
+		}
+	}()
+	newMatrix := func(rows, cols int) (matrix, error) {
+		p, err := dev.Alloc(8 * max(1, rows*cols))
+		return matrix{p: p, rows: rows, cols: cols}, err
+	}
+	widest := len(tr.Particles[0].Trunk)
+	d := widest
+	if r.trunk, err = newMatrix(m, d); err != nil {
+		return nil, err
+	}
+	if r.trunkScore, err = newMatrix(k*m, d); err != nil {
+		return nil, err
+	}
+	if r.trunkDir, err = newMatrix(m, d); err != nil {
+		return nil, err
+	}
+	for j := range k {
+		d := len(tr.Particles[0].Heads[j])
+		widest = max(widest, d)
+		for _, x := range []*[]matrix{&r.heads, &r.headScore, &r.headDir} {
+			mat, err := newMatrix(m, d)
+			*x = append(*x, mat)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	if r.ones, err = dev.Alloc(8 * widest); err != nil {
+		return nil, err
+	}
+	if err := dev.Launch("fill_f64", widest, r.ones, 1.0, widest); err != nil {
+		return nil, err
+	}
+	if r.sums, err = dev.Alloc(8 * k * m); err != nil {
+		return nil, err
+	}
+	for i, p := range tr.Particles {
+		if err := r.upload(r.trunk, i, p.Trunk); err != nil {
+			return nil, err
+		}
+		rows := deviceRows{trunk: r.trunk.row(i)}
+		for j := range k {
+			if err := r.upload(r.heads[j], i, p.Heads[j]); err != nil {
+				return nil, err
+			}
+			rows.heads = append(rows.heads, r.heads[j].row(i))
+			rows.trunkScore = append(rows.trunkScore, r.trunkScore.row(j*m+i))
+			rows.headScore = append(rows.headScore, r.headScore[j].row(i))
+		}
+		r.rows = append(r.rows, rows)
+	}
+	return r, nil
+}
+
+func (r *resident) upload(x matrix, i int, v []float64) error {
+	if len(v) == 0 {
+		return nil
+	}
+	return r.dev.Upload(x.row(i), gpu.Bytes(v))
+}
+
+func (r *resident) download(v []float64, x matrix, i int) error {
+	if len(v) == 0 {
+		return nil
+	}
+	return r.dev.Download(gpu.Bytes(v), x.row(i))
+}
+
+// free releases the device memory.
+func (r *resident) free() error {
+	var errs []error
+	for _, x := range append([]matrix{r.trunk, r.trunkScore, r.trunkDir}, append(append(r.heads, r.headScore...), r.headDir...)...) {
+		if x.p != 0 {
+			errs = append(errs, r.dev.Free(x.p))
+		}
+	}
+	for _, p := range []gpu.Ptr{r.ones, r.sums} {
+		if p != 0 {
+			errs = append(errs, r.dev.Free(p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Sync brings the parameters and the optimisers' state of an ensemble
+// held on the device back to Particles and the optimisers' State; the
+// device keeps them for the next step. Without a device, or when the
+// host is current, it does nothing. Evaluate calls it; so must anything
+// else that reads Particles or the optimisers' State after a step with a
+// device.
+func (tr *Trainer) Sync() error {
+	r := tr.res
+	if r == nil || !r.hostStale {
+		return nil
+	}
+	for i, p := range tr.Particles {
+		if err := r.download(p.Trunk, r.trunk, i); err != nil {
+			return fmt.Errorf("engine: particle %d from %s: %w", i, r.dev.Name(), err)
+		}
+		for j := range p.Heads {
+			if err := r.download(p.Heads[j], r.heads[j], i); err != nil {
+				return fmt.Errorf("engine: particle %d from %s: %w", i, r.dev.Name(), err)
+			}
+		}
+		for _, o := range append([]optim.Optimizer{tr.trunkOpt[i]}, tr.headOpt[i]...) {
+			if err := o.(optim.DeviceOptimizer).Fetch(); err != nil {
+				return fmt.Errorf("engine: particle %d optimiser from %s: %w", i, r.dev.Name(), err)
+			}
+		}
+	}
+	r.hostStale = false
+	return nil
+}
+
+// Close frees the device memory of an ensemble held there, after Sync.
+// The trainer may go on; its next step on the device uploads the
+// ensemble again.
+func (tr *Trainer) Close() error {
+	if tr.res == nil {
+		return nil
+	}
+	if err := tr.Sync(); err != nil {
+		return err
+	}
+	var errs []error
+	for i := range tr.Particles {
+		for _, o := range append([]optim.Optimizer{tr.trunkOpt[i]}, tr.headOpt[i]...) {
+			if d, ok := o.(optim.DeviceOptimizer); ok {
+				errs = append(errs, d.Release())
+			}
+		}
+	}
+	errs = append(errs, tr.res.free())
+	tr.res = nil
+	return errors.Join(errs...)
+}
+
+// checkFinite reports the first row of x (as row, index) with a NaN or
+// Inf, or row −1: the row sums x·1, one matrix product, are finite unless
+// a row holds a NaN or Inf (or its sum overflows, which the row's own
+// check then clears).
+func (r *resident) checkFinite(x matrix) (row, index int, err error) {
+	if x.cols == 0 {
+		return -1, -1, nil
+	}
+	if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, r.sums, 1); err != nil {
+		return 0, 0, err
+	}
+	sums := make([]float64, x.rows)
+	if err := r.dev.Download(gpu.Bytes(sums), r.sums); err != nil {
+		return 0, 0, err
+	}
+	if finite(sums) < 0 {
+		return -1, -1, nil
+	}
+	v := make([]float64, x.cols)
+	for i, s := range sums {
+		if finite([]float64{s}) >= 0 {
+			if err := r.download(v, x, i); err != nil {
+				return 0, 0, err
+			}
+			if at := finite(v); at >= 0 {
+				return i, at, nil
+			}
+		}
+	}
+	return -1, -1, nil
+}
+
+// checkScores reports the first score with a NaN or Inf as a
+// *NotFiniteError.
+func (tr *Trainer) checkScores(step int) error {
+	r := tr.res
+	row, at, err := r.checkFinite(r.trunkScore)
+	if err != nil {
+		return fmt.Errorf("step %d: %w", step, err)
+	}
+	if row >= 0 {
+		return &NotFiniteError{Step: step, Particle: row % r.m, Task: tr.cfg.Tasks[row/r.m].Name, What: "trunk gradient", Index: at}
+	}
+	for j, t := range tr.cfg.Tasks {
+		row, at, err := r.checkFinite(r.headScore[j])
+		if err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
+		if row >= 0 {
+			return &NotFiniteError{Step: step, Particle: row, Task: t.Name, What: "head gradient", Index: at}
+		}
+	}
+	return nil
+}
+
+// scaleOnDevice is scale for a resident ensemble.
+func (tr *Trainer) scaleOnDevice(u Update, heads bool) error {
+	r := tr.res
+	scores := []matrix{r.trunkScore}
+	if heads {
+		scores = r.headScore
+	}
+	switch u.Scale {
+	case ScoreMean:
+	case ScoreSum:
+		if u.Examples < 1 {
+			return fmt.Errorf("engine: score scale sum needs the training set's size, got %d", u.Examples)
+		}
+		for _, s := range scores {
+			n := s.rows * s.cols
+			if err := r.dev.Launch("scale_f64", max(1, n), s.p, float64(u.Examples), n); err != nil {
+				return err
+			}
+		}
+	case ScoreNormalized:
+		if heads {
+			return nil
+		}
+		s := r.trunkScore
+		for j := range r.k {
+			if err := r.dev.Launch("normalize_columns", max(1, s.cols), s.row(j*r.m), r.m, s.cols, normalizeFloor); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("engine: unknown score scale %v", u.Scale)
+	}
+	return nil
+}
+
+// directionOnDevice runs rule on the resident matrices theta and scores
+// (k tasks) into dir and checks the result; what names the vectors in
+// errors.
+func (tr *Trainer) directionOnDevice(rule particles.Rule, dir, theta, scores matrix, k, step int, task string) error {
+	r := tr.res
+	e := particles.DeviceEnsemble{Theta: theta.p, Scores: scores.p, M: r.m, K: k, D: theta.cols, Step: step - 1}
+	if err := rule.(particles.DeviceRule).DirectionOnDevice(r.dev, dir.p, e); err != nil {
+		return err
+	}
+	row, at, err := r.checkFinite(dir)
+	if err != nil {
+		return err
+	}
+	if row >= 0 {
+		what := "trunk update direction (kernel)"
+		if task != "" {
+			what = "head update direction (kernel)"
+		}
+		return &NotFiniteError{Step: step, Particle: row, Task: task, What: what, Index: at}
+	}
+	return nil
+}
+
+// descend steps the optimiser o of particle i along −dir's row i, on the
+// resident vector x.
+func (r *resident) descend(o optim.Optimizer, x, dir matrix, i int) error {
+	if x.cols == 0 {
+		return nil
+	}
+	if err := r.dev.Launch("scale_f64", x.cols, dir.row(i), -1.0, x.cols); err != nil {
+		return err
+	}
+	r.hostStale = true
+	return o.(optim.DeviceOptimizer).StepOnDevice(r.dev, x.row(i), dir.row(i), x.cols)
+}
