@@ -20,8 +20,9 @@ type Config struct {
 	// Dtype of the graphs: tensor.Float32 (fast) or tensor.Float64
 	// (exact enough for finite-difference tests).
 	Dtype tensor.Dtype
-	// Device, if not nil, runs the training graphs (the losses and their
-	// gradients) on a GPU; predictions run on the CPU.
+	// Device, if not nil, runs the graphs (training and prediction) on a
+	// GPU, and holds the ensemble there between steps when the update
+	// rules and optimisers have device forms (see resident).
 	Device gpu.Device
 }
 

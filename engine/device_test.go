@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -193,7 +194,14 @@ func allOnDevice(t *testing.T, g *gorgonia.ExprGraph, devs ...*ops.Device) {
 // order, and steps whose rule has no device form (MGDA, the kernel over
 // the outputs), before which the ensemble leaves the device and after
 // which it returns; each step is checked to have kept the ensemble on
-// the device exactly when it could.
+// the device exactly when it could. Then both evaluate a small data set
+// (the prediction graphs with the running statistics), to 1e-8.
+//
+// The optimisers' state and the evaluation take 1e-8: on the device
+// MT-SGD's direction comes from Gram matrices and its w* from a QP
+// certified to about 1e-9 (particles.TestDirectionOnDevice), and the
+// momentum buffers are sums of directions, the metrics of a network's
+// logits, where that difference is not divided by the parameters' scale.
 func TestStepOnDevice(t *testing.T) {
 	mtsgd := Update{Trunk: &particles.MTSGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}}
 	sum := Update{Trunk: &particles.MTSGD{Repulsion: 1}, Head: &particles.SVGD{Repulsion: 1}, Scale: ScoreSum, Examples: 700}
@@ -206,19 +214,22 @@ func TestStepOnDevice(t *testing.T) {
 	outputs.Kernel, outputs.OutputKernel, outputs.HeadsFirst = KernelOutputs, particles.RBF{}, true
 	adam := func() optim.Optimizer { return optim.NewAdam(0.01) }
 	lenet := func(rng *rand.Rand) *data.Batch { return randomBatch(rng, 5, 2) }
+	images := memory{randomBatch(rand.New(rand.NewPCG(53, 0)), 12, 2)}
+	colour := colourMemory{imageBatch(rand.New(rand.NewPCG(54, 0)), 7, 2, 3)}
 	for _, c := range []struct {
 		name    string
 		cfg     *Config
 		batch   func(rng *rand.Rand) *data.Batch
 		opt     func() optim.Optimizer
-		updates []Update // one per step
+		updates []Update     // one per step
+		eval    data.Dataset // evaluated after the steps, if set
 	}{
-		{"lenet/mtsgd-svgd/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}},
-		{"lenet/sum/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{sum, sum, sum}},
-		{"lenet/warmup-authors/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{warmup, authors, authors}},
-		{"lenet/heads-first/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{headsFirst, headsFirst}},
-		{"lenet/mgda-between/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mgda, mtsgd, outputs, mtsgd}},
-		{"resnet/mtsgd-svgd/sgd", smallResNet(3), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 3, 2, 3) }, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}},
+		{"lenet/mtsgd-svgd/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}, images},
+		{"lenet/sum/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{sum, sum, sum}, nil},
+		{"lenet/warmup-authors/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{warmup, authors, authors}, nil},
+		{"lenet/heads-first/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{headsFirst, headsFirst}, nil},
+		{"lenet/mgda-between/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mgda, mtsgd, outputs, mtsgd}, images},
+		{"resnet/mtsgd-svgd/sgd", smallResNet(3), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 3, 2, 3) }, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}, colour},
 	} {
 		for name, device := range testDevices(t) {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
@@ -251,6 +262,26 @@ func TestStepOnDevice(t *testing.T) {
 						t.Fatalf("step %d: ensemble on the device: %v", step, resident)
 					}
 				}
+				// Evaluation (the prediction graphs, with the running
+				// statistics; on the device reading the ensemble there).
+				if c.eval != nil {
+					want, err := cpu.Evaluate(context.Background(), c.eval)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := dev.Evaluate(context.Background(), c.eval)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for j := range want {
+						for i := range want[j].Particles {
+							w, g := want[j].Particles[i].Classification, got[j].Particles[i].Classification
+							closeTo(t, fmt.Sprintf("task %d particle %d accuracy, Brier, NLL", j, i), []float64{g.Accuracy, g.Brier, g.NLL}, []float64{w.Accuracy, w.Brier, w.NLL}, 1e-8)
+						}
+						w, g := want[j].Ensemble.Classification, got[j].Ensemble.Classification
+						closeTo(t, fmt.Sprintf("task %d ensemble accuracy, Brier, NLL", j), []float64{g.Accuracy, g.Brier, g.NLL}, []float64{w.Accuracy, w.Brier, w.NLL}, 1e-8)
+					}
+				}
 				if err := dev.Sync(); err != nil {
 					t.Fatal(err)
 				}
@@ -271,6 +302,23 @@ func TestStepOnDevice(t *testing.T) {
 			})
 		}
 	}
+}
+
+// colourMemory is memory for smallResNet's 3×16×16 images and its tasks.
+type colourMemory struct {
+	b *data.Batch
+}
+
+func (d colourMemory) Name() string { return "colour" }
+func (d colourMemory) Tasks() []data.Task {
+	return []data.Task{{Name: "a", Kind: data.Classification, Classes: 2}, {Name: "b", Kind: data.Classification, Classes: 3}}
+}
+func (d colourMemory) InputShape() []int { return []int{3, 16, 16} }
+func (d colourMemory) Len() int          { return d.b.Size() }
+func (d colourMemory) Example(i int, x, y []float32) error {
+	copy(x, d.b.Inputs[i*3*16*16:(i+1)*3*16*16])
+	y[0], y[1] = d.b.Targets[0][i], d.b.Targets[1][i]
+	return nil
 }
 
 // counting is a device that counts the bytes its copies move.

@@ -19,9 +19,6 @@ type TaskScores struct {
 // ensemble predicts the mean of the particles' predictions: their class
 // probabilities, or their outputs for regression (taskKind.predict).
 func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, error) {
-	if err := tr.Sync(); err != nil {
-		return nil, err
-	}
 	k, m, n := len(tr.cfg.Tasks), len(tr.Particles), d.Len()
 	// out[j][i]: particle i's probabilities (or predictions) for task j,
 	// all examples; labels[j]: the targets.
@@ -46,7 +43,11 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 			return nil, err
 		}
 		err := tr.parallel(m, func(w, i int) error {
-			res, err := tr.machines[w].predict(tr.Particles[i], tr.in)
+			var rows *deviceRows
+			if tr.res != nil {
+				rows = &tr.res.rows[i]
+			}
+			res, err := tr.machines[w].predict(tr.Particles[i], rows, tr.in)
 			if err != nil {
 				return fmt.Errorf("particle %d: %w", i, err)
 			}

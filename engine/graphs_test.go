@@ -96,7 +96,7 @@ func gradients(t *testing.T, p *Particle, in *Inputs, task int) grads {
 // predict runs p's prediction graph on in.
 func predict(t *testing.T, p *Particle, in *Inputs) ([][]float64, error) {
 	t.Helper()
-	return machineFor(t, in.cfg).predict(p, in)
+	return machineFor(t, in.cfg).predict(p, nil, in)
 }
 
 // Each task's trunk gradient and its head gradient match central finite

@@ -4,12 +4,14 @@ import (
 	"gorgonia.org/gorgonia"
 
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 // predictGraph computes every head's outputs on a batch, without
 // gradients, normalising with the running statistics.
 type predictGraph struct {
 	g         *gorgonia.ExprGraph
+	dev       *ops.Device // nil on the CPU
 	vm        gorgonia.VM
 	vals      *values
 	input     binding
@@ -20,12 +22,15 @@ type predictGraph struct {
 func newPredictGraph(cfg *Config) (*predictGraph, error) {
 	g := gorgonia.NewGraph()
 	pg := &predictGraph{g: g}
+	if cfg.Device != nil {
+		pg.dev = ops.OnDevice(g, cfg.Device)
+	}
 	x := inputNode(g, cfg)
-	vals, trunk, heads, err := newValues(g, cfg, true, nil)
+	vals, trunk, heads, err := newValues(g, cfg, true, pg.dev)
 	if err != nil {
 		return nil, err
 	}
-	if vals.stats, err = newTensors(cfg.Model.TrunkStats(), cfg.Dtype, nil); err != nil {
+	if vals.stats, err = newTensors(cfg.Model.TrunkStats(), cfg.Dtype, pg.dev); err != nil {
 		return nil, err
 	}
 	pg.vals = vals
@@ -41,18 +46,19 @@ func newPredictGraph(cfg *Config) (*predictGraph, error) {
 		pg.outs = append(pg.outs, out)
 		pg.outValues = append(pg.outValues, make([]float64, cfg.Batch*outputs(t)))
 	}
-	pg.vm = newVM(g, nil)
-	pg.input = binding{node: x}
+	pg.vm = newVM(g, pg.dev)
+	pg.input = binding{node: x, dev: pg.dev}
 	return pg, nil
 }
 
 // predict evaluates every head of p on in and returns, per task, the
 // outputs of the in.N real examples, row-major (N × outputs): logits for a
 // classification task, predictions for a regression task. The slices are
-// reused by the next call.
-func (m *machine) predict(p *Particle, in *Inputs) ([][]float64, error) {
+// reused by the next call. With rows (an ensemble held on the device) the
+// parameters are read from there.
+func (m *machine) predict(p *Particle, rows *deviceRows, in *Inputs) ([][]float64, error) {
 	pg := m.prediction
-	if err := pg.vals.load(p); err != nil {
+	if err := pg.vals.loadParticle(p, rows); err != nil {
 		return nil, err
 	}
 	if err := pg.input.set(in.x, in.version); err != nil {
@@ -60,7 +66,7 @@ func (m *machine) predict(p *Particle, in *Inputs) ([][]float64, error) {
 	}
 	err := run(pg.vm, func() error {
 		for j, out := range pg.outs {
-			if err := getFloats(nil, out.Value(), pg.outValues[j]); err != nil {
+			if err := getFloats(pg.dev, out.Value(), pg.outValues[j]); err != nil {
 				return err
 			}
 		}

@@ -44,8 +44,8 @@ func newValues(g *gorgonia.ExprGraph, cfg *Config, heads bool, dev *ops.Device) 
 	return v, trunk, head, nil
 }
 
-// loadParticle copies p's parameters into the tensors, from rows on the
-// device when rows is not nil.
+// loadParticle copies p's vectors into the tensors, its parameters from
+// rows on the device when rows is not nil.
 func (v *values) loadParticle(p *Particle, rows *deviceRows) error {
 	if rows == nil {
 		return v.load(p)
@@ -58,7 +58,7 @@ func (v *values) loadParticle(p *Particle, rows *deviceRows) error {
 			return err
 		}
 	}
-	return nil
+	return scatter(v.dev, p.Stats, v.stats) // kept on the host
 }
 
 // load copies p's vectors into the tensors.

@@ -60,8 +60,7 @@ func Constant(v float64) func(*rand.Rand, []float64) {
 // gamma and shift beta, both (1, C, 1, 1), to x's graph:
 // (x − μ)/√(σ² + ε)·γ + β per channel. In training it is ops.BatchNorm,
 // with the batch's weighted statistics. In evaluation, with the running
-// statistics and no gradient, it is built from Gorgonia's elementary
-// ops.
+// statistics and no gradient, it is ops.BatchNormRunning.
 func BatchNorm(x, gamma, beta *gorgonia.Node, norm *Norm) (*gorgonia.Node, error) {
 	s := x.Shape()
 	if len(s) != 4 {
@@ -87,28 +86,7 @@ func BatchNorm(x, gamma, beta *gorgonia.Node, norm *Norm) (*gorgonia.Node, error
 	if ms := mean.Shape(); len(ms) != 4 || ms[1] != s[1] {
 		return nil, fmt.Errorf("batch norm statistics of shape %v for %d channels", ms, s[1])
 	}
-	// scale = γ/√(σ² + ε), then y = (x − μ)·scale + β.
-	eps := gorgonia.NewConstant(Scalar(x.Dtype(), BatchNormEpsilon))
-	v, err := gorgonia.Add(variance, eps)
-	if err != nil {
-		return nil, err
-	}
-	if v, err = gorgonia.Sqrt(v); err != nil {
-		return nil, err
-	}
-	scale, err := gorgonia.HadamardDiv(gamma, v)
-	if err != nil {
-		return nil, err
-	}
-	d, err := gorgonia.BroadcastSub(x, mean, nil, []byte{0, 2, 3})
-	if err != nil {
-		return nil, err
-	}
-	y, err := gorgonia.BroadcastHadamardProd(d, scale, nil, []byte{0, 2, 3})
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.BroadcastAdd(y, beta, nil, []byte{0, 2, 3})
+	return ops.BatchNormRunning(x, gamma, beta, mean, variance, BatchNormEpsilon)
 }
 
 // Scalar returns v as a Go value of dtype dt (float32 or float64), for

@@ -51,6 +51,9 @@
 //	-out DIR           where runs and tables go (default runs/compare-DATASET)
 //	-data-dir DIR      data directory (default $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
 //	-workers N         graphs run at once (default GOMAXPROCS)
+//	-device D          cpu (default) or cuda: train on the first GPU (a
+//	                   binary built with -tags gpu; see train's -device);
+//	                   with -slurm each task asks for one (--gres=gpu:1)
 //
 // OUT belongs to one process: compare locks it (the file OUT/.lock, which
 // holds the owner's PID) until it ends, and each run directory while it
@@ -68,7 +71,7 @@
 //
 //	-plan              write OUT/plan.json and stop
 //	-cell I            run cell I of OUT/plan.json (needs -out; takes only
-//	                   -data-dir and -workers besides): trains it unless
+//	                   -data-dir, -workers and -device besides): trains it unless
 //	                   finished, resumes it if interrupted; locks its run
 //	                   directory, not OUT, so cells run at once
 //	-aggregate         write compare.md, .csv and .png from the finished
@@ -151,6 +154,8 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/curves"
+	"github.com/mtsgd/mtsgd/internal/gpu"
+	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
@@ -169,6 +174,7 @@ type Options struct {
 	Out        string
 	DataDir    string
 	Workers    int
+	Device     string // cpu or cuda
 
 	// What to do instead of running the whole comparison (a sweep, see
 	// plan.go): write OUT/plan.json only; run one cell of it (-1: none);
@@ -177,6 +183,8 @@ type Options struct {
 	Cell      int
 	Aggregate bool
 	Slurm     SlurmOptions
+
+	device gpu.Device // opened from Device for the runs; nil: the CPU
 }
 
 // DefaultMethods are the methods compare trains unless -methods names
@@ -283,6 +291,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Out, "out", "", "output directory (default runs/compare-DATASET)")
 	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
+	fs.StringVar(&o.Device, "device", "cpu", "where the runs train: cpu or cuda (a build with -tags gpu)")
 	fs.BoolVar(&o.Plan, "plan", false, "write OUT/"+PlanFile+", the comparison's cells, and stop")
 	fs.IntVar(&o.Cell, "cell", -1, "run cell `I` of OUT/"+PlanFile+" only (the comparison flags come from the plan)")
 	fs.BoolVar(&o.Aggregate, "aggregate", false, "tabulate the finished cells of OUT/"+PlanFile+"; status 5 when some are missing")
@@ -301,6 +310,10 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if err := checkModes(o, set); err != nil {
 		return o, err
 	}
+	if err := cuda.CheckName(o.Device); err != nil {
+		return o, err
+	}
+	o.Slurm.Device = o.Device
 	if o.Cell >= 0 || o.Aggregate {
 		// The comparison is the plan's.
 		switch {
@@ -382,8 +395,6 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 // a sweep.
 func dispatch(ctx context.Context, o Options, stdout io.Writer) error {
 	switch {
-	case o.Cell >= 0:
-		return runCell(ctx, o, o.Cell)
 	case o.Aggregate:
 		return aggregate(o, stdout)
 	case o.Slurm.Write:
@@ -391,6 +402,18 @@ func dispatch(ctx context.Context, o Options, stdout io.Writer) error {
 	case o.Plan:
 		_, err := makePlan(o, stdout)
 		return err
+	}
+	dev, err := cuda.OpenNamed(o.Device)
+	if err != nil {
+		return err
+	}
+	if dev != nil {
+		defer dev.Close()
+		log.WithField("device", dev.Name()).Info("GPU")
+	}
+	o.device = dev
+	if o.Cell >= 0 {
+		return runCell(ctx, o, o.Cell)
 	}
 	return run(ctx, o, stdout)
 }
@@ -548,12 +571,12 @@ func runOne(ctx context.Context, o Options, method string, seed uint64, d **expe
 	var r *experiment.Run
 	if c != nil {
 		log.WithFields(log.Fields{"run": dir, "epoch": c.Epoch}).Info("resuming")
-		if r, err = experiment.Restore(c, **d, o.Workers); err == nil {
+		if r, err = experiment.RestoreWith(c, **d, experiment.Components{Device: o.device}, o.Workers); err == nil {
 			r.Settings.Epochs = s.Epochs
 		}
 	} else {
 		log.WithField("run", dir).Info("training")
-		r, err = experiment.New(s, **d, o.Workers)
+		r, err = experiment.NewWith(s, **d, experiment.Components{Device: o.device}, o.Workers)
 	}
 	if err != nil {
 		return nil, err

@@ -167,6 +167,7 @@ func runCell(ctx context.Context, o Options, i int) error {
 	}
 	c := p.Cells[i]
 	po := p.options(o.Out, o.DataDir, o.Workers)
+	po.Device, po.device = o.Device, o.device
 	var d *experiment.Data
 	if _, err := runOne(ctx, po, c.Method, c.Seed, &d); err != nil {
 		return fmt.Errorf("cell %d (%s seed %d): %w", i, c.Method, c.Seed, err)

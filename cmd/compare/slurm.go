@@ -32,6 +32,7 @@ type SlurmOptions struct {
 	Time      string // -slurm-time, as sbatch --time takes it
 	Partition string // -slurm-partition; "" the cluster's default
 	Image     string // -k8s-image
+	Device    string // -device: with cuda each task asks for a GPU
 }
 
 // writeSweep writes the plan, OUT/sweep.sbatch and OUT/sweep-job.yaml,
@@ -123,6 +124,9 @@ func sbatchScript(p Plan, s SlurmOptions, bin, out, dataDir string) string {
 	fmt.Fprintf(&b, "#SBATCH --cpus-per-task=%d\n", s.CPUs)
 	fmt.Fprintf(&b, "#SBATCH --mem=%s\n", s.Mem)
 	fmt.Fprintf(&b, "#SBATCH --time=%s\n", s.Time)
+	if s.Device == "cuda" {
+		fmt.Fprintf(&b, "#SBATCH --gres=gpu:1\n")
+	}
 	if s.Partition != "" {
 		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", s.Partition)
 	}
@@ -132,6 +136,9 @@ func sbatchScript(p Plan, s SlurmOptions, bin, out, dataDir string) string {
 	args := []string{shellQuote(bin), "-cell", `"$SLURM_ARRAY_TASK_ID"`, "-out", shellQuote(out), "-workers", `"${SLURM_CPUS_PER_TASK:-1}"`}
 	if dataDir != "" {
 		args = append(args, "-data-dir", shellQuote(dataDir))
+	}
+	if s.Device == "cuda" {
+		args = append(args, "-device", "cuda")
 	}
 	fmt.Fprintf(&b, "exec %s\n", strings.Join(args, " "))
 	return b.String()

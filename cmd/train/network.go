@@ -138,17 +138,16 @@ func resumeNetwork(ctx context.Context, o Options) error {
 
 // openDevice opens the GPU that -device cuda asks for; nil for cpu.
 func openDevice(name string) (gpu.Device, error) {
-	if name != "cuda" {
-		return nil, nil
-	}
-	dev, err := cuda.Open(0)
+	dev, err := cuda.OpenNamed(name)
 	if errors.Is(err, cuda.ErrNotBuilt) {
-		return nil, usageError{fmt.Errorf("-device cuda: %w", err)}
+		return nil, usageError{err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("-device cuda: %w", err)
+		return nil, err
 	}
-	log.WithField("device", dev.Name()).Info("GPU")
+	if dev != nil {
+		log.WithField("device", dev.Name()).Info("GPU")
+	}
 	return dev, nil
 }
 

@@ -286,3 +286,69 @@ func bnInputGrad[T float](f *bnOp, x []T, in [][]T, dx []T) {
 		}
 	}
 }
+
+// BatchNormRunning adds batch normalisation in evaluation mode to x's
+// graph: per channel, (x − mean)/√(variance + eps)·γ + β with the given
+// statistics (the running ones), all of shape (1, C, 1, 1). It has no
+// gradient: evaluation does not differentiate. Like BatchNorm it computes
+// in float64 and rounds once, and it has a device form.
+func BatchNormRunning(x, gamma, beta, mean, variance *gorgonia.Node, eps float64) (*gorgonia.Node, error) {
+	s := x.Shape()
+	if len(s) != 4 {
+		return nil, fmt.Errorf("batch norm of shape %v, want (batch, C, H, W)", s)
+	}
+	for _, p := range []*gorgonia.Node{gamma, beta, mean, variance} {
+		if ps := p.Shape(); len(ps) != 4 || ps.TotalSize() != s[1] || ps[1] != s[1] {
+			return nil, fmt.Errorf("batch norm of %d channels with a parameter of shape %v, want (1, %d, 1, 1)", s[1], ps, s[1])
+		}
+	}
+	op := &bnRunningOp{base: newBase("BatchNormRunning", 4, 4, 4, 4, 4, 4), n: s[0], c: s[1], hw: s[2] * s[3], eps: eps}
+	return apply(op, x, gamma, beta, mean, variance)
+}
+
+// bnRunningOp is batch normalisation in evaluation mode.
+type bnRunningOp struct {
+	base
+	gpu      onGPU // on a device: see deviceDo
+	n, c, hw int
+	eps      float64
+	out      buffer
+}
+
+func (op *bnRunningOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
+	return firstShape(op.name, in)
+}
+
+func (op *bnRunningOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
+	if op.dev != nil {
+		return op.deviceDo(vals)
+	}
+	x, err := dense(vals[0], op.name)
+	if err != nil {
+		return nil, err
+	}
+	out := op.out.get(x.Dtype(), false, x.Shape()...)
+	switch x.Dtype() {
+	case tensor.Float32:
+		bnRunning(op, data[float32](x), vals[1].Data().([]float32), vals[2].Data().([]float32), vals[3].Data().([]float32), vals[4].Data().([]float32), data[float32](out))
+	default:
+		bnRunning(op, data[float64](x), vals[1].Data().([]float64), vals[2].Data().([]float64), vals[3].Data().([]float64), vals[4].Data().([]float64), data[float64](out))
+	}
+	return out, nil
+}
+
+// bnRunning is y = x·k + d per channel with k = γ/√(var + ε) and
+// d = β − mean·k, as bnForward with given statistics (and the kernel
+// bn_forward).
+func bnRunning[T float](op *bnRunningOp, x, gamma, beta, mean, variance, y []T) {
+	for c := range op.c {
+		k := float64(gamma[c]) / math.Sqrt(float64(variance[c])+op.eps)
+		d := float64(beta[c]) - float64(mean[c])*k
+		for i := range op.n {
+			off := (i*op.c + c) * op.hw
+			for j, xv := range x[off : off+op.hw] {
+				y[off+j] = T(float64(xv)*k + d)
+			}
+		}
+	}
+}

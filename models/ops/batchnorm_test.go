@@ -165,3 +165,46 @@ func TestBatchNormPaddingGradient(t *testing.T) {
 		t.Errorf("changing padding rows changed real outputs by %.3g", d)
 	}
 }
+
+// TestBatchNormRunning compares evaluation-mode batch normalisation with
+// its definition, (x − mean)/√(variance + ε)·γ + β per channel, for given
+// statistics: float64 to 1e-12, float32 to 1e-5 (relative to the largest
+// output).
+func TestBatchNormRunning(t *testing.T) {
+	const eps = 1e-5
+	for _, c := range bnCases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(6, uint64(c.n)))
+			for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+				tol := 1e-12
+				if dt == tensor.Float32 {
+					tol = 1e-5
+				}
+				ins := c.inputs(rng)[:3]
+				mean, variance := randomInput(rng, "mean", 1, c.c, 1, 1), input{name: "variance", shape: []int{1, c.c, 1, 1}}
+				for range c.c {
+					variance.vals = append(variance.vals, 0.1+rng.Float64())
+				}
+				ins = append(ins, mean, variance)
+				p := newProbe(t, dt, ins, nil, rng, func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+					x, err := notLeaf(nodes[0])
+					if err != nil {
+						return nil, err
+					}
+					return BatchNormRunning(x, nodes[1], nodes[2], nodes[3], nodes[4], eps)
+				})
+				y, _, _ := p.run(t)
+				x, gamma, beta := ins[0].vals, ins[1].vals, ins[2].vals
+				want := make([]float64, len(x))
+				hw := c.h * c.w
+				for i := range x {
+					ch := (i / hw) % c.c
+					want[i] = (x[i]-mean.vals[ch])/math.Sqrt(variance.vals[ch]+eps)*gamma[ch] + beta[ch]
+				}
+				if d := maxRelDiff(y, want); d > tol {
+					t.Errorf("%v: output differs by %.3g", dt, d)
+				}
+			}
+		})
+	}
+}

@@ -398,3 +398,20 @@ func (op *keepOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	}
 	return gorgonia.NewF64(0), nil
 }
+
+// The statistics, widened, and the inverse deviations are scratch (a).
+func (op *bnRunningOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	x, dt := vals[0], vals[0].Dtype()
+	n, c, hw := op.n, op.c, op.hw
+	l := op.dev.launcher(dt)
+	out := l.out(&op.out, dt, x.Shape()...)
+	stats := l.scratch(&op.gpu.a, 3*c, 8)
+	mean, variance, inv := stats, stats+gpu.Ptr(8*c), stats+gpu.Ptr(16*c)
+	l.run("widen", c, mean, ptr(vals[3]), c)
+	l.run("widen", c, variance, ptr(vals[4]), c)
+	l.untyped("bn_inverse", c, inv, variance, op.eps, c)
+	if out != nil {
+		l.run("bn_forward", n*c*hw, ptr(out), ptr(x), ptr(vals[1]), ptr(vals[2]), mean, inv, n, c, hw)
+	}
+	return l.result(op.name, out)
+}

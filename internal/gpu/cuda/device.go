@@ -54,6 +54,8 @@ type Device struct {
 	fns map[string]C.CUfunction
 }
 
+const built = true
+
 // Open returns GPU number ordinal (0 for the first), or an error saying
 // why there is none: no driver, no GPU, no cuBLAS.
 func Open(ordinal int) (gpu.Device, error) {

@@ -17,9 +17,50 @@
 // device at load time.
 package cuda
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mtsgd/mtsgd/internal/gpu"
+)
 
 // ErrNotBuilt is Open's error in a build without -tags gpu.
 var ErrNotBuilt = errors.New("this binary was built without CUDA support: build it with -tags gpu (see the README's GPU section)")
+
+// Devices are the names the commands' -device flag takes: the CPU, and
+// the host's first GPU.
+var Devices = []string{"cpu", "cuda"}
+
+// CheckName reports a -device value that is not one of Devices, or
+// "cuda" in a build without the GPU backend (wrapping ErrNotBuilt): the
+// mistakes a command line can make, before anything is opened.
+func CheckName(name string) error {
+	switch name {
+	case "cpu":
+		return nil
+	case "cuda":
+		if !built {
+			return fmt.Errorf("-device cuda: %w", ErrNotBuilt)
+		}
+		return nil
+	}
+	return fmt.Errorf("-device must be cpu or cuda, got %q", name)
+}
+
+// OpenNamed opens the device a -device flag names: nil (the CPU) for
+// "cpu", the first GPU for "cuda".
+func OpenNamed(name string) (gpu.Device, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	if name == "cpu" {
+		return nil, nil
+	}
+	dev, err := Open(0)
+	if err != nil {
+		return nil, fmt.Errorf("-device cuda: %w", err)
+	}
+	return dev, nil
+}
 
 //go:generate nvcc -ptx -arch=compute_70 -O3 -o kernels.ptx ../kernels/kernels.cu
