@@ -230,29 +230,12 @@ func BenchmarkResNetStep(b *testing.B) {
 		ms, rss, err := runTorchPeer("torch_resnet_step.py", m, runtime.GOMAXPROCS(0), 2)
 		resnetPeer.s, resnetPeer.rssMB, resnetPeer.err = ms/1000, rss, err
 	})
-	tasks := make([]data.Task, k)
-	classes := make([]int, k)
-	for j := range tasks {
-		tasks[j] = data.Task{Name: fmt.Sprintf("attr%d", j), Kind: data.Classification, Classes: 2}
-		classes[j] = 2
-	}
-	cfg := &Config{Model: resnet18.New(classes...), Tasks: tasks, Batch: batch, Dtype: tensor.Float32}
+	cfg, batchData := celebaStep(batch, k)
 	e, err := New(cfg, m, 1, func() optim.Optimizer { return optim.NewAdam(5e-4) }, runtime.GOMAXPROCS(0))
 	if err != nil {
 		b.Fatal(err)
 	}
 	u := mtsgdUpdate()
-	rng := rand.New(rand.NewPCG(1, 0))
-	batchData := &data.Batch{Inputs: make([]float32, batch*3*64*64), Targets: make([][]float32, k)}
-	for i := range batchData.Inputs {
-		batchData.Inputs[i] = rng.Float32()
-	}
-	for i := range batch {
-		batchData.Index = append(batchData.Index, i)
-		for j := range k {
-			batchData.Targets[j] = append(batchData.Targets[j], float32(rng.IntN(2)))
-		}
-	}
 	if _, err := e.Step(batchData, u); err != nil { // build the machines' buffers
 		b.Fatal(err)
 	}
@@ -268,6 +251,30 @@ func BenchmarkResNetStep(b *testing.B) {
 	b.ReportMetric(resnetPeer.s, "torch-s/step")
 	b.ReportMetric(resnetPeer.rssMB, "torch-peak-RSS-MB")
 	b.ReportMetric(ours/resnetPeer.s, "×torch")
+}
+
+// celebaStep is the CelebA setup of the ResNet-18 benchmarks: k binary
+// tasks, float32 graphs of batch examples of 3×64×64, and a random batch.
+func celebaStep(batch, k int) (*Config, *data.Batch) {
+	tasks := make([]data.Task, k)
+	classes := make([]int, k)
+	for j := range tasks {
+		tasks[j] = data.Task{Name: fmt.Sprintf("attr%d", j), Kind: data.Classification, Classes: 2}
+		classes[j] = 2
+	}
+	cfg := &Config{Model: resnet18.New(classes...), Tasks: tasks, Batch: batch, Dtype: tensor.Float32}
+	rng := rand.New(rand.NewPCG(1, 0))
+	in := &data.Batch{Inputs: make([]float32, batch*3*64*64), Targets: make([][]float32, k)}
+	for i := range in.Inputs {
+		in.Inputs[i] = rng.Float32()
+	}
+	for i := range batch {
+		in.Index = append(in.Index, i)
+		for j := range k {
+			in.Targets[j] = append(in.Targets[j], float32(rng.IntN(2)))
+		}
+	}
+	return cfg, in
 }
 
 // resnetPeer is BenchmarkResNetStep's peer round: run once per process,

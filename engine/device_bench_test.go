@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
-	"github.com/mtsgd/mtsgd/models/resnet18"
 	"github.com/mtsgd/mtsgd/optim"
 )
 
@@ -47,29 +45,13 @@ func BenchmarkStepOnDevice(b *testing.B) {
 	})
 	b.Run("resnet18", func(b *testing.B) {
 		const m, batch, k = 5, 64, 10
-		tasks := make([]data.Task, k)
-		classes := make([]int, k)
-		for j := range tasks {
-			tasks[j] = data.Task{Name: fmt.Sprintf("attr%d", j), Kind: data.Classification, Classes: 2}
-			classes[j] = 2
-		}
-		cfg := &Config{Model: resnet18.New(classes...), Tasks: tasks, Batch: batch, Dtype: tensor.Float32, Device: dev}
+		cfg, in := celebaStep(batch, k)
+		cfg.Device = dev
 		e, err := New(cfg, m, 1, func() optim.Optimizer { return optim.NewAdam(5e-4) }, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer e.Close()
-		rng := rand.New(rand.NewPCG(1, 0))
-		in := &data.Batch{Inputs: make([]float32, batch*3*64*64), Targets: make([][]float32, k)}
-		for i := range in.Inputs {
-			in.Inputs[i] = rng.Float32()
-		}
-		for i := range batch {
-			in.Index = append(in.Index, i)
-			for j := range k {
-				in.Targets[j] = append(in.Targets[j], float32(rng.IntN(2)))
-			}
-		}
 		benchDeviceSteps(b, e, in, 1, "s/step")
 	})
 }
