@@ -233,13 +233,10 @@ func (tr *Trainer) Sync() error {
 	return nil
 }
 
-// Close frees the device memory of an ensemble held there, after Sync.
-// The trainer may go on; its next step on the device uploads the
-// ensemble again.
+// Close frees the device memory of an ensemble held there and of the
+// optimisers' state, after Sync. The trainer may go on; its next step on
+// the device uploads them again.
 func (tr *Trainer) Close() error {
-	if tr.res == nil {
-		return nil
-	}
 	if err := tr.Sync(); err != nil {
 		return err
 	}
@@ -251,8 +248,10 @@ func (tr *Trainer) Close() error {
 			}
 		}
 	}
-	errs = append(errs, tr.res.free())
-	tr.res = nil
+	if tr.res != nil {
+		errs = append(errs, tr.res.free())
+		tr.res = nil
+	}
 	return errors.Join(errs...)
 }
 
