@@ -188,20 +188,23 @@ func allOnDevice(t *testing.T, g *gorgonia.ExprGraph, devs ...*ops.Device) {
 // Training steps of an ensemble of 3 particles with its graphs on a
 // device (testDevices) leave the particles and the optimisers' state where
 // the same steps on the CPU leave them, for LeNet and the small ResNet-18
-// with its running statistics, in float64: tolerance as
-// TestGradientsOnDevice's, 1e-10·(1 + max|θ|), the losses too. The cases
-// cover each device rule, score scale and optimiser, the heads-first
-// order, and steps whose rule has no device form (MGDA, the kernel over
-// the outputs), before which the ensemble leaves the device and after
-// which it returns; each step is checked to have kept the ensemble on
-// the device exactly when it could. Then both evaluate a small data set
-// (the prediction graphs with the running statistics), to 1e-8.
+// with its running statistics, in float64. The cases cover each device
+// rule, score scale and optimiser, the heads-first order, and steps whose
+// rule has no device form (MGDA, the kernel over the outputs), before
+// which the ensemble leaves the device and after which it returns; each
+// step is checked to have kept the ensemble on the device exactly when it
+// could. Then both evaluate a small data set (the prediction graphs with
+// the running statistics).
 //
-// The optimisers' state and the evaluation take 1e-8: on the device
-// MT-SGD's direction comes from Gram matrices and its w* from a QP
-// certified to about 1e-9 (particles.TestDirectionOnDevice), and the
-// momentum buffers are sums of directions, the metrics of a network's
-// logits, where that difference is not divided by the parameters' scale.
+// Tolerances, |dev − cpu| ≤ tol·(1 + max|cpu|) per vector: 1e-9 for the
+// losses, parameters and running statistics, 1e-8 for the optimisers'
+// state and the evaluation. On the device MT-SGD's direction comes from
+// Gram matrices and its w* from a QP certified to about 1e-9
+// (particles.TestDirectionOnDevice); over three ResNet steps the
+// parameters then differ by up to 2.8e-10 relative (seen in CI; 1e-10,
+// the gradients' tolerance, is too tight). The momentum buffers are sums
+// of directions and the metrics functions of a network's logits, where
+// that difference is not divided by the parameters' scale.
 func TestStepOnDevice(t *testing.T) {
 	mtsgd := Update{Trunk: &particles.MTSGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}}
 	sum := Update{Trunk: &particles.MTSGD{Repulsion: 1}, Head: &particles.SVGD{Repulsion: 1}, Scale: ScoreSum, Examples: 700}
@@ -256,7 +259,7 @@ func TestStepOnDevice(t *testing.T) {
 						t.Fatal(err)
 					}
 					for j := range want {
-						closeTo(t, fmt.Sprintf("step %d loss %d", step, j), got[j], want[j], 1e-10)
+						closeTo(t, fmt.Sprintf("step %d loss %d", step, j), got[j], want[j], 1e-9)
 					}
 					if resident := dev.res != nil; resident != (u.Kernel == KernelParams && u.Trunk != mgda.Trunk) {
 						t.Fatalf("step %d: ensemble on the device: %v", step, resident)
@@ -287,11 +290,11 @@ func TestStepOnDevice(t *testing.T) {
 				}
 				for i, p := range cpu.Particles {
 					q := dev.Particles[i]
-					closeTo(t, fmt.Sprintf("particle %d trunk", i), q.Trunk, p.Trunk, 1e-10)
+					closeTo(t, fmt.Sprintf("particle %d trunk", i), q.Trunk, p.Trunk, 1e-9)
 					for j := range p.Heads {
-						closeTo(t, fmt.Sprintf("particle %d head %d", i, j), q.Heads[j], p.Heads[j], 1e-10)
+						closeTo(t, fmt.Sprintf("particle %d head %d", i, j), q.Heads[j], p.Heads[j], 1e-9)
 					}
-					closeTo(t, fmt.Sprintf("particle %d running statistics", i), q.Stats, p.Stats, 1e-10)
+					closeTo(t, fmt.Sprintf("particle %d running statistics", i), q.Stats, p.Stats, 1e-9)
 					wantTrunk, wantHeads := cpu.Optimizers(i)
 					gotTrunk, gotHeads := dev.Optimizers(i)
 					closeTo(t, fmt.Sprintf("particle %d trunk optimiser", i), gotTrunk.State(), wantTrunk.State(), 1e-8)
