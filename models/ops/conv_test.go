@@ -219,3 +219,42 @@ func TestConv2dLeafInput(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCol2im times col2im, and BenchmarkIm2col im2col, on the
+// shapes the LeNet and ResNet-18 steps give them most (one chunk of
+// examples each), reporting the patch values read or written per second.
+func BenchmarkCol2im(b *testing.B) { benchPatches(b, true) }
+
+func BenchmarkIm2col(b *testing.B) { benchPatches(b, false) }
+
+func benchPatches(b *testing.B, back bool) {
+	for _, c := range []struct {
+		name string
+		g    geometry
+	}{
+		{"lenet-conv1", geometry{n: 10, c: 1, h: 36, w: 36, o: 10, k: 9, stride: 1}},
+		{"lenet-conv2", geometry{n: 10, c: 10, h: 14, w: 14, o: 20, k: 5, stride: 1}},
+		{"resnet-layer1", geometry{n: 4, c: 64, h: 16, w: 16, o: 64, k: 3, stride: 1, pad: 1}},
+		{"resnet-layer2-down", geometry{n: 4, c: 64, h: 16, w: 16, o: 128, k: 3, stride: 2, pad: 1}},
+		{"resnet-layer4", geometry{n: 64, c: 512, h: 2, w: 2, o: 512, k: 3, stride: 1, pad: 1}},
+	} {
+		g := c.g
+		g.oh = (g.h+2*g.pad-g.k)/g.stride + 1
+		g.ow = (g.w+2*g.pad-g.k)/g.stride + 1
+		cols := make([]float32, g.rows()*g.n*g.positions())
+		for i := range cols {
+			cols[i] = float32(i%13) - 6
+		}
+		x := make([]float32, g.n*g.c*g.h*g.w)
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				if back {
+					col2im(g, cols, g.n*g.positions(), 0, g.n, x)
+				} else {
+					im2col(g, x, 0, g.n, cols, g.n*g.positions())
+				}
+			}
+			b.ReportMetric(float64(len(cols))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
+		})
+	}
+}
