@@ -15,6 +15,8 @@ const blockSize = 2048
 type blockBuffers struct {
 	buf  []float64
 	rows [][]float64
+	gram []float64 // a block's Gram matrix (MTSGD)
+	out  []float64 // a block's directions (MTSGD)
 }
 
 // get returns n rows of length w ≤ blockSize.

@@ -78,3 +78,30 @@ func TestMTSGDLongVectors(t *testing.T) {
 		}
 	}
 }
+
+// MT-SGD checks the scores for NaN and Inf as it copies their blocks
+// (not in a pass of its own): a score not finite deep in a long vector,
+// in a block run on another goroutine, is reported by target and
+// particle, and the destination is left as it was.
+func TestMTSGDLongVectorsNotFinite(t *testing.T) {
+	const m, k, d = 4, 3, 70_001
+	e := randomEnsemble(rand.New(rand.NewPCG(22, 1)), m, k, d)
+	for _, bad := range []float64{math.NaN(), math.Inf(-1)} {
+		e.Scores[1][2][50_000] = bad
+		dst := make([][]float64, m)
+		for a := range dst {
+			dst[a] = slices.Repeat([]float64{7}, d)
+		}
+		prev := runtime.GOMAXPROCS(4)
+		err := (&MTSGD{Repulsion: 0.5}).Direction(dst, e)
+		runtime.GOMAXPROCS(prev)
+		if err == nil || err.Error() != "particles: score of target 1 at particle 2 is not finite" {
+			t.Errorf("score %v: error %v, want target 1 at particle 2 named", bad, err)
+		}
+		for a := range dst {
+			if slices.ContainsFunc(dst[a], func(x float64) bool { return x != 7 }) {
+				t.Errorf("score %v: particle %d's destination was written", bad, a)
+			}
+		}
+	}
+}

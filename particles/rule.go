@@ -26,7 +26,6 @@ package particles
 
 import (
 	"fmt"
-	"math"
 )
 
 // Ensemble is what a rule sees at one step.
@@ -55,8 +54,31 @@ type Rule interface {
 	Direction(dst [][]float64, e Ensemble) error
 }
 
-// dims checks the shapes of e and dst and returns M, K and d.
+// dims checks the shapes of e and dst and that every score is finite, and
+// returns M, K and d.
 func (e Ensemble) dims(dst [][]float64) (m, k, d int, err error) {
+	if m, k, d, err = e.shape(dst); err != nil {
+		return 0, 0, 0, err
+	}
+	return m, k, d, e.finiteScores()
+}
+
+// finiteScores returns an error naming the first score that is not
+// finite, if any.
+func (e Ensemble) finiteScores() error {
+	for t, s := range e.Scores {
+		for i, v := range s {
+			if !allFinite(v) {
+				return fmt.Errorf("particles: score of target %d at particle %d is not finite", t, i)
+			}
+		}
+	}
+	return nil
+}
+
+// shape is dims without the scores' finiteness check, for a rule that
+// makes it on its own pass over the scores.
+func (e Ensemble) shape(dst [][]float64) (m, k, d int, err error) {
 	m, k = len(e.Theta), len(e.Scores)
 	if m == 0 {
 		return 0, 0, 0, fmt.Errorf("particles: no particles")
@@ -81,9 +103,6 @@ func (e Ensemble) dims(dst [][]float64) (m, k, d int, err error) {
 			if len(s[i]) != d {
 				return 0, 0, 0, fmt.Errorf("particles: score of target %d at particle %d has dimension %d, want %d", t, i, len(s[i]), d)
 			}
-			if !allFinite(s[i]) {
-				return 0, 0, 0, fmt.Errorf("particles: score of target %d at particle %d is not finite", t, i)
-			}
 		}
 	}
 	if e.Kernel != nil {
@@ -104,13 +123,22 @@ func combine(dst []float64, w []float64, scores [][][]float64, m int) {
 	}
 }
 
+// allFinite reports whether v holds no NaN or Inf: x·0 is ±0 for a
+// finite x and NaN otherwise, and four sums keep the loop from waiting
+// on one.
 func allFinite(v []float64) bool {
-	for _, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s0 += v[i] * 0
+		s1 += v[i+1] * 0
+		s2 += v[i+2] * 0
+		s3 += v[i+3] * 0
 	}
-	return true
+	for ; i < len(v); i++ {
+		s0 += v[i] * 0
+	}
+	return s0+s1+s2+s3 == 0
 }
 
 func dot(a, b []float64) float64 {
