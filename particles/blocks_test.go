@@ -105,3 +105,37 @@ func TestMTSGDLongVectorsNotFinite(t *testing.T) {
 		}
 	}
 }
+
+// The two ways MT-SGD forms U's sums on blocks, by loops that smooth the
+// scores (innerProducts) and by each block's Gram matrix (gramProducts),
+// agree to 1e-12 relative on long vectors, with the four terms and the
+// first only.
+func TestMTSGDProductsMatchLoops(t *testing.T) {
+	const m, k, d = 3, 4, 10_001
+	e := randomEnsemble(rand.New(rand.NewPCG(23, 1)), m, k, d)
+	for _, first := range []bool{false, true} {
+		loops, gram := &MTSGD{FirstTermOnly: first}, &MTSGD{FirstTermOnly: first}
+		km := &kernelMatrix{}
+		RBF{}.compute(km, e.Theta)
+		loops.alloc(k)
+		gram.alloc(k)
+		want := slices.Clone(loops.innerProducts(e, km, k, m, d))
+		got, finite := gram.gramProducts(e, km, k, m, d)
+		if !finite {
+			t.Fatal("finite scores reported as not finite")
+		}
+		for x := range want {
+			if j := x % k; j < x/k {
+				continue // the lower triangle is not set
+			}
+			if math.Abs(got[x]-want[x]) > 1e-12*math.Abs(want[x]) {
+				t.Errorf("first term only %v: a[%d] = %.15g by products, %.15g by loops", first, x, got[x], want[x])
+			}
+		}
+		for i := range k {
+			if math.Abs(gram.r[i]-loops.r[i]) > 1e-12*(math.Abs(loops.r[i])+1e-300) {
+				t.Errorf("first term only %v: r[%d] = %.15g by products, %.15g by loops", first, i, gram.r[i], loops.r[i])
+			}
+		}
+	}
+}

@@ -133,10 +133,13 @@ func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
 }
 
 // stein returns B and A of the Stein direction
-// φ(θ_b) = (1/M) Σ_a [k_ab·Σ_i w_i s_ia + ρ·∇_{θ_a}k(θ_a,θ_b)].
-func stein(km *kernelMatrix, weights []float64, rho float64, m int) (b, a []float64) {
+// φ(θ_b) = (1/M) Σ_a [k_ab·Σ_i w_i s_ia + ρ·∇_{θ_a}k(θ_a,θ_b)], in buf
+// (grown if needed).
+func stein(km *kernelMatrix, weights []float64, rho float64, m int, buf *[]float64) (b, a []float64) {
 	k := len(weights)
-	b, a = make([]float64, m*k*m), make([]float64, m*m)
+	all := grow1(buf, m*k*m+m*m)
+	clear(all)
+	b, a = all[:m*k*m], all[m*k*m:]
 	c := rho / (km.sigma2 * float64(m))
 	for y := range m {
 		for x := range m {
@@ -198,7 +201,7 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 	if err := r.solve(kern, a, math.Sqrt(kern.sigma2), m, d); err != nil {
 		return err
 	}
-	b, a := stein(kern, r.w, r.Repulsion, m)
+	b, a := stein(kern, r.w, r.Repulsion, m, new([]float64))
 	if err := w.mix(dst, b, a); err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
@@ -219,7 +222,7 @@ func (r *SVGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) 
 	if err := w.kernel(r.Kernel, km); err != nil {
 		return fmt.Errorf("svgd: %w", err)
 	}
-	b, a := stein(km, r.w, r.Repulsion, e.M)
+	b, a := stein(km, r.w, r.Repulsion, e.M, new([]float64))
 	if err := w.mix(dst, b, a); err != nil {
 		return fmt.Errorf("svgd: %w", err)
 	}

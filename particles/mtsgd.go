@@ -3,7 +3,6 @@ package particles
 import (
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -46,10 +45,11 @@ import (
 // scores it keeps no vector of length d: U and φ* = Σ_k w*_k φ_k are
 // computed a block of coordinates at a time, on GOMAXPROCS goroutines,
 // so that each score is read from memory once for U and once for φ*.
-// Within a block both are matrix products (BLAS) of the block's K·M
-// score rows and M position rows: U from their Gram matrix, and, with
-// the kernel over the positions, φ* = B·S + A·Θ for small matrices B and
-// A (see stein). For ResNet-18 particles (K·M·d float64 is 4.5 GB at
+// On long vectors with few rows (networks; see useProducts) both are
+// matrix products (BLAS) within a block, of its K·M score rows and M
+// position rows: U from their Gram matrix, and, with the kernel over the
+// positions, φ* = B·S + A·Θ for small matrices B and A (see stein);
+// otherwise loops smooth the scores. For ResNet-18 particles (K·M·d float64 is 4.5 GB at
 // K = 10, M = 5) this makes the difference between memory-bound passes
 // over the scores for every pair of particles and one pass.
 type MTSGD struct {
@@ -66,6 +66,8 @@ type MTSGD struct {
 
 	km      kernelMatrix
 	partial []float64 // per block of coordinates: the a_ij, then the r_i
+	stein   []float64 // B and A of the direction (see stein)
+	mix     []float64 // M × (K+1)·M: B and A side by side
 	blocks  []blockBuffers
 	u, w, r []float64
 	diag    Diagnostics
@@ -86,9 +88,15 @@ func (r *MTSGD) Diagnostics() Diagnostics { return r.diag }
 
 // Direction implements Rule.
 func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
-	m, k, d, err := e.shape(dst) // the scores are checked as U is formed
+	m, k, d, err := e.shape(dst)
 	if err != nil {
 		return err
+	}
+	products := useProducts(k, m, d)
+	if !products { // with products the scores are checked as U is formed
+		if err := e.finiteScores(); err != nil {
+			return err
+		}
 	}
 	km := &r.km
 	sigma := 0.0
@@ -106,9 +114,14 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	// of k is also −Σ_ab k_ab ⟨s_ib, Δ_ab⟩. With FirstTermOnly the r_i
 	// stay zero.
 	r.alloc(k)
-	a, finite := r.innerProducts(e, km, k, m, d)
-	if !finite {
-		return e.finiteScores()
+	var a []float64
+	if products {
+		var finite bool
+		if a, finite = r.gramProducts(e, km, k, m, d); !finite {
+			return e.finiteScores()
+		}
+	} else {
+		a = r.innerProducts(e, km, k, m, d)
 	}
 	if err := r.solve(km, a, sigma, m, d); err != nil {
 		return err
@@ -117,7 +130,7 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 
 	// φ* = Σ_k w*_k φ_k: smooth the combined scores (the kernel sum is
 	// linear), one block of coordinates at a time.
-	if km.rep == nil {
+	if km.rep == nil && products {
 		r.mixDirection(dst, e, km, k, m, d)
 		return nil
 	}
@@ -152,9 +165,9 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 // matrix product per block of coordinates, of the block's K·M score rows
 // and M position rows packed together.
 func (r *MTSGD) mixDirection(dst [][]float64, e Ensemble, km *kernelMatrix, k, m, d int) {
-	b, a := stein(km, r.w, r.Repulsion, m)
+	b, a := stein(km, r.w, r.Repulsion, m, &r.stein)
 	n := k*m + m
-	mix := make([]float64, m*n) // row y: B's row y, then A's
+	mix := grow1(&r.mix, m*n) // row y: B's row y, then A's
 	for y := range m {
 		copy(mix[y*n:], b[y*k*m:(y+1)*k*m])
 		copy(mix[y*n+k*m:], a[y*m:(y+1)*m])
@@ -238,30 +251,71 @@ func (r *MTSGD) solve(km *kernelMatrix, a []float64, sigma float64, m, d int) er
 	return nil
 }
 
+// useProducts reports whether MT-SGD forms U and φ* by matrix products
+// of each block's packed rows (gramProducts, mixDirection) rather than by
+// smoothing the scores with loops (innerProducts and the loops of
+// Direction). The products cost about ((K+1)·M)² per coordinate against
+// K·M² for the loops but run at the BLAS's speed: they pay for long
+// vectors and few rows (networks), not for the toy problems' d = 2 or
+// hundreds of particles (`go test ./particles -bench Step`).
+func useProducts(k, m, d int) bool {
+	return d >= blockSize && (k+1)*m <= 128
+}
+
 // innerProducts returns a_ij = Σ_ab k_ab ⟨s_ia, s_jb⟩ (K×K, upper triangle
-// set) and, unless FirstTermOnly, sets r.r; finite is false if a score
-// holds a NaN or an Inf. The sums run over blocks of coordinates so that
-// every score is read from memory once: each block's rows are copied
-// together, checked, and their Gram matrix taken by one BLAS call (about
-// 1.7 times as fast as smoothing the scores block by block with loops,
-// at K = 10, M = 5). The blocks' partial sums are added in block order,
-// so the result does not depend on how many goroutines ran them.
-func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []float64, finite bool) {
-	width := k*k + k
-	blocks := (d + blockSize - 1) / blockSize
-	if cap(r.partial) < blocks*width {
-		r.partial = make([]float64, blocks*width)
-	}
-	partial := r.partial[:blocks*width]
-	clear(partial)
-	var notFinite atomic.Bool
+// set) and, unless FirstTermOnly, sets r.r. The sums run over blocks of
+// coordinates so that every score is read from memory once, and the
+// blocks' partial sums are added in block order, so the result does not
+// depend on how many goroutines ran them.
+func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) []float64 {
+	scores := e.Scores
+	partial := r.partials(k, d)
 	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
-		p := partial[lo/blockSize*width:][:width]
+		p := partial[lo/blockSize*(k*k+k+1):][:k*k+k]
+		rows := buf.get(2*m, hi-lo)
+		smoothed, reps := rows[:m], rows[m:]
+		if !r.FirstTermOnly {
+			for a := range m {
+				reps[a] = repulsion(km, e.Theta, a, lo, reps[a])
+			}
+		}
+		for i := range k {
+			for b := range m {
+				sb := smoothed[b]
+				clear(sb)
+				for a := range m {
+					axpy(sb, km.k[a][b], scores[i][a][lo:hi])
+				}
+			}
+			for j := i; j < k; j++ {
+				for b := range m {
+					p[i*k+j] += dot(smoothed[b], scores[j][b][lo:hi])
+				}
+			}
+			if !r.FirstTermOnly {
+				for a := range m {
+					p[k*k+i] += dot(scores[i][a][lo:hi], reps[a])
+				}
+			}
+		}
+	})
+	a, _ := r.sumPartials(k, d)
+	return a
+}
+
+// gramProducts is innerProducts by matrix products: each block's rows
+// are copied together, checked (finite is false if a score holds a NaN
+// or an Inf), and their Gram matrix taken by one BLAS call (twice as
+// fast as innerProducts at K = 10, M = 5 on long vectors).
+func (r *MTSGD) gramProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []float64, finite bool) {
+	partial := r.partials(k, d)
+	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
+		p := partial[lo/blockSize*(k*k+k+1):][:k*k+k+1]
 		// The block's Gram matrix of the score rows (and position rows):
 		// g[x·n+y] = ⟨row x, row y⟩ for x ≤ y.
 		x := packBlock(buf, e, lo, hi, !r.FirstTermOnly)
 		if !allFinite(x[:k*m*(hi-lo)]) {
-			notFinite.Store(true)
+			p[k*k+k] = 1
 			return
 		}
 		n := len(x) / (hi - lo)
@@ -289,14 +343,36 @@ func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []fl
 			}
 		}
 	})
-	sum := partial[:width]
+	return r.sumPartials(k, d)
+}
+
+// partials returns r.partial cleared for d coordinates: per block the
+// a_ij (K×K), the r_i (K) and a flag set when the block's scores are not
+// finite.
+func (r *MTSGD) partials(k, d int) []float64 {
+	width := k*k + k + 1
+	blocks := (d + blockSize - 1) / blockSize
+	if cap(r.partial) < blocks*width {
+		r.partial = make([]float64, blocks*width)
+	}
+	partial := r.partial[:blocks*width]
+	clear(partial)
+	return partial
+}
+
+// sumPartials adds the blocks' partial sums in block order, sets r.r and
+// returns the a_ij, and whether no block flagged its scores.
+func (r *MTSGD) sumPartials(k, d int) (a []float64, finite bool) {
+	width := k*k + k + 1
+	blocks := (d + blockSize - 1) / blockSize
+	sum := r.partial[:width]
 	for b := 1; b < blocks; b++ {
-		for x, v := range partial[b*width : (b+1)*width] {
+		for x, v := range r.partial[b*width : (b+1)*width] {
 			sum[x] += v
 		}
 	}
-	copy(r.r, sum[k*k:])
-	return sum[:k*k], !notFinite.Load()
+	copy(r.r, sum[k*k:k*k+k])
+	return sum[:k*k], sum[k*k+k] == 0
 }
 
 // repulsion returns the block of rep[a] (see kernelMatrix) from lo, of

@@ -457,6 +457,7 @@ func checkModes(o Options, set map[string]bool) error {
 // run writes the plan, trains what is not yet trained, cell after cell
 // in the plan's order, and writes the tables.
 func run(ctx context.Context, o Options, stdout io.Writer) error {
+	sysmem.CollectEarly()
 	release, err := lock(o.Out)
 	if err != nil {
 		return err

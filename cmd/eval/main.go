@@ -74,6 +74,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 )
 
@@ -158,6 +159,7 @@ type Report struct {
 var ErrDiverged = errors.New("the checkpoint has diverged")
 
 func run(ctx context.Context, o Options, stdout io.Writer) error {
+	sysmem.CollectEarly()
 	dev, err := cuda.OpenNamed(o.Device)
 	if err != nil {
 		return err

@@ -587,6 +587,7 @@ func (o Options) checkRunning() error {
 
 // run trains as o says and writes the results to o.Out.
 func run(ctx context.Context, o Options) error {
+	sysmem.CollectEarly()
 	if o.Resume != "" {
 		return resumeNetwork(ctx, o)
 	}
