@@ -204,21 +204,42 @@ func bnParamGrad[T float](op *bnGradParam, x, g, dst []T) {
 	f := op.fwd
 	for c := range f.c {
 		m, s := f.stats.Mean[c], f.scale[c]
-		var sum float64
+		// Four partial sums, so that the additions do not wait on each
+		// other; s is applied once, to the total.
+		var sum [4]float64
 		for i := range f.n {
 			off := (i*f.c + c) * f.hw
 			gs := g[off : off+f.hw]
+			xs := x[off : off+f.hw]
+			xs = xs[:len(gs)]
+			j := 0
 			if !op.scale {
-				for _, v := range gs {
-					sum += float64(v)
+				for ; j+4 <= len(gs); j += 4 {
+					sum[0] += float64(gs[j])
+					sum[1] += float64(gs[j+1])
+					sum[2] += float64(gs[j+2])
+					sum[3] += float64(gs[j+3])
+				}
+				for ; j < len(gs); j++ {
+					sum[0] += float64(gs[j])
 				}
 				continue
 			}
-			for j, xv := range x[off : off+f.hw] {
-				sum += float64(gs[j]) * (float64(xv) - m) * s
+			for ; j+4 <= len(gs); j += 4 {
+				sum[0] += float64(gs[j]) * (float64(xs[j]) - m)
+				sum[1] += float64(gs[j+1]) * (float64(xs[j+1]) - m)
+				sum[2] += float64(gs[j+2]) * (float64(xs[j+2]) - m)
+				sum[3] += float64(gs[j+3]) * (float64(xs[j+3]) - m)
+			}
+			for ; j < len(gs); j++ {
+				sum[0] += float64(gs[j]) * (float64(xs[j]) - m)
 			}
 		}
-		dst[c] = T(sum)
+		total := (sum[0] + sum[1]) + (sum[2] + sum[3])
+		if op.scale {
+			total *= s
+		}
+		dst[c] = T(total)
 	}
 }
 
@@ -276,12 +297,17 @@ func bnInputGrad[T float](f *bnOp, x []T, in [][]T, dx []T) {
 		k := s * float64(gamma[c])
 		db, dg := float64(dBeta[c]), float64(dGamma[c])
 		for i := range f.n {
+			// k·(g − a·(db + (x − m)·s·dg)) = k·g + c0 + c1·x.
 			a := float64(weight[i]) / float64(f.hw)
+			c1 := -k * a * s * dg
+			c0 := -k*a*db - c1*m
 			off := (i*f.c + c) * f.hw
 			gs := g[off : off+f.hw]
-			for j, xv := range x[off : off+f.hw] {
-				xh := (float64(xv) - m) * s
-				dx[off+j] = T(k * (float64(gs[j]) - a*(db+xh*dg)))
+			xs := x[off : off+f.hw]
+			out := dx[off : off+f.hw]
+			xs, out = xs[:len(gs)], out[:len(gs)]
+			for j, gv := range gs {
+				out[j] = T(k*float64(gv) + c0 + c1*float64(xs[j]))
 			}
 		}
 	}
