@@ -94,6 +94,12 @@ type Grads struct {
 	Features []float64
 	Outputs  [][]float64
 
+	// scores, when set, has the graphs write the negated gradients
+	// (scores) into Trunk and Head, and note in notFinite each task's
+	// trunk [0] and head [1] score that holds a NaN or an Inf.
+	scores    bool
+	notFinite [][2]bool
+
 	// rows, when set, places the particle in an ensemble held on the
 	// device: the graphs read its parameters from there and write its
 	// gradients there, negated (scores), instead of into Trunk and Head;
@@ -146,7 +152,15 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 		if err := features[j-1].Fetch(); err != nil {
 			return err
 		}
-		if err := tg.vjp(features[j-1].Values, out.Trunk[j]); err != nil {
+		var err error
+		if out.scores {
+			var finite bool
+			finite, err = tg.vjpScore(features[j-1].Values, out.Trunk[j])
+			out.notFinite[j][0] = !finite
+		} else {
+			err = tg.vjp(features[j-1].Values, out.Trunk[j])
+		}
+		if err != nil {
 			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
 		}
 	}

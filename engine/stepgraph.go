@@ -169,21 +169,35 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 				return err
 			}
 			var err error
-			if out.rows != nil {
+			switch {
+			case out.rows != nil:
 				err = storeTo(sg.dev, sg.headGrads[i], out.rows.headScore[j], -1)
-			} else {
+			case out.scores:
+				var finite bool
+				finite, err = gatherScores(sg.dev, sg.headGrads[i], out.Head[j])
+				out.notFinite[j][1] = !finite
+			default:
 				err = gather(sg.dev, sg.headGrads[i], out.Head[j])
 			}
 			if err != nil {
 				return fmt.Errorf("task %s: %w", m.cfg.Tasks[j].Name, err)
 			}
 		}
-		if out.rows != nil {
-			if err := storeTo(sg.dev, sg.trunkGrad, out.rows.trunkScore[sg.tasks[0]], -1); err != nil {
+		switch j := sg.tasks[0]; {
+		case out.rows != nil:
+			if err := storeTo(sg.dev, sg.trunkGrad, out.rows.trunkScore[j], -1); err != nil {
 				return err
 			}
-		} else if err := gather(sg.dev, sg.trunkGrad, out.Trunk[sg.tasks[0]]); err != nil {
-			return err
+		case out.scores:
+			finite, err := gatherScores(sg.dev, sg.trunkGrad, out.Trunk[j])
+			if err != nil {
+				return err
+			}
+			out.notFinite[j][0] = !finite
+		default:
+			if err := gather(sg.dev, sg.trunkGrad, out.Trunk[j]); err != nil {
+				return err
+			}
 		}
 		if err := copyStats(sg.stats, out.Stats); err != nil {
 			return err

@@ -129,6 +129,7 @@ func (tr *Trainer) allocateStep() {
 			g.Trunk = append(g.Trunk, tr.trunkScores[j][i])
 			g.Head = append(g.Head, tr.headScores[j][i])
 		}
+		g.scores, g.notFinite = true, make([][2]bool, k)
 	}
 }
 
@@ -263,7 +264,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 }
 
 // gradients evaluates every particle's losses and gradients on the loaded
-// batch and negates the gradients into the scores; the losses go to
+// batch into the scores (the graphs write them negated); the losses go to
 // tr.losses if report. after, if not nil, runs on the same worker right
 // after each particle's evaluation.
 func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) error {
@@ -290,11 +291,13 @@ func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) 
 			if tr.res != nil {
 				continue // the scores, negated on the device, are checked below
 			}
-			if at := negateFinite(g.Trunk[j]); at >= 0 {
-				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "trunk gradient", Index: at}
+			// The graphs wrote the scores and noted where one is not
+			// finite.
+			if g.notFinite[j][0] {
+				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "trunk gradient", Index: finite(g.Trunk[j])}
 			}
-			if at := negateFinite(g.Head[j]); at >= 0 {
-				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "head gradient", Index: at}
+			if g.notFinite[j][1] {
+				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "head gradient", Index: finite(g.Head[j])}
 			}
 		}
 		return nil

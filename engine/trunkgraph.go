@@ -99,14 +99,31 @@ func (tg *trunkGraph) bind(p *Particle, rows *deviceRows, in *Inputs) error {
 // vjp writes the gradient of ⟨features, upstream⟩ with respect to the
 // bound particle's trunk into dst.
 func (tg *trunkGraph) vjp(upstream, dst []float64) error {
+	if err := tg.setUpstream(upstream); err != nil {
+		return err
+	}
+	return run(tg.vm, func() error { return gather(tg.dev, tg.trunkGrad, dst) })
+}
+
+// vjpScore is vjp writing the negated gradient (a score) and reporting
+// whether it is finite.
+func (tg *trunkGraph) vjpScore(upstream, dst []float64) (finite bool, err error) {
+	if err := tg.setUpstream(upstream); err != nil {
+		return false, err
+	}
+	err = run(tg.vm, func() (err error) {
+		finite, err = gatherScores(tg.dev, tg.trunkGrad, dst)
+		return err
+	})
+	return finite, err
+}
+
+func (tg *trunkGraph) setUpstream(upstream []float64) error {
 	g, err := tg.upstream()
 	if err != nil {
 		return err
 	}
-	if err := setOn(tg.dev, g, upstream); err != nil {
-		return err
-	}
-	return run(tg.vm, func() error { return gather(tg.dev, tg.trunkGrad, dst) })
+	return setOn(tg.dev, g, upstream)
 }
 
 // vjpOnDevice is vjp with upstream in the graph's device memory and

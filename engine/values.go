@@ -152,6 +152,86 @@ func gather(dev *ops.Device, nodes []*gorgonia.Node, dst []float64) error {
 	return copyValues(dev, vals, dst)
 }
 
+// gatherScores is gather writing the negated values (scores) and
+// reporting whether they are all finite: on the CPU in the one pass that
+// converts them to float64.
+func gatherScores(dev *ops.Device, nodes []*gorgonia.Node, dst []float64) (finite bool, err error) {
+	if dev != nil {
+		if err := gather(dev, nodes, dst); err != nil {
+			return false, err
+		}
+		return negateFinite(dst) < 0, nil
+	}
+	finite = true
+	for _, n := range nodes {
+		v := n.Value()
+		if v == nil {
+			return false, fmt.Errorf("engine: a value the graph did not compute")
+		}
+		size := v.Shape().TotalSize()
+		if size > len(dst) {
+			return false, fmt.Errorf("engine: %d values overflow their vector", size)
+		}
+		ok, err := negatedFloats(v, dst[:size])
+		if err != nil {
+			return false, err
+		}
+		finite = finite && ok
+		dst = dst[size:]
+	}
+	if len(dst) != 0 {
+		return false, fmt.Errorf("engine: %d values of the vector left unset", len(dst))
+	}
+	return finite, nil
+}
+
+// negatedFloats writes −v into dst as float64 and reports whether v is
+// finite: x·0 is 0 for a finite x and NaN otherwise, summed in four
+// places so that the additions do not wait on each other.
+func negatedFloats(v gorgonia.Value, dst []float64) (bool, error) {
+	switch d := v.Data().(type) {
+	case []float32:
+		if len(d) != len(dst) {
+			return false, fmt.Errorf("engine: %d values for %d", len(d), len(dst))
+		}
+		return negate32(d, dst), nil
+	case []float64:
+		if len(d) != len(dst) {
+			return false, fmt.Errorf("engine: %d values for %d", len(d), len(dst))
+		}
+		var s [4]float64
+		for i, x := range d {
+			dst[i] = -x
+			s[i&3] += x * 0
+		}
+		return (s[0]+s[1])+(s[2]+s[3]) == 0, nil
+	}
+	if err := getFloats(nil, v, dst); err != nil {
+		return false, err
+	}
+	return negateFinite(dst) < 0, nil
+}
+
+func negate32(src []float32, dst []float64) bool {
+	dst = dst[:len(src)]
+	var s [4]float64
+	i := 0
+	for ; i+4 <= len(src); i += 4 {
+		x0, x1, x2, x3 := float64(src[i]), float64(src[i+1]), float64(src[i+2]), float64(src[i+3])
+		dst[i], dst[i+1], dst[i+2], dst[i+3] = -x0, -x1, -x2, -x3
+		s[0] += x0 * 0
+		s[1] += x1 * 0
+		s[2] += x2 * 0
+		s[3] += x3 * 0
+	}
+	for ; i < len(src); i++ {
+		x := float64(src[i])
+		dst[i] = -x
+		s[0] += x * 0
+	}
+	return (s[0]+s[1])+(s[2]+s[3]) == 0
+}
+
 func copyValues(dev *ops.Device, vals []gorgonia.Value, dst []float64) error {
 	for _, v := range vals {
 		if v == nil {
