@@ -145,11 +145,7 @@ func storeTo(dev *ops.Device, nodes []*gorgonia.Node, dst gpu.Ptr, a float64) er
 // gather copies the values of nodes, on dev (nil: the CPU), into the flat
 // vector dst, in order.
 func gather(dev *ops.Device, nodes []*gorgonia.Node, dst []float64) error {
-	vals := make([]gorgonia.Value, len(nodes))
-	for i, n := range nodes {
-		vals[i] = n.Value()
-	}
-	return copyValues(dev, vals, dst)
+	return copyValues(dev, nodeValues(nodes), dst)
 }
 
 // gatherScores is gather writing the negated values (scores) and
@@ -163,57 +159,44 @@ func gatherScores(dev *ops.Device, nodes []*gorgonia.Node, dst []float64) (finit
 		return negateFinite(dst) < 0, nil
 	}
 	finite = true
-	for _, n := range nodes {
-		v := n.Value()
-		if v == nil {
-			return false, fmt.Errorf("engine: a value the graph did not compute")
-		}
-		size := v.Shape().TotalSize()
-		if size > len(dst) {
-			return false, fmt.Errorf("engine: %d values overflow their vector", size)
-		}
-		ok, err := negatedFloats(v, dst[:size])
-		if err != nil {
-			return false, err
-		}
+	err = fill(nodeValues(nodes), dst, func(v gorgonia.Value, part []float64) error {
+		ok, err := negatedFloats(v, part)
 		finite = finite && ok
-		dst = dst[size:]
+		return err
+	})
+	return finite, err
+}
+
+func nodeValues(nodes []*gorgonia.Node) []gorgonia.Value {
+	vals := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		vals[i] = n.Value()
 	}
-	if len(dst) != 0 {
-		return false, fmt.Errorf("engine: %d values of the vector left unset", len(dst))
-	}
-	return finite, nil
+	return vals
 }
 
 // negatedFloats writes −v into dst as float64 and reports whether v is
-// finite: x·0 is 0 for a finite x and NaN otherwise, summed in four
-// places so that the additions do not wait on each other.
+// finite.
 func negatedFloats(v gorgonia.Value, dst []float64) (bool, error) {
 	switch d := v.Data().(type) {
 	case []float32:
-		if len(d) != len(dst) {
-			return false, fmt.Errorf("engine: %d values for %d", len(d), len(dst))
-		}
-		return negate32(d, dst), nil
+		return negateInto(d, dst)
 	case []float64:
-		if len(d) != len(dst) {
-			return false, fmt.Errorf("engine: %d values for %d", len(d), len(dst))
-		}
-		var s [4]float64
-		for i, x := range d {
-			dst[i] = -x
-			s[i&3] += x * 0
-		}
-		return (s[0]+s[1])+(s[2]+s[3]) == 0, nil
+		return negateInto(d, dst)
 	}
-	if err := getFloats(nil, v, dst); err != nil {
+	if err := getFloats(nil, v, dst); err != nil { // a scalar
 		return false, err
 	}
 	return negateFinite(dst) < 0, nil
 }
 
-func negate32(src []float32, dst []float64) bool {
-	dst = dst[:len(src)]
+// negateInto writes −src into dst and reports whether src is finite: x·0
+// is 0 for a finite x and NaN otherwise, summed in four places so that
+// the additions do not wait on each other.
+func negateInto[T float32 | float64](src []T, dst []float64) (bool, error) {
+	if len(src) != len(dst) {
+		return false, fmt.Errorf("engine: %d values for %d", len(src), len(dst))
+	}
 	var s [4]float64
 	i := 0
 	for ; i+4 <= len(src); i += 4 {
@@ -229,10 +212,16 @@ func negate32(src []float32, dst []float64) bool {
 		dst[i] = -x
 		s[0] += x * 0
 	}
-	return (s[0]+s[1])+(s[2]+s[3]) == 0
+	return (s[0]+s[1])+(s[2]+s[3]) == 0, nil
 }
 
 func copyValues(dev *ops.Device, vals []gorgonia.Value, dst []float64) error {
+	return fill(vals, dst, func(v gorgonia.Value, part []float64) error { return getFloats(dev, v, part) })
+}
+
+// fill calls put for each value with the part of dst it fills, in order,
+// and checks that the values fill dst exactly.
+func fill(vals []gorgonia.Value, dst []float64, put func(v gorgonia.Value, part []float64) error) error {
 	for _, v := range vals {
 		if v == nil {
 			return fmt.Errorf("engine: a value the graph did not compute")
@@ -241,7 +230,7 @@ func copyValues(dev *ops.Device, vals []gorgonia.Value, dst []float64) error {
 		if size > len(dst) {
 			return fmt.Errorf("engine: %d values overflow their vector", size)
 		}
-		if err := getFloats(dev, v, dst[:size]); err != nil {
+		if err := put(v, dst[:size]); err != nil {
 			return err
 		}
 		dst = dst[size:]

@@ -201,7 +201,7 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 	if err := r.solve(kern, a, math.Sqrt(kern.sigma2), m, d); err != nil {
 		return err
 	}
-	b, a := stein(kern, r.w, r.Repulsion, m, new([]float64))
+	b, a := stein(kern, r.w, r.Repulsion, m, &r.stein)
 	if err := w.mix(dst, b, a); err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}

@@ -41,17 +41,18 @@ import (
 // for a kernel over the networks' outputs), that kernel replaces the RBF
 // over the positions; only the first term of U is defined for it.
 //
-// The cost is O((K+1)²·M²·d) per step plus one K×K QP. Beyond the
-// scores it keeps no vector of length d: U and φ* = Σ_k w*_k φ_k are
-// computed a block of coordinates at a time, on GOMAXPROCS goroutines,
-// so that each score is read from memory once for U and once for φ*.
-// On long vectors with few rows (networks; see useProducts) both are
-// matrix products (BLAS) within a block, of its K·M score rows and M
-// position rows: U from their Gram matrix, and, with the kernel over the
-// positions, φ* = B·S + A·Θ for small matrices B and A (see stein);
-// otherwise loops smooth the scores. For ResNet-18 particles (K·M·d float64 is 4.5 GB at
+// Beyond the scores it keeps no vector of length d: U and
+// φ* = Σ_k w*_k φ_k are computed a block of coordinates at a time, on
+// GOMAXPROCS goroutines, so that each score is read from memory once for
+// U and once for φ*. For ResNet-18 particles (K·M·d float64 is 4.5 GB at
 // K = 10, M = 5) this makes the difference between memory-bound passes
-// over the scores for every pair of particles and one pass.
+// over the scores for every pair of particles and one pass. On long
+// vectors with few rows (networks; see useProducts) both are matrix
+// products (BLAS) within a block, of its K·M score rows and M position
+// rows: U from their Gram matrix, O((K+1)²·M²·d), and, with the kernel
+// over the positions, φ* = B·S + A·Θ for small matrices B and A (see
+// stein); otherwise loops smooth the scores, O(K·M²·d + K²·M·d). Either
+// way one K×K QP follows.
 type MTSGD struct {
 	Kernel    RBF
 	Repulsion float64
