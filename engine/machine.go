@@ -99,6 +99,9 @@ type Grads struct {
 	// trunk [0] and head [1] score that holds a NaN or an Inf.
 	scores    bool
 	notFinite [][2]bool
+	// trunk32, when set with scores, receives the trunk scores in float32
+	// in place of Trunk.
+	trunk32 [][]float32
 
 	// rows, when set, places the particle in an ensemble held on the
 	// device: the graphs read its parameters from there and write its
@@ -154,9 +157,7 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 		}
 		var err error
 		if out.scores {
-			var finite bool
-			finite, err = tg.vjpScore(features[j-1].Values, out.Trunk[j])
-			out.notFinite[j][0] = !finite
+			err = tg.vjpScore(features[j-1].Values, out, j)
 		} else {
 			err = tg.vjp(features[j-1].Values, out.Trunk[j])
 		}
@@ -165,6 +166,29 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 		}
 	}
 	return nil
+}
+
+// putTrunkScore writes the negated values of nodes, on dev (nil: the
+// CPU), as task j's trunk score and notes whether they are finite.
+func (g *Grads) putTrunkScore(dev *ops.Device, nodes []*gorgonia.Node, j int) error {
+	var finite bool
+	var err error
+	if g.trunk32 != nil {
+		finite, err = gatherScores(dev, nodes, g.trunk32[j])
+	} else {
+		finite, err = gatherScores(dev, nodes, g.Trunk[j])
+	}
+	g.notFinite[j][0] = !finite
+	return err
+}
+
+// trunkScoreNotFinite returns the index of the first NaN or Inf in task
+// j's trunk score, or −1.
+func (g *Grads) trunkScoreNotFinite(j int) int {
+	if g.trunk32 != nil {
+		return finite(g.trunk32[j])
+	}
+	return finite(g.Trunk[j])
 }
 
 // updateStats moves p's running statistics towards the batch statistics

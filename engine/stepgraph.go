@@ -189,11 +189,9 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 				return err
 			}
 		case out.scores:
-			finite, err := gatherScores(sg.dev, sg.trunkGrad, out.Trunk[j])
-			if err != nil {
+			if err := out.putTrunkScore(sg.dev, sg.trunkGrad, j); err != nil {
 				return err
 			}
-			out.notFinite[j][0] = !finite
 		default:
 			if err := gather(sg.dev, sg.trunkGrad, out.Trunk[j]); err != nil {
 				return err

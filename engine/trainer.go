@@ -36,9 +36,10 @@ type Trainer struct {
 	kernels outputKernels // with Update.Kernel = KernelOutputs
 	res     *resident     // the ensemble on Config.Device, between steps that keep it there
 
-	// Per-step buffers. Gradients are negated in place into scores.
-	losses      [][]float64   // [task][particle]
-	trunkScores [][][]float64 // [task][particle]
+	// Per-step buffers. The graphs write the gradients negated, as
+	// scores.
+	losses      [][]float64 // [task][particle]
+	trunkScores trunkScores
 	headScores  [][][]float64 // [task][particle]
 	trunkDir    [][]float64   // [particle]
 	headDir     [][][]float64 // [task][particle]
@@ -111,7 +112,7 @@ func (tr *Trainer) allocateStep() {
 	if tr.res != nil || tr.trunkDir != nil {
 		return
 	}
-	tr.trunkScores = make([][][]float64, k)
+	tr.trunkScores = newTrunkScores(tr.cfg, k)
 	tr.headScores = make([][][]float64, k)
 	tr.headDir = make([][][]float64, k)
 	for _, p := range tr.Particles {
@@ -119,14 +120,18 @@ func (tr *Trainer) allocateStep() {
 	}
 	for j := range k {
 		for _, p := range tr.Particles {
-			tr.trunkScores[j] = append(tr.trunkScores[j], make([]float64, len(p.Trunk)))
+			tr.trunkScores.add(j, len(p.Trunk))
 			tr.headScores[j] = append(tr.headScores[j], make([]float64, len(p.Heads[j])))
 			tr.headDir[j] = append(tr.headDir[j], make([]float64, len(p.Heads[j])))
 		}
 	}
 	for i, g := range tr.grads {
 		for j := range k {
-			g.Trunk = append(g.Trunk, tr.trunkScores[j][i])
+			if s := tr.trunkScores.f32; s != nil {
+				g.trunk32 = append(g.trunk32, s[j][i])
+			} else {
+				g.Trunk = append(g.Trunk, tr.trunkScores.f64[j][i])
+			}
 			g.Head = append(g.Head, tr.headScores[j][i])
 		}
 		g.scores, g.notFinite = true, make([][2]bool, k)
@@ -294,7 +299,7 @@ func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) 
 			// The graphs wrote the scores and noted where one is not
 			// finite.
 			if g.notFinite[j][0] {
-				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "trunk gradient", Index: finite(g.Trunk[j])}
+				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "trunk gradient", Index: g.trunkScoreNotFinite(j)}
 			}
 			if g.notFinite[j][1] {
 				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "head gradient", Index: finite(g.Head[j])}
@@ -400,7 +405,7 @@ func (tr *Trainer) trunkDirections(u Update, step int) error {
 	if len(tr.trunks[0]) == 0 { // models without a shared trunk have none
 		return nil
 	}
-	ens := particles.Ensemble{Theta: tr.trunks, Scores: tr.trunkScores, Values: tr.losses, Step: step - 1}
+	ens := particles.Ensemble{Theta: tr.trunks, Scores: tr.trunkScores.f64, Scores32: tr.trunkScores.f32, Values: tr.losses, Step: step - 1}
 	switch u.Kernel {
 	case KernelOutputs:
 		if err := tr.trunkKernel(u.OutputKernel); err != nil {
@@ -467,9 +472,9 @@ func negateFinite(v []float64) int {
 }
 
 // finite reports the index of the first NaN or Inf in v, or −1.
-func finite(v []float64) int {
+func finite[T float](v []T) int {
 	for i, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
 			return i
 		}
 	}

@@ -22,7 +22,13 @@ func sgd(lr float64) func() optim.Optimizer {
 
 func newTestTrainer(t *testing.T, m, batch int, lr float64) *Trainer {
 	t.Helper()
-	e, err := New(testConfig(batch, tensor.Float64), m, 21, sgd(lr), 2)
+	return newTrainerOf(t, tensor.Float64, m, batch, lr)
+}
+
+// newTrainerOf is newTestTrainer with graphs of dtype dt.
+func newTrainerOf(t *testing.T, dt tensor.Dtype, m, batch int, lr float64) *Trainer {
+	t.Helper()
+	e, err := New(testConfig(batch, dt), m, 21, sgd(lr), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +47,17 @@ func clone2(v [][]float64) [][]float64 {
 // particle's graphs, scores = −gradients, the mtsgd rule on the trunks and
 // the svgd rule on each task's heads, then x ← x + lr·φ (the first SGD
 // step with momentum is a plain step). Tolerance 1e-12: the same
-// arithmetic in another order.
+// arithmetic in another order. Float32 graphs have the step keep their
+// trunk scores in float32, which must change nothing.
 func TestStepEqualsHandComputedStep(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		t.Run(dt.String(), func(t *testing.T) { testHandComputedStep(t, dt) })
+	}
+}
+
+func testHandComputedStep(t *testing.T, dt tensor.Dtype) {
 	const m, lr = 3, 0.05
-	e := newTestTrainer(t, m, 5, lr)
+	e := newTrainerOf(t, dt, m, 5, lr)
 	b := randomBatch(rand.New(rand.NewPCG(22, 0)), 5, 2)
 	mtsgd := &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
 	svgd := &particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 1}
@@ -81,6 +94,9 @@ func TestStepEqualsHandComputedStep(t *testing.T) {
 	}
 	if e.Steps != 1 || len(losses) != 2 || len(losses[0]) != m {
 		t.Fatalf("after one step: Steps %d, losses %v", e.Steps, losses)
+	}
+	if f32 := e.trunkScores.f32 != nil; f32 != (dt == tensor.Float32) {
+		t.Errorf("%v graphs: trunk scores in float32 %v", dt, f32)
 	}
 	for i, p := range e.Particles {
 		for d := range p.Trunk {
@@ -223,71 +239,81 @@ func TestEvaluate(t *testing.T) {
 // N; ScoreNormalized divides each task's trunk scores by their L2 norm
 // over the particles, coordinate by coordinate, and leaves the heads.
 // The reference normalises with its own loops. Tolerance 1e-12 relative.
+// With float32 graphs the scaled trunk scores are held in float32, so the
+// reference rounds its scaled trunk scores to float32.
 func TestScoreScales(t *testing.T) {
-	const m, lr, n = 3, 0.01, 7
-	for _, scale := range []ScoreScale{ScoreMean, ScoreSum, ScoreNormalized} {
-		t.Run(scale.String(), func(t *testing.T) {
-			e := newTestTrainer(t, m, 4, lr)
-			b := randomBatch(rand.New(rand.NewPCG(25, 0)), 4, 2)
-			in := load(t, e.cfg, b)
-			trunk := make([][][]float64, 2) // [task][particle]
-			head := make([][][]float64, 2)
-			before := make([]*Particle, m)
-			for i, p := range e.Particles {
-				before[i] = &Particle{Trunk: slices.Clone(p.Trunk), Heads: clone2(p.Heads)}
-				for j := range 2 {
-					g := gradients(t, p, in, j)
-					negate(g.trunk)
-					negate(g.head)
-					trunk[j] = append(trunk[j], g.trunk)
-					head[j] = append(head[j], g.head)
-				}
-			}
-			switch scale {
-			case ScoreSum:
-				for j := range 2 {
-					for i := range m {
-						for d := range trunk[j][i] {
-							trunk[j][i][d] *= n
-						}
-						for d := range head[j][i] {
-							head[j][i][d] *= n
-						}
-					}
-				}
-			case ScoreNormalized:
-				for j := range 2 {
-					for d := range trunk[j][0] {
-						norm := math.Sqrt(trunk[j][0][d]*trunk[j][0][d] + trunk[j][1][d]*trunk[j][1][d] + trunk[j][2][d]*trunk[j][2][d])
-						for i := range m {
-							trunk[j][i][d] /= max(norm, 1e-12)
-						}
-					}
-				}
-			}
-			u := Update{Trunk: &particles.Linear{}, Head: &particles.Linear{}, Scale: scale, Examples: n}
-			if _, err := e.Step(b, u); err != nil {
-				t.Fatal(err)
-			}
-			near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*max(1, math.Abs(want)) }
-			for i, p := range e.Particles {
-				for d := range p.Trunk {
-					want := before[i].Trunk[d] + lr*(trunk[0][i][d]+trunk[1][i][d])/2
-					if !near(p.Trunk[d], want) {
-						t.Fatalf("particle %d trunk[%d] = %.15g, want %.15g", i, d, p.Trunk[d], want)
-					}
-				}
-				for j := range 2 {
-					for d := range p.Heads[j] {
-						if want := before[i].Heads[j][d] + lr*head[j][i][d]; !near(p.Heads[j][d], want) {
-							t.Fatalf("particle %d head %d [%d] = %.15g, want %.15g", i, j, d, p.Heads[j][d], want)
-						}
-					}
-				}
-			}
-		})
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		for _, scale := range []ScoreScale{ScoreMean, ScoreSum, ScoreNormalized} {
+			t.Run(dt.String()+"/"+scale.String(), func(t *testing.T) { testScoreScale(t, dt, scale) })
+		}
 	}
 	if _, err := ParseScoreScale("median"); err == nil {
 		t.Error("unknown score scale accepted")
+	}
+}
+
+func testScoreScale(t *testing.T, dt tensor.Dtype, scale ScoreScale) {
+	const m, lr, n = 3, 0.01, 7
+	e := newTrainerOf(t, dt, m, 4, lr)
+	b := randomBatch(rand.New(rand.NewPCG(25, 0)), 4, 2)
+	in := load(t, e.cfg, b)
+	trunk := make([][][]float64, 2) // [task][particle]
+	head := make([][][]float64, 2)
+	before := make([]*Particle, m)
+	for i, p := range e.Particles {
+		before[i] = &Particle{Trunk: slices.Clone(p.Trunk), Heads: clone2(p.Heads)}
+		for j := range 2 {
+			g := gradients(t, p, in, j)
+			negate(g.trunk)
+			negate(g.head)
+			trunk[j] = append(trunk[j], g.trunk)
+			head[j] = append(head[j], g.head)
+		}
+	}
+	round := func(x float64) float64 { return x }
+	if dt == tensor.Float32 {
+		round = func(x float64) float64 { return float64(float32(x)) }
+	}
+	switch scale {
+	case ScoreSum:
+		for j := range 2 {
+			for i := range m {
+				for d := range trunk[j][i] {
+					trunk[j][i][d] = round(trunk[j][i][d] * n)
+				}
+				for d := range head[j][i] {
+					head[j][i][d] *= n
+				}
+			}
+		}
+	case ScoreNormalized:
+		for j := range 2 {
+			for d := range trunk[j][0] {
+				norm := math.Sqrt(trunk[j][0][d]*trunk[j][0][d] + trunk[j][1][d]*trunk[j][1][d] + trunk[j][2][d]*trunk[j][2][d])
+				for i := range m {
+					trunk[j][i][d] = round(trunk[j][i][d] / max(norm, 1e-12))
+				}
+			}
+		}
+	}
+	u := Update{Trunk: &particles.Linear{}, Head: &particles.Linear{}, Scale: scale, Examples: n}
+	if _, err := e.Step(b, u); err != nil {
+		t.Fatal(err)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) <= 1e-12*max(1, math.Abs(want)) }
+	for i, p := range e.Particles {
+		for d := range p.Trunk {
+			want := before[i].Trunk[d] + lr*(trunk[0][i][d]+trunk[1][i][d])/2
+			if !near(p.Trunk[d], want) {
+				t.Fatalf("particle %d trunk[%d] = %.15g, want %.15g", i, d, p.Trunk[d], want)
+			}
+		}
+		for j := range 2 {
+			for d := range p.Heads[j] {
+				if want := before[i].Heads[j][d] + lr*head[j][i][d]; !near(p.Heads[j][d], want) {
+					t.Fatalf("particle %d head %d [%d] = %.15g, want %.15g", i, j, d, p.Heads[j][d], want)
+				}
+			}
+		}
 	}
 }

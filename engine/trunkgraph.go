@@ -105,17 +105,13 @@ func (tg *trunkGraph) vjp(upstream, dst []float64) error {
 	return run(tg.vm, func() error { return gather(tg.dev, tg.trunkGrad, dst) })
 }
 
-// vjpScore is vjp writing the negated gradient (a score) and reporting
-// whether it is finite.
-func (tg *trunkGraph) vjpScore(upstream, dst []float64) (finite bool, err error) {
+// vjpScore is vjp writing the negated gradient as out's trunk score of
+// task j.
+func (tg *trunkGraph) vjpScore(upstream []float64, out *Grads, j int) error {
 	if err := tg.setUpstream(upstream); err != nil {
-		return false, err
-	}
-	err = run(tg.vm, func() (err error) {
-		finite, err = gatherScores(tg.dev, tg.trunkGrad, dst)
 		return err
-	})
-	return finite, err
+	}
+	return run(tg.vm, func() error { return out.putTrunkScore(tg.dev, tg.trunkGrad, j) })
 }
 
 func (tg *trunkGraph) setUpstream(upstream []float64) error {

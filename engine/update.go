@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gorgonia.org/tensor"
+
 	"github.com/mtsgd/mtsgd/particles"
 )
 
@@ -82,26 +84,28 @@ func (s ScoreScale) String() string {
 const normalizeFloor = 1e-12
 
 // scale applies u's score scale in place to the step's trunk scores, or
-// to its head scores if heads.
+// to its head scores if heads. The arithmetic is float64; float32 trunk
+// scores are rounded back to float32.
 func (tr *Trainer) scale(u Update, heads bool) error {
-	scores := tr.trunkScores
-	if heads {
-		scores = tr.headScores
-	}
 	switch u.Scale {
 	case ScoreMean:
 	case ScoreSum:
 		if u.Examples < 1 {
 			return fmt.Errorf("engine: score scale sum needs the training set's size, got %d", u.Examples)
 		}
-		for _, task := range scores {
-			for _, v := range task {
-				scaleVec(v, float64(u.Examples))
-			}
+		n := float64(u.Examples)
+		if heads {
+			scaleAll(tr.headScores, n)
+		} else {
+			scaleAll(tr.trunkScores.f64, n)
+			scaleAll(tr.trunkScores.f32, n)
 		}
 	case ScoreNormalized:
 		if !heads {
-			for _, task := range scores {
+			for _, task := range tr.trunkScores.f64 {
+				normalizeColumns(task)
+			}
+			for _, task := range tr.trunkScores.f32 {
 				normalizeColumns(task)
 			}
 		}
@@ -113,24 +117,57 @@ func (tr *Trainer) scale(u Update, heads bool) error {
 
 // normalizeColumns divides coordinate d of every row of s by the L2 norm
 // of that coordinate over the rows (floored at normalizeFloor).
-func normalizeColumns(s [][]float64) {
+func normalizeColumns[T float](s [][]T) {
 	if len(s) == 0 {
 		return
 	}
 	for d := range s[0] {
 		sq := 0.0
 		for _, row := range s {
-			sq += row[d] * row[d]
+			x := float64(row[d])
+			sq += x * x
 		}
 		inv := 1 / math.Max(math.Sqrt(sq), normalizeFloor)
 		for _, row := range s {
-			row[d] *= inv
+			row[d] = T(float64(row[d]) * inv)
 		}
 	}
 }
 
-func scaleVec(v []float64, a float64) {
-	for i := range v {
-		v[i] *= a
+// scaleAll multiplies every vector of s [task][particle] by a.
+func scaleAll[T float](s [][][]T, a float64) {
+	for _, task := range s {
+		for _, v := range task {
+			for i := range v {
+				v[i] = T(float64(v[i]) * a)
+			}
+		}
 	}
+}
+
+// trunkScores holds a step's trunk scores [task][particle]: K·M vectors
+// of the trunk's length, a step's largest buffer (4.5 GB for 5 ResNet-18
+// particles and 10 tasks in float64). Graphs that compute in float32 on
+// the CPU write them in float32 (f32), which halves that and loses
+// nothing, as their gradients hold no more; the rules convert them to
+// float64 as they read them. Otherwise they are float64 (f64).
+type trunkScores struct {
+	f64 [][][]float64
+	f32 [][][]float32
+}
+
+func newTrunkScores(cfg *Config, k int) trunkScores {
+	if cfg.Dtype == tensor.Float32 && cfg.Device == nil {
+		return trunkScores{f32: make([][][]float32, k)}
+	}
+	return trunkScores{f64: make([][][]float64, k)}
+}
+
+// add appends a score of length n to task j's.
+func (s *trunkScores) add(j, n int) {
+	if s.f32 != nil {
+		s.f32[j] = append(s.f32[j], make([]float32, n))
+		return
+	}
+	s.f64[j] = append(s.f64[j], make([]float64, n))
 }

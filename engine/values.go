@@ -11,6 +11,10 @@ import (
 	"github.com/mtsgd/mtsgd/models/ops"
 )
 
+// float is the element type of a vector the graphs' values are copied
+// into.
+type float interface{ ~float32 | ~float64 }
+
 // values is one graph's copy of a particle's parameters in the graph's
 // dtype, loaded before each run. Graphs never share tensors: Gorgonia
 // transposes a weight tensor in place while it differentiates a matrix
@@ -150,16 +154,20 @@ func gather(dev *ops.Device, nodes []*gorgonia.Node, dst []float64) error {
 
 // gatherScores is gather writing the negated values (scores) and
 // reporting whether they are all finite: on the CPU in the one pass that
-// converts them to float64.
-func gatherScores(dev *ops.Device, nodes []*gorgonia.Node, dst []float64) (finite bool, err error) {
+// converts them to dst's type (float32 scores only on the CPU).
+func gatherScores[D float](dev *ops.Device, nodes []*gorgonia.Node, dst []D) (finite bool, err error) {
 	if dev != nil {
-		if err := gather(dev, nodes, dst); err != nil {
+		d64, ok := any(dst).([]float64)
+		if !ok {
+			return false, fmt.Errorf("engine: float32 scores from a device")
+		}
+		if err := gather(dev, nodes, d64); err != nil {
 			return false, err
 		}
-		return negateFinite(dst) < 0, nil
+		return negateFinite(d64) < 0, nil
 	}
 	finite = true
-	err = fill(nodeValues(nodes), dst, func(v gorgonia.Value, part []float64) error {
+	err = fill(nodeValues(nodes), dst, func(v gorgonia.Value, part []D) error {
 		ok, err := negatedFloats(v, part)
 		finite = finite && ok
 		return err
@@ -175,25 +183,26 @@ func nodeValues(nodes []*gorgonia.Node) []gorgonia.Value {
 	return vals
 }
 
-// negatedFloats writes −v into dst as float64 and reports whether v is
-// finite.
-func negatedFloats(v gorgonia.Value, dst []float64) (bool, error) {
+// negatedFloats writes −v into dst, converted to dst's type, and reports
+// whether v is finite.
+func negatedFloats[D float](v gorgonia.Value, dst []D) (bool, error) {
 	switch d := v.Data().(type) {
 	case []float32:
 		return negateInto(d, dst)
 	case []float64:
 		return negateInto(d, dst)
+	case float32: // a scalar
+		return negateInto([]float32{d}, dst)
+	case float64:
+		return negateInto([]float64{d}, dst)
 	}
-	if err := getFloats(nil, v, dst); err != nil { // a scalar
-		return false, err
-	}
-	return negateFinite(dst) < 0, nil
+	return false, fmt.Errorf("engine: value of %T", v.Data())
 }
 
 // negateInto writes −src into dst and reports whether src is finite: x·0
 // is 0 for a finite x and NaN otherwise, summed in four places so that
 // the additions do not wait on each other.
-func negateInto[T float32 | float64](src []T, dst []float64) (bool, error) {
+func negateInto[S, D float](src []S, dst []D) (bool, error) {
 	if len(src) != len(dst) {
 		return false, fmt.Errorf("engine: %d values for %d", len(src), len(dst))
 	}
@@ -201,7 +210,7 @@ func negateInto[T float32 | float64](src []T, dst []float64) (bool, error) {
 	i := 0
 	for ; i+4 <= len(src); i += 4 {
 		x0, x1, x2, x3 := float64(src[i]), float64(src[i+1]), float64(src[i+2]), float64(src[i+3])
-		dst[i], dst[i+1], dst[i+2], dst[i+3] = -x0, -x1, -x2, -x3
+		dst[i], dst[i+1], dst[i+2], dst[i+3] = D(-x0), D(-x1), D(-x2), D(-x3)
 		s[0] += x0 * 0
 		s[1] += x1 * 0
 		s[2] += x2 * 0
@@ -209,7 +218,7 @@ func negateInto[T float32 | float64](src []T, dst []float64) (bool, error) {
 	}
 	for ; i < len(src); i++ {
 		x := float64(src[i])
-		dst[i] = -x
+		dst[i] = D(-x)
 		s[0] += x * 0
 	}
 	return (s[0]+s[1])+(s[2]+s[3]) == 0, nil
@@ -221,7 +230,7 @@ func copyValues(dev *ops.Device, vals []gorgonia.Value, dst []float64) error {
 
 // fill calls put for each value with the part of dst it fills, in order,
 // and checks that the values fill dst exactly.
-func fill(vals []gorgonia.Value, dst []float64, put func(v gorgonia.Value, part []float64) error) error {
+func fill[D float](vals []gorgonia.Value, dst []D, put func(v gorgonia.Value, part []D) error) error {
 	for _, v := range vals {
 		if v == nil {
 			return fmt.Errorf("engine: a value the graph did not compute")

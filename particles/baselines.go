@@ -34,7 +34,7 @@ func (r *SVGD) Direction(dst [][]float64, e Ensemble) error {
 	}
 	r.comb = grow(r.comb, m, d)
 	for a := range m {
-		combine(r.comb[a], r.w, e.Scores, a)
+		combine(r.comb[a], r.w, e.scores(), a)
 	}
 	r.stein.direction(dst, e, r.comb, r.Kernel, r.Repulsion)
 	return nil
@@ -64,7 +64,7 @@ func (r *MOOSVGD) Direction(dst [][]float64, e Ensemble) error {
 		return err
 	}
 	r.comb = grow(r.comb, m, d)
-	if err := r.mgda.combine(r.comb, e.Scores, &r.QP); err != nil {
+	if err := r.mgda.combine(r.comb, e.scores(), &r.QP); err != nil {
 		return fmt.Errorf("moo-svgd: %w", err)
 	}
 	r.stein.direction(dst, e, r.comb, r.Kernel, r.Repulsion)
@@ -84,7 +84,7 @@ func (r *MGDA) Direction(dst [][]float64, e Ensemble) error {
 	if _, _, _, err := e.dims(dst); err != nil {
 		return err
 	}
-	if err := r.mgda.combine(dst, e.Scores, &r.QP); err != nil {
+	if err := r.mgda.combine(dst, e.scores(), &r.QP); err != nil {
 		return fmt.Errorf("mgda: %w", err)
 	}
 	return nil
@@ -107,7 +107,7 @@ func (r *Linear) Direction(dst [][]float64, e Ensemble) error {
 		return fmt.Errorf("linear: %w", err)
 	}
 	for a := range m {
-		combine(dst[a], r.w, e.Scores, a)
+		combine(dst[a], r.w, e.scores(), a)
 	}
 	return nil
 }
@@ -119,15 +119,15 @@ type perParticleMinNorm struct {
 }
 
 // combine writes Σ_k w^m_k s_km into dst[m], w^m minimising ‖Σ_k w_k s_km‖².
-func (p *perParticleMinNorm) combine(dst [][]float64, scores [][][]float64, qp *minnorm.Solver) error {
-	k := len(scores)
+func (p *perParticleMinNorm) combine(dst [][]float64, scores scoreSet, qp *minnorm.Solver) error {
+	k := scores.targets()
 	if len(p.w) != k {
 		p.u, p.w = make([]float64, k*k), make([]float64, k)
 	}
 	for a := range dst {
 		for i := range k {
 			for j := i; j < k; j++ {
-				v := dot(scores[i][a], scores[j][a])
+				v := scores.dotScores(i, a, j, a)
 				p.u[i*k+j], p.u[j*k+i] = v, v
 			}
 		}

@@ -136,6 +136,7 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 		return nil
 	}
 	c := rho / s2
+	scores := e.scores()
 	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
 		rows := buf.get(m+1, hi-lo)
 		comb := rows[:m]
@@ -143,7 +144,7 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 			ca := comb[a]
 			clear(ca)
 			for i := range k {
-				axpy(ca, r.w[i], e.Scores[i][a][lo:hi])
+				scores.addTo(ca, r.w[i], i, a, lo)
 			}
 		}
 		for b := range m {
@@ -188,7 +189,8 @@ func (r *MTSGD) mixDirection(dst [][]float64, e Ensemble, km *kernelMatrix, k, m
 // of buf's rows and, with theta, of every position θ_a into row K·M+a, and
 // returns them as one row-major matrix of hi−lo columns.
 func packBlock(buf *blockBuffers, e Ensemble, lo, hi int, theta bool) []float64 {
-	k, m := len(e.Scores), len(e.Theta)
+	scores := e.scores()
+	k, m := scores.targets(), len(e.Theta)
 	n := k * m
 	if theta {
 		n += m
@@ -196,7 +198,7 @@ func packBlock(buf *blockBuffers, e Ensemble, lo, hi int, theta bool) []float64 
 	rows := buf.get(n, hi-lo)
 	for i := range k {
 		for a := range m {
-			copy(rows[i*m+a], e.Scores[i][a][lo:hi])
+			scores.copyTo(rows[i*m+a], i, a, lo)
 		}
 	}
 	if theta {
@@ -269,7 +271,7 @@ func useProducts(k, m, d int) bool {
 // blocks' partial sums are added in block order, so the result does not
 // depend on how many goroutines ran them.
 func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) []float64 {
-	scores := e.Scores
+	scores := e.scores()
 	partial := r.partials(k, d)
 	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
 		p := partial[lo/blockSize*(k*k+k+1):][:k*k+k]
@@ -285,17 +287,17 @@ func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) []float
 				sb := smoothed[b]
 				clear(sb)
 				for a := range m {
-					axpy(sb, km.k[a][b], scores[i][a][lo:hi])
+					scores.addTo(sb, km.k[a][b], i, a, lo)
 				}
 			}
 			for j := i; j < k; j++ {
 				for b := range m {
-					p[i*k+j] += dot(smoothed[b], scores[j][b][lo:hi])
+					p[i*k+j] += scores.dot(smoothed[b], j, b, lo)
 				}
 			}
 			if !r.FirstTermOnly {
 				for a := range m {
-					p[k*k+i] += dot(scores[i][a][lo:hi], reps[a])
+					p[k*k+i] += scores.dot(reps[a], i, a, lo)
 				}
 			}
 		}

@@ -104,7 +104,7 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 		}
 		for a := range k {
 			for b := a; b < k; b++ {
-				v := dot(e.Scores[a][i], e.Scores[b][i])
+				v := e.scores().dotScores(a, i, b, i)
 				r.h[a*k+b], r.h[b*k+a] = v, v
 			}
 		}
@@ -140,7 +140,7 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 				}
 			}
 		}
-		combine(dst[i], a, e.Scores, i)
+		combine(dst[i], a, e.scores(), i)
 	}
 	return nil
 }

@@ -34,6 +34,11 @@ type Ensemble struct {
 	Theta [][]float64
 	// Scores[k][m] is ∇log p_k(Theta[m]), of length d.
 	Scores [][][]float64
+	// Scores32, set instead of Scores, holds the same in float32: a
+	// network's graphs compute their gradients in float32, and K·M of
+	// them are a step's largest buffer. The rules compute in float64
+	// either way.
+	Scores32 [][][]float32
 	// Values[k][m], when set, is objective k's value at Theta[m] (for a
 	// network, task k's loss). Only ParetoMTL needs it.
 	Values [][]float64
@@ -44,6 +49,15 @@ type Ensemble struct {
 	// first steps are a separate phase, reads it; keeping the count here
 	// rather than in the rule makes a resumed run continue exactly.
 	Step int
+}
+
+// Targets returns K, the number of targets scored.
+func (e Ensemble) Targets() int { return e.scores().targets() }
+
+// CopyScore writes ∇log p_k(Theta[m]) into dst (length d) as float64,
+// from Scores or Scores32: a rule of its own reads the scores this way.
+func (e Ensemble) CopyScore(dst []float64, k, m int) {
+	e.scores().copyTo(dst, k, m, 0)
 }
 
 // Rule computes the update direction of every particle.
@@ -66,9 +80,10 @@ func (e Ensemble) dims(dst [][]float64) (m, k, d int, err error) {
 // finiteScores returns an error naming the first score that is not
 // finite, if any.
 func (e Ensemble) finiteScores() error {
-	for t, s := range e.Scores {
-		for i, v := range s {
-			if !allFinite(v) {
+	s := e.scores()
+	for t := range s.targets() {
+		for i := range s.particles(t) {
+			if !s.finite(t, i) {
 				return fmt.Errorf("particles: score of target %d at particle %d is not finite", t, i)
 			}
 		}
@@ -79,7 +94,11 @@ func (e Ensemble) finiteScores() error {
 // shape is dims without the scores' finiteness check, for a rule that
 // makes it on its own pass over the scores.
 func (e Ensemble) shape(dst [][]float64) (m, k, d int, err error) {
-	m, k = len(e.Theta), len(e.Scores)
+	if e.Scores != nil && e.Scores32 != nil {
+		return 0, 0, 0, fmt.Errorf("particles: scores given in both float64 and float32")
+	}
+	s := e.scores()
+	m, k = len(e.Theta), s.targets()
 	if m == 0 {
 		return 0, 0, 0, fmt.Errorf("particles: no particles")
 	}
@@ -95,13 +114,13 @@ func (e Ensemble) shape(dst [][]float64) (m, k, d int, err error) {
 			return 0, 0, 0, fmt.Errorf("particles: particle %d has dimension %d (destination %d), want %d", i, len(e.Theta[i]), len(dst[i]), d)
 		}
 	}
-	for t, s := range e.Scores {
-		if len(s) != m {
-			return 0, 0, 0, fmt.Errorf("particles: target %d has scores for %d particles, want %d", t, len(s), m)
+	for t := range k {
+		if n := s.particles(t); n != m {
+			return 0, 0, 0, fmt.Errorf("particles: target %d has scores for %d particles, want %d", t, n, m)
 		}
 		for i := range m {
-			if len(s[i]) != d {
-				return 0, 0, 0, fmt.Errorf("particles: score of target %d at particle %d has dimension %d, want %d", t, i, len(s[i]), d)
+			if n := s.dim(t, i); n != d {
+				return 0, 0, 0, fmt.Errorf("particles: score of target %d at particle %d has dimension %d, want %d", t, i, n, d)
 			}
 		}
 	}
@@ -113,46 +132,13 @@ func (e Ensemble) shape(dst [][]float64) (m, k, d int, err error) {
 	return m, k, d, nil
 }
 
-// combine writes Σ_k w_k scores[k][m] into dst.
-func combine(dst []float64, w []float64, scores [][][]float64, m int) {
+// combine writes Σ_k w_k s_km into dst.
+func combine(dst []float64, w []float64, s scoreSet, m int) {
 	for i := range dst {
 		dst[i] = 0
 	}
 	for k, wk := range w {
-		axpy(dst, wk, scores[k][m])
-	}
-}
-
-// allFinite reports whether v holds no NaN or Inf: x·0 is ±0 for a
-// finite x and NaN otherwise, and four sums keep the loop from waiting
-// on one.
-func allFinite(v []float64) bool {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += v[i] * 0
-		s1 += v[i+1] * 0
-		s2 += v[i+2] * 0
-		s3 += v[i+3] * 0
-	}
-	for ; i < len(v); i++ {
-		s0 += v[i] * 0
-	}
-	return s0+s1+s2+s3 == 0
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-// axpy does y += a·x.
-func axpy(y []float64, a float64, x []float64) {
-	for i := range y {
-		y[i] += a * x[i]
+		s.addTo(dst, wk, k, m, 0)
 	}
 }
 

@@ -16,13 +16,11 @@ func (Warmup) Direction(dst [][]float64, e Ensemble) error {
 	if err != nil {
 		return err
 	}
+	s := e.scores()
 	for i := range m {
 		clear(dst[i])
 		for j := range k {
-			w := WarmupWeight(i, m, k, j)
-			for d, s := range e.Scores[j][i] {
-				dst[i][d] += w * s / float64(m)
-			}
+			s.addMean(dst[i], WarmupWeight(i, m, k, j), j, i, m)
 		}
 	}
 	return nil

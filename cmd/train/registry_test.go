@@ -53,11 +53,11 @@ var firstTaskSteps atomic.Int64
 type firstTask struct{}
 
 func (firstTask) Direction(dst [][]float64, e particles.Ensemble) error {
-	if len(e.Scores) == 0 || len(e.Scores[0]) != len(dst) {
+	if e.Targets() == 0 || len(e.Theta) != len(dst) {
 		return errors.New("first-task: no scores for these particles")
 	}
 	for m := range dst {
-		copy(dst[m], e.Scores[0][m])
+		e.CopyScore(dst[m], 0, m)
 	}
 	firstTaskSteps.Add(1)
 	return nil
