@@ -44,3 +44,13 @@ func (c *Config) check() error {
 	}
 	return nil
 }
+
+// ScoreSize is the size in bytes of a trunk score's element on the host:
+// a step keeps its K·M trunk scores in float32 when float32 graphs run on
+// the CPU, in float64 otherwise (see trunkScores).
+func (c *Config) ScoreSize() int {
+	if c.Dtype == tensor.Float32 && c.Device == nil {
+		return 4
+	}
+	return 8
+}

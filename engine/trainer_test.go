@@ -239,8 +239,9 @@ func TestEvaluate(t *testing.T) {
 // N; ScoreNormalized divides each task's trunk scores by their L2 norm
 // over the particles, coordinate by coordinate, and leaves the heads.
 // The reference normalises with its own loops. Tolerance 1e-12 relative.
-// With float32 graphs the scaled trunk scores are held in float32, so the
-// reference rounds its scaled trunk scores to float32.
+// With float32 graphs the trunk scores are held in float32 and scaled as
+// the rules read them, in float64: the same numbers as float64 scores
+// scaled in place.
 func TestScoreScales(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
 		for _, scale := range []ScoreScale{ScoreMean, ScoreSum, ScoreNormalized} {
@@ -270,16 +271,12 @@ func testScoreScale(t *testing.T, dt tensor.Dtype, scale ScoreScale) {
 			head[j] = append(head[j], g.head)
 		}
 	}
-	round := func(x float64) float64 { return x }
-	if dt == tensor.Float32 {
-		round = func(x float64) float64 { return float64(float32(x)) }
-	}
 	switch scale {
 	case ScoreSum:
 		for j := range 2 {
 			for i := range m {
 				for d := range trunk[j][i] {
-					trunk[j][i][d] = round(trunk[j][i][d] * n)
+					trunk[j][i][d] *= n
 				}
 				for d := range head[j][i] {
 					head[j][i][d] *= n
@@ -291,7 +288,7 @@ func testScoreScale(t *testing.T, dt tensor.Dtype, scale ScoreScale) {
 			for d := range trunk[j][0] {
 				norm := math.Sqrt(trunk[j][0][d]*trunk[j][0][d] + trunk[j][1][d]*trunk[j][1][d] + trunk[j][2][d]*trunk[j][2][d])
 				for i := range m {
-					trunk[j][i][d] = round(trunk[j][i][d] / max(norm, 1e-12))
+					trunk[j][i][d] /= max(norm, 1e-12)
 				}
 			}
 		}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"gorgonia.org/tensor"
-
 	"github.com/mtsgd/mtsgd/particles"
 )
 
@@ -83,10 +81,15 @@ func (s ScoreScale) String() string {
 // are all below it stays (almost) zero rather than being blown up.
 const normalizeFloor = 1e-12
 
-// scale applies u's score scale in place to the step's trunk scores, or
-// to its head scores if heads. The arithmetic is float64; float32 trunk
-// scores are rounded back to float32.
+// scale applies u's score scale to the step's trunk scores, or to its
+// head scores if heads: in place for float64 scores, as the rules'
+// Scales for float32 ones, so that the scaled scores are the float64
+// numbers either way.
 func (tr *Trainer) scale(u Update, heads bool) error {
+	ts := &tr.trunkScores
+	if !heads {
+		ts.scaled = false
+	}
 	switch u.Scale {
 	case ScoreMean:
 	case ScoreSum:
@@ -94,19 +97,28 @@ func (tr *Trainer) scale(u Update, heads bool) error {
 			return fmt.Errorf("engine: score scale sum needs the training set's size, got %d", u.Examples)
 		}
 		n := float64(u.Examples)
-		if heads {
+		switch {
+		case heads:
 			scaleAll(tr.headScores, n)
-		} else {
-			scaleAll(tr.trunkScores.f64, n)
-			scaleAll(tr.trunkScores.f32, n)
+		case ts.f32 != nil:
+			for _, c := range ts.useScales() {
+				for x := range c {
+					c[x] = n
+				}
+			}
+		default:
+			scaleAll(ts.f64, n)
 		}
 	case ScoreNormalized:
-		if !heads {
-			for _, task := range tr.trunkScores.f64 {
-				normalizeColumns(task)
+		switch {
+		case heads:
+		case ts.f32 != nil:
+			for j, c := range ts.useScales() {
+				inverseColumnNorms(c, ts.f32[j])
 			}
-			for _, task := range tr.trunkScores.f32 {
-				normalizeColumns(task)
+		default:
+			for _, task := range ts.f64 {
+				inverseColumnNorms(nil, task)
 			}
 		}
 	default:
@@ -115,9 +127,11 @@ func (tr *Trainer) scale(u Update, heads bool) error {
 	return nil
 }
 
-// normalizeColumns divides coordinate d of every row of s by the L2 norm
-// of that coordinate over the rows (floored at normalizeFloor).
-func normalizeColumns[T float](s [][]T) {
+// inverseColumnNorms computes, for coordinate d of the rows of s, one
+// over the L2 norm of that coordinate over the rows (floored at
+// normalizeFloor), into inv[d]; with inv nil it divides the coordinate of
+// every row by the norm in place (a float64 s).
+func inverseColumnNorms[T float](inv []float64, s [][]T) {
 	if len(s) == 0 {
 		return
 	}
@@ -127,19 +141,23 @@ func normalizeColumns[T float](s [][]T) {
 			x := float64(row[d])
 			sq += x * x
 		}
-		inv := 1 / math.Max(math.Sqrt(sq), normalizeFloor)
+		c := 1 / math.Max(math.Sqrt(sq), normalizeFloor)
+		if inv != nil {
+			inv[d] = c
+			continue
+		}
 		for _, row := range s {
-			row[d] = T(float64(row[d]) * inv)
+			row[d] = T(float64(row[d]) * c)
 		}
 	}
 }
 
 // scaleAll multiplies every vector of s [task][particle] by a.
-func scaleAll[T float](s [][][]T, a float64) {
+func scaleAll(s [][][]float64, a float64) {
 	for _, task := range s {
 		for _, v := range task {
 			for i := range v {
-				v[i] = T(float64(v[i]) * a)
+				v[i] *= a
 			}
 		}
 	}
@@ -150,14 +168,40 @@ func scaleAll[T float](s [][][]T, a float64) {
 // particles and 10 tasks in float64). Graphs that compute in float32 on
 // the CPU write them in float32 (f32), which halves that and loses
 // nothing, as their gradients hold no more; the rules convert them to
-// float64 as they read them. Otherwise they are float64 (f64).
+// float64 as they read them, and a score scale reaches them as the
+// rules' per-coordinate Scales (K vectors), not by rounding the scaled
+// scores back to float32. Otherwise they are float64 (f64), scaled in
+// place.
 type trunkScores struct {
-	f64 [][][]float64
-	f32 [][][]float32
+	f64    [][][]float64
+	f32    [][][]float32
+	scales [][]float64 // [task], the trunk's length
+	scaled bool        // scales hold this step's scale
+}
+
+// useScales returns the scales, allocated the first time, for this
+// step's scale to fill.
+func (s *trunkScores) useScales() [][]float64 {
+	if s.scales == nil {
+		s.scales = make([][]float64, len(s.f32))
+		for j := range s.scales {
+			s.scales[j] = make([]float64, len(s.f32[j][0]))
+		}
+	}
+	s.scaled = true
+	return s.scales
+}
+
+// ruleScales returns the Scales the rules apply this step, or nil.
+func (s *trunkScores) ruleScales() [][]float64 {
+	if !s.scaled {
+		return nil
+	}
+	return s.scales
 }
 
 func newTrunkScores(cfg *Config, k int) trunkScores {
-	if cfg.Dtype == tensor.Float32 && cfg.Device == nil {
+	if cfg.ScoreSize() == 4 {
 		return trunkScores{f32: make([][][]float32, k)}
 	}
 	return trunkScores{f64: make([][][]float64, k)}

@@ -23,19 +23,19 @@ func (s Settings) checkMemory(cfg *engine.Config, evalExamples, workers int) err
 }
 
 // memory is a lower bound on the memory a run holds at once, by part:
-// every particle's float64 vectors (parameters, one trunk score per task,
-// head scores, update directions, optimiser state, batch statistics), what
+// every particle's float64 vectors (parameters, head scores, update
+// directions, optimiser state, batch statistics) and one trunk score per
+// task (float32 or float64, engine.Config.ScoreSize), what
 // the update rules keep (the kernel matrices), the workers' graphs and the
 // batch, and the evaluation's predictions (every particle's, for every
 // example of a set).
 func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysmem.Part, error) {
 	m := cfg.Model
 	trunk, stats := float64(models.Size(m.TrunkParams())), float64(models.Size(m.TrunkStats()))
-	heads, widest, outputs := 0.0, 0, 0.0
+	heads, outputs := 0.0, 0.0
 	for j, t := range cfg.Tasks {
 		n := models.Size(m.HeadParams(j))
 		heads += float64(n)
-		widest = max(widest, n)
 		outputs += float64(max(1, t.Classes))
 	}
 	k, particleCount := float64(len(cfg.Tasks)), float64(s.Particles)
@@ -46,13 +46,13 @@ func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysme
 	case s.Momentum != 0:
 		optStates = 1
 	}
-	perParticle := (trunk + heads + stats) + // parameters
-		(k*trunk + heads) + // scores
-		(trunk + heads) + // directions
-		optStates*(trunk+heads) + stats // optimiser states, batch statistics
+	perParticle := 8*(trunk+heads+stats) + // parameters
+		float64(cfg.ScoreSize())*k*trunk + 8*heads + // scores
+		8*(trunk+heads) + // directions
+		8*(optStates*(trunk+heads)+stats) // optimiser states, batch statistics
 	var rules float64
 	if method, err := LookupMethod(s.Method); err == nil && method.Kernels {
-		rules = particles.KernelMemory(s.Particles, int(trunk)) + particles.KernelMemory(s.Particles, widest)
+		rules = 2 * particles.KernelMemory(s.Particles) // the trunks' and the heads' rules
 	}
 
 	f, err := engine.GraphFootprint(cfg)
@@ -70,7 +70,7 @@ func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysme
 
 	particleSetting := fmt.Sprintf("-particles %d", s.Particles)
 	return []sysmem.Part{
-		{What: "particle vectors", Setting: particleSetting, Bytes: 8 * particleCount * perParticle},
+		{What: "particle vectors", Setting: particleSetting, Bytes: particleCount * perParticle},
 		{What: "kernel matrices", Setting: particleSetting, Bytes: rules},
 		{What: fmt.Sprintf("graphs of %d workers", workers), Setting: fmt.Sprintf("-batch %d", cfg.Batch), Bytes: graphs},
 		{What: "evaluation", Setting: particleSetting, Bytes: 8 * float64(evalExamples) * (outputs*(particleCount+1) + k)},

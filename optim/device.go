@@ -174,11 +174,11 @@ func (o *Adam) Fetch() error {
 		return nil
 	}
 	n := o.dev.size / 2
-	both := make([]float64, 2*n)
-	if err := o.dev.fetch("adam", both); err != nil {
+	state := make([]float64, 1+2*n)
+	if err := o.dev.fetch("adam", state[1:]); err != nil {
 		return err
 	}
-	o.m, o.v = both[:n:n], both[n:]
+	o.setState(state)
 	return nil
 }
 

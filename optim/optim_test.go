@@ -128,7 +128,8 @@ func TestExponential(t *testing.T) {
 }
 
 // Saving the state after some steps and restoring it into a fresh
-// optimiser continues bit for bit as the original.
+// optimiser continues bit for bit as the original (the restored one
+// shares no memory with it, or the two would step the same numbers).
 func TestStateRoundTrip(t *testing.T) {
 	for name, fresh := range map[string]func() Optimizer{
 		"sgd":  func() Optimizer { return &SGD{LR: 0.1, Momentum: 0.9} },
@@ -154,6 +155,10 @@ func TestStateRoundTrip(t *testing.T) {
 		}
 		if len(fresh().State()) != 0 {
 			t.Errorf("%s: a fresh optimiser has state", name)
+		}
+		// State hands out the optimiser's own numbers, not a copy.
+		if st := a.State(); &st[0] != &a.State()[0] {
+			t.Errorf("%s: State copies the state", name)
 		}
 	}
 	for _, tc := range []struct {

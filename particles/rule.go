@@ -32,13 +32,20 @@ import (
 type Ensemble struct {
 	// Theta[m] is particle m's position; all have the same length d.
 	Theta [][]float64
-	// Scores[k][m] is ∇log p_k(Theta[m]), of length d.
+	// Scores[k][m] is ∇log p_k(Theta[m]), of length d (times Scales,
+	// when set).
 	Scores [][][]float64
 	// Scores32, set instead of Scores, holds the same in float32: a
 	// network's graphs compute their gradients in float32, and K·M of
 	// them are a step's largest buffer. The rules compute in float64
 	// either way.
 	Scores32 [][][]float32
+	// Scales, when set, scales the scores coordinate by coordinate as
+	// the rules read them: target k's score at particle m is
+	// Scores[k][m][x]·Scales[k][x] (or Scores32's). A caller that
+	// normalises float32 scores hands the factors here rather than
+	// rounding the normalised scores back to float32.
+	Scales [][]float64
 	// Values[k][m], when set, is objective k's value at Theta[m] (for a
 	// network, task k's loss). Only ParetoMTL needs it.
 	Values [][]float64
@@ -54,8 +61,9 @@ type Ensemble struct {
 // Targets returns K, the number of targets scored.
 func (e Ensemble) Targets() int { return e.scores().targets() }
 
-// CopyScore writes ∇log p_k(Theta[m]) into dst (length d) as float64,
-// from Scores or Scores32: a rule of its own reads the scores this way.
+// CopyScore writes ∇log p_k(Theta[m]) into dst (length d) in float64 as
+// the rules read it (from Scores or Scores32, times Scales): a rule of
+// its own reads the scores this way.
 func (e Ensemble) CopyScore(dst []float64, k, m int) {
 	e.scores().copyTo(dst, k, m, 0)
 }
@@ -121,6 +129,19 @@ func (e Ensemble) shape(dst [][]float64) (m, k, d int, err error) {
 		for i := range m {
 			if n := s.dim(t, i); n != d {
 				return 0, 0, 0, fmt.Errorf("particles: score of target %d at particle %d has dimension %d, want %d", t, i, n, d)
+			}
+		}
+	}
+	if e.Scales != nil {
+		if len(e.Scales) != k {
+			return 0, 0, 0, fmt.Errorf("particles: scales for %d targets, want %d", len(e.Scales), k)
+		}
+		for t, c := range e.Scales {
+			if len(c) != d {
+				return 0, 0, 0, fmt.Errorf("particles: scales of target %d have dimension %d, want %d", t, len(c), d)
+			}
+			if !allFinite(c) {
+				return 0, 0, 0, fmt.Errorf("particles: scales of target %d are not finite", t)
 			}
 		}
 	}

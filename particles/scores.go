@@ -1,19 +1,22 @@
 package particles
 
 // scoreSet is what a rule reads of the scores s_ta (target t, particle
-// a): Ensemble.Scores in float64 or Ensemble.Scores32 in float32. Either
-// way the rules compute in float64; a float32 score converts exactly, so
-// a rule's result depends on the scores' values, not on how they are
-// held.
+// a): Ensemble.Scores in float64 or Ensemble.Scores32 in float32, times
+// Ensemble.Scales when set. Either way the rules compute in float64; a
+// float32 score converts exactly and is scaled in float64, so a rule's
+// result depends on the scores' values, not on how they are held.
 type scoreSet struct {
-	f64 [][][]float64
-	f32 [][][]float32
+	f64   [][][]float64
+	f32   [][][]float32
+	scale [][]float64
 }
 
 // float is the element type of a score.
 type float interface{ ~float32 | ~float64 }
 
-func (e Ensemble) scores() scoreSet { return scoreSet{f64: e.Scores, f32: e.Scores32} }
+func (e Ensemble) scores() scoreSet {
+	return scoreSet{f64: e.Scores, f32: e.Scores32, scale: e.Scales}
+}
 
 // targets returns K.
 func (s scoreSet) targets() int {
@@ -39,7 +42,17 @@ func (s scoreSet) dim(t, a int) int {
 	return len(s.f64[t][a])
 }
 
-// finite reports whether s_ta holds no NaN or Inf.
+// scales returns target t's scales of the coordinates [lo, lo+n), or nil
+// without scales.
+func (s scoreSet) scales(t, lo, n int) []float64 {
+	if s.scale == nil {
+		return nil
+	}
+	return s.scale[t][lo : lo+n]
+}
+
+// finite reports whether s_ta holds no NaN or Inf (the scales are checked
+// once, by shape).
 func (s scoreSet) finite(t, a int) bool {
 	if s.f32 != nil {
 		return allFinite(s.f32[t][a])
@@ -49,53 +62,111 @@ func (s scoreSet) finite(t, a int) bool {
 
 // addTo does dst += w·s_ta[lo : lo+len(dst)].
 func (s scoreSet) addTo(dst []float64, w float64, t, a, lo int) {
+	c := s.scales(t, lo, len(dst))
 	if s.f32 != nil {
-		axpy(dst, w, s.f32[t][a][lo:lo+len(dst)])
+		addScaled(dst, w, s.f32[t][a][lo:lo+len(dst)], c)
 		return
 	}
-	axpy(dst, w, s.f64[t][a][lo:lo+len(dst)])
+	addScaled(dst, w, s.f64[t][a][lo:lo+len(dst)], c)
 }
 
 // dot returns ⟨v, s_ta[lo : lo+len(v)]⟩.
 func (s scoreSet) dot(v []float64, t, a, lo int) float64 {
+	c := s.scales(t, lo, len(v))
 	if s.f32 != nil {
-		return dot(v, s.f32[t][a][lo:lo+len(v)])
+		return dotScaled(v, s.f32[t][a][lo:lo+len(v)], c)
 	}
-	return dot(v, s.f64[t][a][lo:lo+len(v)])
+	return dotScaled(v, s.f64[t][a][lo:lo+len(v)], c)
 }
 
 // dotScores returns ⟨s_ta, s_ub⟩.
 func (s scoreSet) dotScores(t, a, u, b int) float64 {
+	n := s.dim(t, a)
+	ct, cu := s.scales(t, 0, n), s.scales(u, 0, n)
 	if s.f32 != nil {
-		return dot(s.f32[t][a], s.f32[u][b])
+		return dotBothScaled(s.f32[t][a], ct, s.f32[u][b], cu)
 	}
-	return dot(s.f64[t][a], s.f64[u][b])
+	return dotBothScaled(s.f64[t][a], ct, s.f64[u][b], cu)
 }
 
 // copyTo copies s_ta[lo : lo+len(dst)] into dst.
 func (s scoreSet) copyTo(dst []float64, t, a, lo int) {
+	c := s.scales(t, lo, len(dst))
 	if s.f32 != nil {
-		for i, x := range s.f32[t][a][lo : lo+len(dst)] {
-			dst[i] = float64(x)
-		}
+		copyScaled(dst, s.f32[t][a][lo:lo+len(dst)], c)
 		return
 	}
-	copy(dst, s.f64[t][a][lo:lo+len(dst)])
+	copyScaled(dst, s.f64[t][a][lo:lo+len(dst)], c)
 }
 
 // addMean does dst += w·s_ta/m, element by element in that order (the
 // warm-up's mix).
 func (s scoreSet) addMean(dst []float64, w float64, t, a, m int) {
+	c := s.scales(t, 0, len(dst))
 	if s.f32 != nil {
-		addMean(dst, w, s.f32[t][a], float64(m))
+		addMean(dst, w, s.f32[t][a], c, float64(m))
 		return
 	}
-	addMean(dst, w, s.f64[t][a], float64(m))
+	addMean(dst, w, s.f64[t][a], c, float64(m))
 }
 
-func addMean[T float](dst []float64, w float64, x []T, m float64) {
+// The loops below read a score x, scaled by c unless c is nil, as the
+// float64 number float64(x)·c[i]: the value a caller that scaled float64
+// scores in place would have handed over.
+
+func addScaled[T float](y []float64, w float64, x []T, c []float64) {
+	if c == nil {
+		axpy(y, w, x)
+		return
+	}
+	for i := range y {
+		y[i] += w * (float64(x[i]) * c[i])
+	}
+}
+
+func dotScaled[T float](v []float64, x []T, c []float64) float64 {
+	if c == nil {
+		return dot(v, x)
+	}
+	s := 0.0
+	for i := range v {
+		s += v[i] * (float64(x[i]) * c[i])
+	}
+	return s
+}
+
+func dotBothScaled[T float](x []T, cx []float64, y []T, cy []float64) float64 {
+	if cx == nil {
+		return dot(x, y)
+	}
+	s := 0.0
+	for i := range x {
+		s += (float64(x[i]) * cx[i]) * (float64(y[i]) * cy[i])
+	}
+	return s
+}
+
+func copyScaled[T float](dst []float64, x []T, c []float64) {
+	if c == nil {
+		for i, v := range x {
+			dst[i] = float64(v)
+		}
+		return
+	}
 	for i, v := range x {
-		dst[i] += w * float64(v) / m
+		dst[i] = float64(v) * c[i]
+	}
+}
+
+func addMean[T float](dst []float64, w float64, x []T, c []float64, m float64) {
+	if c == nil {
+		for i, v := range x {
+			dst[i] += w * float64(v) / m
+		}
+		return
+	}
+	for i, v := range x {
+		dst[i] += w * (float64(v) * c[i]) / m
 	}
 }
 

@@ -28,10 +28,30 @@ func float32Ensemble(rng *rand.Rand, m, k, d int) (e64, e32 Ensemble) {
 	return e64, e32
 }
 
+// scaled returns e64 with its scores multiplied by c in place of the
+// Scales, and e32 with c as Scales.
+func scaled(rng *rand.Rand, e64, e32 Ensemble) (Ensemble, Ensemble) {
+	k, m, d := len(e64.Scores), len(e64.Theta), len(e64.Theta[0])
+	c := randomVectors(rng, k, d, 3)
+	pre := Ensemble{Theta: e64.Theta, Values: e64.Values, Scores: make([][][]float64, k)}
+	for t := range k {
+		for a := range m {
+			v := make([]float64, d)
+			for x := range d {
+				v[x] = e64.Scores[t][a][x] * c[t][x]
+			}
+			pre.Scores[t] = append(pre.Scores[t], v)
+		}
+	}
+	e32.Scales = c
+	return pre, e32
+}
+
 // Every rule reads float32 scores as the float64 values they convert to
-// exactly, so its direction must be the same to the last bit on both
-// forms, on the toy-sized path (loops) and on long vectors (MT-SGD's
-// matrix products).
+// exactly, and scales them (Scales) in float64 as a caller scaling float64
+// scores in place would, so its direction must be the same to the last
+// bit on both forms, on the toy-sized path (loops) and on long vectors
+// (MT-SGD's matrix products).
 func TestRulesSameOnFloat32Scores(t *testing.T) {
 	rules := map[string]func(m int) Rule{
 		"mtsgd":            func(int) Rule { return &MTSGD{Repulsion: 1} },
@@ -46,24 +66,32 @@ func TestRulesSameOnFloat32Scores(t *testing.T) {
 			return &ParetoMTL{Prefs: prefs, InitSteps: 2}
 		},
 	}
-	for _, d := range []int{7, 3*blockSize + 5} {
+	for _, tc := range []struct {
+		d      int
+		scales bool
+	}{{7, false}, {7, true}, {3*blockSize + 5, false}, {3*blockSize + 5, true}} {
 		const m, k = 3, 2
-		e64, e32 := float32Ensemble(rand.New(rand.NewPCG(31, uint64(d))), m, k, d)
+		d := tc.d
+		rng := rand.New(rand.NewPCG(31, uint64(d)))
+		e64, e32 := float32Ensemble(rng, m, k, d)
+		if tc.scales {
+			e64, e32 = scaled(rng, e64, e32)
+		}
 		for name, rule := range rules {
 			if name == "mtsgd" && !useProducts(k, m, d) && d > blockSize {
 				t.Fatalf("d = %d does not take the products path", d)
 			}
 			want, got := vectors(m, d), vectors(m, d)
 			if err := rule(m).Direction(want, e64); err != nil {
-				t.Fatalf("%s, d = %d, float64 scores: %v", name, d, err)
+				t.Fatalf("%s, d = %d, scales %v, float64 scores: %v", name, d, tc.scales, err)
 			}
 			if err := rule(m).Direction(got, e32); err != nil {
-				t.Fatalf("%s, d = %d, float32 scores: %v", name, d, err)
+				t.Fatalf("%s, d = %d, scales %v, float32 scores: %v", name, d, tc.scales, err)
 			}
 			for a := range m {
 				for x := range d {
 					if got[a][x] != want[a][x] {
-						t.Fatalf("%s, d = %d: φ[%d][%d] = %v from float32 scores, %v from float64", name, d, a, x, got[a][x], want[a][x])
+						t.Fatalf("%s, d = %d, scales %v: φ[%d][%d] = %v from float32 scores, %v from float64", name, d, tc.scales, a, x, got[a][x], want[a][x])
 					}
 				}
 			}
@@ -84,6 +112,17 @@ func TestFloat32ScoresChecked(t *testing.T) {
 	e32.Scores = e64.Scores
 	if err := (&Linear{}).Direction(vectors(2, 3), e32); err == nil {
 		t.Error("scores in both float64 and float32: no error")
+	}
+	e32.Scores = nil
+	for what, c := range map[string][][]float64{
+		"scales for 1 targets, want 2":        {{1, 1, 1}},
+		"scales of target 1 have dimension 2": {{1, 1, 1}, {1, 1}},
+		"scales of target 0 are not finite":   {{1, math.NaN(), 1}, {1, 1, 1}},
+	} {
+		e32.Scales = c
+		if err := (&Linear{}).Direction(vectors(2, 3), e32); err == nil || !strings.Contains(err.Error(), what) {
+			t.Errorf("scales %v: error %v, want %q", c, err, what)
+		}
 	}
 	e32 = Ensemble{Theta: e64.Theta, Scores32: [][][]float32{{{1, 2, 3}, {1, 2}}}}
 	if err := (&Linear{}).Direction(vectors(2, 3), e32); err == nil || !strings.Contains(err.Error(), "dimension 2") {

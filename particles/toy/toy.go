@@ -249,7 +249,7 @@ func FractionWithin(theta [][]float64, r float64) float64 {
 func Memory(p Problem, m int, kernelRule bool) float64 {
 	vectors := 8 * float64(m) * float64(p.Dim) * float64(2+p.Targets)
 	if kernelRule {
-		return vectors + particles.KernelMemory(m, p.Dim)
+		return vectors + particles.KernelMemory(m)
 	}
 	return vectors
 }
