@@ -335,7 +335,7 @@ func (tr *Trainer) scaleOnDevice(u Update, heads bool) error {
 		}
 		s := r.trunkScore
 		for j := range r.k {
-			if err := r.dev.Launch("normalize_columns", max(1, s.cols), s.row(j*r.m), r.m, s.cols, normalizeFloor); err != nil {
+			if err := r.dev.Launch("normalize_columns", max(1, s.cols), s.row(j*r.m), r.m, s.cols, particles.NormalizeFloor); err != nil {
 				return err
 			}
 		}

@@ -405,7 +405,8 @@ func (tr *Trainer) trunkDirections(u Update, step int) error {
 	if len(tr.trunks[0]) == 0 { // models without a shared trunk have none
 		return nil
 	}
-	ens := particles.Ensemble{Theta: tr.trunks, Scores: tr.trunkScores.f64, Scores32: tr.trunkScores.f32, Scales: tr.trunkScores.ruleScales(), Values: tr.losses, Step: step - 1}
+	ens := particles.Ensemble{Theta: tr.trunks, Scores: tr.trunkScores.f64, Scores32: tr.trunkScores.f32,
+		Factor: tr.trunkScores.factor, Normalize: tr.trunkScores.normalize, Values: tr.losses, Step: step - 1}
 	switch u.Kernel {
 	case KernelOutputs:
 		if err := tr.trunkKernel(u.OutputKernel); err != nil {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -77,18 +76,15 @@ func (s ScoreScale) String() string {
 	return fmt.Sprintf("ScoreScale(%d)", int(s))
 }
 
-// normalizeFloor is F.normalize's default eps: a coordinate whose scores
-// are all below it stays (almost) zero rather than being blown up.
-const normalizeFloor = 1e-12
-
 // scale applies u's score scale to the step's trunk scores, or to its
-// head scores if heads: in place for float64 scores, as the rules'
-// Scales for float32 ones, so that the scaled scores are the float64
-// numbers either way.
+// head scores if heads. The trunk scores are not rewritten: the rules
+// scale them as they read them (particles.Ensemble.Factor and
+// Normalize), in float64 whether they are held in float32 or float64.
+// The heads' float64 scores are scaled in place.
 func (tr *Trainer) scale(u Update, heads bool) error {
 	ts := &tr.trunkScores
 	if !heads {
-		ts.scaled = false
+		ts.factor, ts.normalize = 0, false
 	}
 	switch u.Scale {
 	case ScoreMean:
@@ -97,107 +93,37 @@ func (tr *Trainer) scale(u Update, heads bool) error {
 			return fmt.Errorf("engine: score scale sum needs the training set's size, got %d", u.Examples)
 		}
 		n := float64(u.Examples)
-		switch {
-		case heads:
-			scaleAll(tr.headScores, n)
-		case ts.f32 != nil:
-			for _, c := range ts.useScales() {
-				for x := range c {
-					c[x] = n
+		if !heads {
+			ts.factor = n
+			break
+		}
+		for _, task := range tr.headScores {
+			for _, v := range task {
+				for i := range v {
+					v[i] *= n
 				}
 			}
-		default:
-			scaleAll(ts.f64, n)
 		}
 	case ScoreNormalized:
-		switch {
-		case heads:
-		case ts.f32 != nil:
-			for j, c := range ts.useScales() {
-				inverseColumnNorms(c, ts.f32[j])
-			}
-		default:
-			for _, task := range ts.f64 {
-				inverseColumnNorms(nil, task)
-			}
-		}
+		ts.normalize = !heads
 	default:
 		return fmt.Errorf("engine: unknown score scale %v", u.Scale)
 	}
 	return nil
 }
 
-// inverseColumnNorms computes, for coordinate d of the rows of s, one
-// over the L2 norm of that coordinate over the rows (floored at
-// normalizeFloor), into inv[d]; with inv nil it divides the coordinate of
-// every row by the norm in place (a float64 s).
-func inverseColumnNorms[T float](inv []float64, s [][]T) {
-	if len(s) == 0 {
-		return
-	}
-	for d := range s[0] {
-		sq := 0.0
-		for _, row := range s {
-			x := float64(row[d])
-			sq += x * x
-		}
-		c := 1 / math.Max(math.Sqrt(sq), normalizeFloor)
-		if inv != nil {
-			inv[d] = c
-			continue
-		}
-		for _, row := range s {
-			row[d] = T(float64(row[d]) * c)
-		}
-	}
-}
-
-// scaleAll multiplies every vector of s [task][particle] by a.
-func scaleAll(s [][][]float64, a float64) {
-	for _, task := range s {
-		for _, v := range task {
-			for i := range v {
-				v[i] *= a
-			}
-		}
-	}
-}
-
 // trunkScores holds a step's trunk scores [task][particle]: K·M vectors
 // of the trunk's length, a step's largest buffer (4.5 GB for 5 ResNet-18
 // particles and 10 tasks in float64). Graphs that compute in float32 on
 // the CPU write them in float32 (f32), which halves that and loses
-// nothing, as their gradients hold no more; the rules convert them to
-// float64 as they read them, and a score scale reaches them as the
-// rules' per-coordinate Scales (K vectors), not by rounding the scaled
-// scores back to float32. Otherwise they are float64 (f64), scaled in
-// place.
+// nothing, as their gradients hold no more; otherwise they are float64
+// (f64). The rules read them into float64 and apply the step's scale,
+// factor or normalize, as they read them.
 type trunkScores struct {
-	f64    [][][]float64
-	f32    [][][]float32
-	scales [][]float64 // [task], the trunk's length
-	scaled bool        // scales hold this step's scale
-}
-
-// useScales returns the scales, allocated the first time, for this
-// step's scale to fill.
-func (s *trunkScores) useScales() [][]float64 {
-	if s.scales == nil {
-		s.scales = make([][]float64, len(s.f32))
-		for j := range s.scales {
-			s.scales[j] = make([]float64, len(s.f32[j][0]))
-		}
-	}
-	s.scaled = true
-	return s.scales
-}
-
-// ruleScales returns the Scales the rules apply this step, or nil.
-func (s *trunkScores) ruleScales() [][]float64 {
-	if !s.scaled {
-		return nil
-	}
-	return s.scales
+	f64       [][][]float64
+	f32       [][][]float32
+	factor    float64
+	normalize bool
 }
 
 func newTrunkScores(cfg *Config, k int) trunkScores {

@@ -21,6 +21,7 @@ type SVGD struct {
 	stein steinSmoother
 	comb  [][]float64
 	w     []float64
+	cols  [][]float64 // normalised scores' columns
 }
 
 // Direction implements Rule.
@@ -33,8 +34,10 @@ func (r *SVGD) Direction(dst [][]float64, e Ensemble) error {
 		return fmt.Errorf("svgd: %w", err)
 	}
 	r.comb = grow(r.comb, m, d)
+	s := e.scores()
+	cols := s.allColumns(&r.cols, d)
 	for a := range m {
-		combine(r.comb[a], r.w, e.scores(), a)
+		combine(r.comb[a], r.w, s, a, cols)
 	}
 	r.stein.direction(dst, e, r.comb, r.Kernel, r.Repulsion)
 	return nil
@@ -95,19 +98,22 @@ func (r *MGDA) Direction(dst [][]float64, e Ensemble) error {
 type Linear struct {
 	Weights []float64 // nil: equal weights
 	w       []float64
+	cols    [][]float64 // normalised scores' columns
 }
 
 // Direction implements Rule.
 func (r *Linear) Direction(dst [][]float64, e Ensemble) error {
-	m, k, _, err := e.dims(dst)
+	m, k, d, err := e.dims(dst)
 	if err != nil {
 		return err
 	}
 	if r.w, err = fixedWeights(r.w, r.Weights, k); err != nil {
 		return fmt.Errorf("linear: %w", err)
 	}
+	s := e.scores()
+	cols := s.allColumns(&r.cols, d)
 	for a := range m {
-		combine(dst[a], r.w, e.scores(), a)
+		combine(dst[a], r.w, s, a, cols)
 	}
 	return nil
 }
@@ -116,6 +122,7 @@ func (r *Linear) Direction(dst [][]float64, e Ensemble) error {
 // particle's own scores.
 type perParticleMinNorm struct {
 	u, w []float64
+	cols [][]float64 // normalised scores' columns
 }
 
 // combine writes Σ_k w^m_k s_km into dst[m], w^m minimising ‖Σ_k w_k s_km‖².
@@ -124,17 +131,18 @@ func (p *perParticleMinNorm) combine(dst [][]float64, scores scoreSet, qp *minno
 	if len(p.w) != k {
 		p.u, p.w = make([]float64, k*k), make([]float64, k)
 	}
+	cols := scores.allColumns(&p.cols, len(dst[0]))
 	for a := range dst {
 		for i := range k {
 			for j := i; j < k; j++ {
-				v := scores.dotScores(i, a, j, a)
+				v := scores.dotScores(i, a, j, a, column(cols, i), column(cols, j))
 				p.u[i*k+j], p.u[j*k+i] = v, v
 			}
 		}
 		if _, err := qp.Solve(p.w, p.u); err != nil {
 			return fmt.Errorf("particle %d: %w", a, err)
 		}
-		combine(dst[a], p.w, scores, a)
+		combine(dst[a], p.w, scores, a, cols)
 	}
 	return nil
 }

@@ -13,10 +13,12 @@ const blockSize = 2048
 
 // blockBuffers are one goroutine's scratch rows for parallelBlocks.
 type blockBuffers struct {
-	buf  []float64
-	rows [][]float64
-	gram []float64 // a block's Gram matrix (MTSGD)
-	out  []float64 // a block's directions (MTSGD)
+	buf     []float64
+	rows    [][]float64
+	gram    []float64   // a block's Gram matrix (MTSGD)
+	out     []float64   // a block's directions (MTSGD)
+	cols    [][]float64 // each target's columns (normalised scores)
+	colRows [][]float64 // their first w
 }
 
 // get returns n rows of length w ≤ blockSize.
@@ -32,6 +34,22 @@ func (b *blockBuffers) get(n, w int) [][]float64 {
 		b.rows[i] = b.buf[i*w : (i+1)*w]
 	}
 	return b.rows
+}
+
+// columns returns every target's columns (see scoreSet.columns) on the
+// block [lo, lo+w), or nil when the scores are not normalised.
+func (b *blockBuffers) columns(s scoreSet, lo, w int) [][]float64 {
+	if !s.normalize {
+		return nil
+	}
+	b.cols = grow(b.cols, s.targets(), blockSize)
+	if len(b.colRows) != len(b.cols) {
+		b.colRows = make([][]float64, len(b.cols))
+	}
+	for t, c := range b.cols {
+		b.colRows[t] = s.columns(t, lo, w, c)
+	}
+	return b.colRows
 }
 
 // parallelBlocks calls f on the blocks [lo, hi) of blockSize coordinates

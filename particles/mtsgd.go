@@ -140,11 +140,12 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
 		rows := buf.get(m+1, hi-lo)
 		comb := rows[:m]
+		cols := buf.columns(scores, lo, hi-lo)
 		for a := range m {
 			ca := comb[a]
 			clear(ca)
 			for i := range k {
-				scores.addTo(ca, r.w[i], i, a, lo)
+				scores.addTo(ca, r.w[i], i, a, lo, column(cols, i))
 			}
 		}
 		for b := range m {
@@ -196,9 +197,10 @@ func packBlock(buf *blockBuffers, e Ensemble, lo, hi int, theta bool) []float64 
 		n += m
 	}
 	rows := buf.get(n, hi-lo)
+	cols := buf.columns(scores, lo, hi-lo)
 	for i := range k {
 		for a := range m {
-			scores.copyTo(rows[i*m+a], i, a, lo)
+			scores.copyTo(rows[i*m+a], i, a, lo, column(cols, i))
 		}
 	}
 	if theta {
@@ -277,6 +279,7 @@ func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) []float
 		p := partial[lo/blockSize*(k*k+k+1):][:k*k+k]
 		rows := buf.get(2*m, hi-lo)
 		smoothed, reps := rows[:m], rows[m:]
+		cols := buf.columns(scores, lo, hi-lo)
 		if !r.FirstTermOnly {
 			for a := range m {
 				reps[a] = repulsion(km, e.Theta, a, lo, reps[a])
@@ -287,17 +290,17 @@ func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) []float
 				sb := smoothed[b]
 				clear(sb)
 				for a := range m {
-					scores.addTo(sb, km.k[a][b], i, a, lo)
+					scores.addTo(sb, km.k[a][b], i, a, lo, column(cols, i))
 				}
 			}
 			for j := i; j < k; j++ {
 				for b := range m {
-					p[i*k+j] += scores.dot(smoothed[b], j, b, lo)
+					p[i*k+j] += scores.dot(smoothed[b], j, b, lo, column(cols, j))
 				}
 			}
 			if !r.FirstTermOnly {
 				for a := range m {
-					p[k*k+i] += scores.dot(reps[a], i, a, lo)
+					p[k*k+i] += scores.dot(reps[a], i, a, lo, column(cols, i))
 				}
 			}
 		}

@@ -36,6 +36,7 @@ type ParetoMTL struct {
 	h       []float64 // K×K Gram matrix of the scores
 	vecs    [][]float64
 	gram, w []float64
+	cols    [][]float64 // normalised scores' columns
 }
 
 // Preferences returns m preference vectors for k objectives as Lin et al.
@@ -59,10 +60,12 @@ func Preferences(m, k int) ([][]float64, error) {
 
 // Direction implements Rule. It needs e.Values.
 func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
-	m, k, _, err := e.dims(dst)
+	m, k, d, err := e.dims(dst)
 	if err != nil {
 		return err
 	}
+	s := e.scores()
+	cols := s.allColumns(&r.cols, d)
 	if len(e.Values) != k {
 		return errors.New("pareto-mtl: needs the objective values (Ensemble.Values)")
 	}
@@ -104,7 +107,7 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 		}
 		for a := range k {
 			for b := a; b < k; b++ {
-				v := e.scores().dotScores(a, i, b, i)
+				v := s.dotScores(a, i, b, i, column(cols, a), column(cols, b))
 				r.h[a*k+b], r.h[b*k+a] = v, v
 			}
 		}
@@ -140,7 +143,7 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 				}
 			}
 		}
-		combine(dst[i], a, e.scores(), i)
+		combine(dst[i], a, s, i, cols)
 	}
 	return nil
 }

@@ -26,26 +26,31 @@ package particles
 
 import (
 	"fmt"
+	"math"
 )
 
 // Ensemble is what a rule sees at one step.
 type Ensemble struct {
 	// Theta[m] is particle m's position; all have the same length d.
 	Theta [][]float64
-	// Scores[k][m] is ∇log p_k(Theta[m]), of length d (times Scales,
-	// when set).
+	// Scores[k][m] is ∇log p_k(Theta[m]), of length d (as scaled by
+	// Factor or Normalize).
 	Scores [][][]float64
 	// Scores32, set instead of Scores, holds the same in float32: a
 	// network's graphs compute their gradients in float32, and K·M of
 	// them are a step's largest buffer. The rules compute in float64
 	// either way.
 	Scores32 [][][]float32
-	// Scales, when set, scales the scores coordinate by coordinate as
-	// the rules read them: target k's score at particle m is
-	// Scores[k][m][x]·Scales[k][x] (or Scores32's). A caller that
-	// normalises float32 scores hands the factors here rather than
-	// rounding the normalised scores back to float32.
-	Scales [][]float64
+	// Factor, when not 0, multiplies every score as the rules read it.
+	Factor float64
+	// Normalize divides each target's scores, coordinate by coordinate,
+	// by their L2 norm over the particles (at least NormalizeFloor) as
+	// the rules read them: the authors' F.normalize of the M×d score
+	// matrix. Scaling as the scores are read, in float64, rather than in
+	// place leaves float32 scores unrounded, and lets MT-SGD normalise
+	// a block of coordinates at a time instead of keeping K vectors of
+	// norms.
+	Normalize bool
 	// Values[k][m], when set, is objective k's value at Theta[m] (for a
 	// network, task k's loss). Only ParetoMTL needs it.
 	Values [][]float64
@@ -62,10 +67,16 @@ type Ensemble struct {
 func (e Ensemble) Targets() int { return e.scores().targets() }
 
 // CopyScore writes ∇log p_k(Theta[m]) into dst (length d) in float64 as
-// the rules read it (from Scores or Scores32, times Scales): a rule of
-// its own reads the scores this way.
+// the rules read it (from Scores or Scores32, scaled by Factor or
+// Normalize): a rule of its own reads the scores this way. With Normalize
+// it allocates the d norms.
 func (e Ensemble) CopyScore(dst []float64, k, m int) {
-	e.scores().copyTo(dst, k, m, 0)
+	s := e.scores()
+	var c []float64
+	if s.normalize {
+		c = s.columns(k, 0, len(dst), make([]float64, len(dst)))
+	}
+	s.copyTo(dst, k, m, 0, c)
 }
 
 // Rule computes the update direction of every particle.
@@ -132,18 +143,8 @@ func (e Ensemble) shape(dst [][]float64) (m, k, d int, err error) {
 			}
 		}
 	}
-	if e.Scales != nil {
-		if len(e.Scales) != k {
-			return 0, 0, 0, fmt.Errorf("particles: scales for %d targets, want %d", len(e.Scales), k)
-		}
-		for t, c := range e.Scales {
-			if len(c) != d {
-				return 0, 0, 0, fmt.Errorf("particles: scales of target %d have dimension %d, want %d", t, len(c), d)
-			}
-			if !allFinite(c) {
-				return 0, 0, 0, fmt.Errorf("particles: scales of target %d are not finite", t)
-			}
-		}
+	if e.Factor != 0 && (e.Normalize || math.IsNaN(e.Factor) || math.IsInf(e.Factor, 0)) {
+		return 0, 0, 0, fmt.Errorf("particles: score factor %v (with normalisation %v)", e.Factor, e.Normalize)
 	}
 	if e.Kernel != nil {
 		if err := e.Kernel.check(m, d); err != nil {
@@ -153,14 +154,23 @@ func (e Ensemble) shape(dst [][]float64) (m, k, d int, err error) {
 	return m, k, d, nil
 }
 
-// combine writes Σ_k w_k s_km into dst.
-func combine(dst []float64, w []float64, s scoreSet, m int) {
+// combine writes Σ_k w_k s_km into dst, the scores read with cols (see
+// allColumns).
+func combine(dst []float64, w []float64, s scoreSet, m int, cols [][]float64) {
 	for i := range dst {
 		dst[i] = 0
 	}
 	for k, wk := range w {
-		s.addTo(dst, wk, k, m, 0)
+		s.addTo(dst, wk, k, m, 0, column(cols, k))
 	}
+}
+
+// column returns cols[t], or nil without cols.
+func column(cols [][]float64, t int) []float64 {
+	if cols == nil {
+		return nil
+	}
+	return cols[t]
 }
 
 // grow returns a slice of n vectors of length d, reusing buf when it fits.

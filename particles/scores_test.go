@@ -28,30 +28,40 @@ func float32Ensemble(rng *rand.Rand, m, k, d int) (e64, e32 Ensemble) {
 	return e64, e32
 }
 
-// scaled returns e64 with its scores multiplied by c in place of the
-// Scales, and e32 with c as Scales.
-func scaled(rng *rand.Rand, e64, e32 Ensemble) (Ensemble, Ensemble) {
-	k, m, d := len(e64.Scores), len(e64.Theta), len(e64.Theta[0])
-	c := randomVectors(rng, k, d, 3)
-	pre := Ensemble{Theta: e64.Theta, Values: e64.Values, Scores: make([][][]float64, k)}
+// scaledInPlace returns e with its scores scaled as a caller scaling
+// float64 scores in place would: times factor, or, with normalize,
+// divided per target and coordinate by their norm over the particles
+// (one over the norm, floored, then a product, as the engine did).
+func scaledInPlace(e Ensemble, factor float64, normalize bool) Ensemble {
+	k, m, d := len(e.Scores), len(e.Theta), len(e.Theta[0])
+	out := Ensemble{Theta: e.Theta, Values: e.Values, Scores: make([][][]float64, k)}
 	for t := range k {
-		for a := range m {
-			v := make([]float64, d)
-			for x := range d {
-				v[x] = e64.Scores[t][a][x] * c[t][x]
+		for range m {
+			out.Scores[t] = append(out.Scores[t], make([]float64, d))
+		}
+		for x := range d {
+			c := factor
+			if normalize {
+				sq := 0.0
+				for a := range m {
+					sq += e.Scores[t][a][x] * e.Scores[t][a][x]
+				}
+				c = 1 / math.Max(math.Sqrt(sq), 1e-12)
 			}
-			pre.Scores[t] = append(pre.Scores[t], v)
+			for a := range m {
+				out.Scores[t][a][x] = e.Scores[t][a][x] * c
+			}
 		}
 	}
-	e32.Scales = c
-	return pre, e32
+	return out
 }
 
 // Every rule reads float32 scores as the float64 values they convert to
-// exactly, and scales them (Scales) in float64 as a caller scaling float64
-// scores in place would, so its direction must be the same to the last
-// bit on both forms, on the toy-sized path (loops) and on long vectors
-// (MT-SGD's matrix products).
+// exactly, and scales them (Factor, Normalize) in float64 as they are
+// read, so its direction must be the same to the last bit as from float64
+// scores scaled in place, for either storage, on the toy-sized path
+// (loops) and on long vectors (MT-SGD's matrix products, a block at a
+// time).
 func TestRulesSameOnFloat32Scores(t *testing.T) {
 	rules := map[string]func(m int) Rule{
 		"mtsgd":            func(int) Rule { return &MTSGD{Repulsion: 1} },
@@ -67,31 +77,40 @@ func TestRulesSameOnFloat32Scores(t *testing.T) {
 		},
 	}
 	for _, tc := range []struct {
-		d      int
-		scales bool
-	}{{7, false}, {7, true}, {3*blockSize + 5, false}, {3*blockSize + 5, true}} {
+		d         int
+		factor    float64
+		normalize bool
+	}{
+		{7, 0, false}, {7, 250, false}, {7, 0, true},
+		{3*blockSize + 5, 0, false}, {3*blockSize + 5, 250, false}, {3*blockSize + 5, 0, true},
+	} {
 		const m, k = 3, 2
 		d := tc.d
-		rng := rand.New(rand.NewPCG(31, uint64(d)))
-		e64, e32 := float32Ensemble(rng, m, k, d)
-		if tc.scales {
-			e64, e32 = scaled(rng, e64, e32)
+		e64, e32 := float32Ensemble(rand.New(rand.NewPCG(31, uint64(d))), m, k, d)
+		ref := e64
+		if tc.factor != 0 || tc.normalize {
+			ref = scaledInPlace(e64, tc.factor, tc.normalize)
 		}
+		e64.Factor, e64.Normalize = tc.factor, tc.normalize
+		e32.Factor, e32.Normalize = tc.factor, tc.normalize
 		for name, rule := range rules {
 			if name == "mtsgd" && !useProducts(k, m, d) && d > blockSize {
 				t.Fatalf("d = %d does not take the products path", d)
 			}
-			want, got := vectors(m, d), vectors(m, d)
-			if err := rule(m).Direction(want, e64); err != nil {
-				t.Fatalf("%s, d = %d, scales %v, float64 scores: %v", name, d, tc.scales, err)
+			want := vectors(m, d)
+			if err := rule(m).Direction(want, ref); err != nil {
+				t.Fatalf("%s, %+v, scaled in place: %v", name, tc, err)
 			}
-			if err := rule(m).Direction(got, e32); err != nil {
-				t.Fatalf("%s, d = %d, scales %v, float32 scores: %v", name, d, tc.scales, err)
-			}
-			for a := range m {
-				for x := range d {
-					if got[a][x] != want[a][x] {
-						t.Fatalf("%s, d = %d, scales %v: φ[%d][%d] = %v from float32 scores, %v from float64", name, d, tc.scales, a, x, got[a][x], want[a][x])
+			for form, e := range map[string]Ensemble{"float64": e64, "float32": e32} {
+				got := vectors(m, d)
+				if err := rule(m).Direction(got, e); err != nil {
+					t.Fatalf("%s, %+v, %s scores: %v", name, tc, form, err)
+				}
+				for a := range m {
+					for x := range d {
+						if got[a][x] != want[a][x] {
+							t.Fatalf("%s, %+v: φ[%d][%d] = %v from %s scores, %v from scores scaled in place", name, tc, a, x, got[a][x], form, want[a][x])
+						}
 					}
 				}
 			}
@@ -114,14 +133,13 @@ func TestFloat32ScoresChecked(t *testing.T) {
 		t.Error("scores in both float64 and float32: no error")
 	}
 	e32.Scores = nil
-	for what, c := range map[string][][]float64{
-		"scales for 1 targets, want 2":        {{1, 1, 1}},
-		"scales of target 1 have dimension 2": {{1, 1, 1}, {1, 1}},
-		"scales of target 0 are not finite":   {{1, math.NaN(), 1}, {1, 1, 1}},
+	for _, bad := range []Ensemble{
+		{Theta: e32.Theta, Scores32: e32.Scores32, Factor: math.NaN()},
+		{Theta: e32.Theta, Scores32: e32.Scores32, Factor: math.Inf(1)},
+		{Theta: e32.Theta, Scores32: e32.Scores32, Factor: 2, Normalize: true},
 	} {
-		e32.Scales = c
-		if err := (&Linear{}).Direction(vectors(2, 3), e32); err == nil || !strings.Contains(err.Error(), what) {
-			t.Errorf("scales %v: error %v, want %q", c, err, what)
+		if err := (&Linear{}).Direction(vectors(2, 3), bad); err == nil || !strings.Contains(err.Error(), "score factor") {
+			t.Errorf("factor %v, normalize %v: error %v", bad.Factor, bad.Normalize, err)
 		}
 	}
 	e32 = Ensemble{Theta: e64.Theta, Scores32: [][][]float32{{{1, 2, 3}, {1, 2}}}}

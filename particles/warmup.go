@@ -12,15 +12,23 @@ type Warmup struct{}
 
 // Direction implements Rule.
 func (Warmup) Direction(dst [][]float64, e Ensemble) error {
-	m, k, _, err := e.dims(dst)
+	m, k, d, err := e.dims(dst)
 	if err != nil {
 		return err
 	}
 	s := e.scores()
 	for i := range m {
 		clear(dst[i])
+	}
+	// A block of coordinates at a time, for normalised scores' norms.
+	var buf [blockSize]float64
+	for lo := 0; lo < d; lo += blockSize {
+		hi := min(lo+blockSize, d)
 		for j := range k {
-			s.addMean(dst[i], WarmupWeight(i, m, k, j), j, i, m)
+			c := s.columns(j, lo, hi-lo, buf[:])
+			for i := range m {
+				s.addMean(dst[i][lo:hi], WarmupWeight(i, m, k, j), j, i, lo, m, c)
+			}
 		}
 	}
 	return nil
