@@ -104,7 +104,7 @@ type scaling struct {
 	f float64
 }
 
-// scaling returns how to read target t's scores, given its columns c.
+// scaling returns how to read a score whose columns (see columns) are c.
 func (s scoreSet) scaling(c []float64) scaling { return scaling{c: c, f: s.factor} }
 
 // addTo does dst += w·s_ta[lo : lo+len(dst)], the score read with c (its
