@@ -119,7 +119,10 @@ func (r *MTSGD) Direction(dst [][]float64, e Ensemble) error {
 	if products {
 		var finite bool
 		if a, finite = r.gramProducts(e, km, k, m, d); !finite {
-			return e.finiteScores()
+			if err := e.finiteScores(); err != nil {
+				return err
+			}
+			return fmt.Errorf("particles: a score is not finite once scaled by %v", e.Factor)
 		}
 	} else {
 		a = r.innerProducts(e, km, k, m, d)

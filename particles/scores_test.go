@@ -132,6 +132,13 @@ func TestFloat32ScoresChecked(t *testing.T) {
 	if err := (&Linear{}).Direction(vectors(2, 3), e32); err == nil {
 		t.Error("scores in both float64 and float32: no error")
 	}
+	// Finite scores that overflow once scaled stop MT-SGD's products too.
+	d := 2*blockSize + 1
+	big, _ := float32Ensemble(rand.New(rand.NewPCG(32, 3)), 3, 2, d)
+	big.Scores[0][1][d/2], big.Factor = 1e300, 1e10
+	if err := (&MTSGD{Repulsion: 1}).Direction(vectors(3, d), big); err == nil || !strings.Contains(err.Error(), "once scaled") {
+		t.Errorf("a score overflowing once scaled: error %v", err)
+	}
 	e32.Scores = nil
 	for _, bad := range []Ensemble{
 		{Theta: e32.Theta, Scores32: e32.Scores32, Factor: math.NaN()},
