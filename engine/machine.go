@@ -182,9 +182,9 @@ func (g *Grads) putTrunkScore(dev *ops.Device, nodes []*gorgonia.Node, j int) er
 	return err
 }
 
-// trunkScoreNotFinite returns the index of the first NaN or Inf in task
+// firstNotFiniteInTrunkScore returns the index of the first NaN or Inf in task
 // j's trunk score, or −1.
-func (g *Grads) trunkScoreNotFinite(j int) int {
+func (g *Grads) firstNotFiniteInTrunkScore(j int) int {
 	if g.trunk32 != nil {
 		return finite(g.trunk32[j])
 	}

@@ -299,7 +299,7 @@ func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) 
 			// The graphs wrote the scores and noted where one is not
 			// finite.
 			if g.notFinite[j][0] {
-				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "trunk gradient", Index: g.trunkScoreNotFinite(j)}
+				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "trunk gradient", Index: g.firstNotFiniteInTrunkScore(j)}
 			}
 			if g.notFinite[j][1] {
 				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "head gradient", Index: finite(g.Head[j])}
