@@ -104,6 +104,20 @@ var ErrInterrupted = errors.New("training interrupted")
 // one.
 var ErrUnsaved = errors.New("training interrupted, and its state could not be saved")
 
+// ErrDiverged is wrapped by Train's error when the run met a NaN or Inf
+// in a step's losses, gradients or directions, or in its scores: a
+// learning-rate search records such a run as diverged rather than
+// failing.
+var ErrDiverged = errors.New("the run diverged")
+
+// diverged marks err as a divergence (errors.Is(err, ErrDiverged))
+// without changing its message.
+type diverged struct{ err error }
+
+func (d diverged) Error() string        { return d.err.Error() }
+func (d diverged) Unwrap() error        { return d.err }
+func (d diverged) Is(target error) bool { return target == ErrDiverged }
+
 // New starts a run from scratch: particles initialised from the seed. A
 // run too big for the machine's memory is refused before it allocates,
 // with an error wrapping sysmem.ErrTooBig.
@@ -271,6 +285,9 @@ func (r *Run) Train(ctx context.Context) error {
 			}
 			losses, err := r.Trainer.Step(batches.Batch(), u)
 			if err != nil {
+				if nf := (*engine.NotFiniteError)(nil); errors.As(err, &nf) {
+					err = diverged{err}
+				}
 				return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
 			}
 			r.batch++
@@ -323,7 +340,7 @@ func (r *Run) Train(ctx context.Context) error {
 				return errors.Join(fmt.Errorf("epoch %d: %w", r.epoch+1, err), fmt.Errorf("%w; %s", serr, r.lastGood()))
 			}
 			return fmt.Errorf("epoch %d: %w: the run has diverged (lower -lr or -kernel-scale); its steps are saved in %s",
-				r.epoch+1, err, filepath.Join(r.Out, "last"))
+				r.epoch+1, diverged{err}, filepath.Join(r.Out, "last"))
 		}
 		improved := r.improves(lines)
 		r.history = append(r.history, lines...)

@@ -138,6 +138,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -168,6 +169,7 @@ type Options struct {
 	Seeds      []uint64
 	Epochs     int     // 0: the data set's default
 	LR         float64 // 0: the data set's default
+	Optimizer  string  // "": the data set's default
 	Particles  int
 	TrainLimit int
 	TestLimit  int
@@ -175,6 +177,9 @@ type Options struct {
 	DataDir    string
 	Workers    int
 	Device     string // cpu or cuda
+	// Search is the tuned protocol's learning-rate search; nil: every
+	// method at LR.
+	Search *Search
 
 	// What to do instead of running the whole comparison (a sweep, see
 	// plan.go): write OUT/plan.json only; run one cell of it (-1: none);
@@ -229,6 +234,7 @@ type protocol struct {
 var protocols = map[string]protocol{
 	"reduced": {Epochs: 5, Seeds: "1"},
 	"paper":   {Epochs: 100, Seeds: "1,2,3"},
+	"tuned":   {Epochs: tunedProtocol.Epochs, Seeds: tunedProtocol.Seeds},
 }
 
 func main() {
@@ -272,7 +278,8 @@ func report(err error) int {
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	var o Options
-	var methods, seeds, proto string
+	var methods, seeds, proto, lrs string
+	var search Search
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -282,9 +289,13 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Dataset, "dataset", "", "network data set: "+strings.Join(experiment.Datasets(), ", ")+" (required)")
 	fs.StringVar(&methods, "methods", strings.Join(DefaultMethods(), ","), "comma-separated methods, NAME or NAME:PRESET: "+strings.Join(experiment.MethodNames(nil), ", "))
 	fs.StringVar(&seeds, "seeds", "1", "comma-separated seeds")
-	fs.StringVar(&proto, "protocol", "", "budget: reduced (5 epochs, seed 1) or paper (100 epochs, seeds 1,2,3); -epochs and -seeds override it")
-	fs.IntVar(&o.Epochs, "epochs", 0, "epochs per run (default: the data set's)")
+	fs.StringVar(&proto, "protocol", "", "budget: reduced (5 epochs, seed 1), paper (100 epochs, seeds 1,2,3) or tuned (a learning-rate search on validation, then 3 epochs, seeds 1,2,3); -epochs and -seeds override it")
+	fs.IntVar(&o.Epochs, "epochs", 0, "epochs per run (default: the data set's; with -protocol tuned, per final run)")
 	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default: the data set's)")
+	fs.StringVar(&o.Optimizer, "optimizer", "", "sgd or adam for every method (default: the data set's)")
+	fs.StringVar(&lrs, "lrs", "", "with -protocol tuned: the candidate learning rates, comma-separated (default "+floats(tunedProtocol.Search.LRs)+")")
+	fs.IntVar(&search.Epochs, "search-epochs", tunedProtocol.Search.Epochs, "with -protocol tuned: epochs per search run")
+	fs.IntVar(&search.TrainLimit, "search-train-limit", tunedProtocol.Search.TrainLimit, "with -protocol tuned: search runs train on the first N examples (0: as the final runs)")
 	fs.IntVar(&o.Particles, "particles", 5, "particles per run")
 	fs.IntVar(&o.TrainLimit, "train-limit", 0, "train on the first N examples (0: all)")
 	fs.IntVar(&o.TestLimit, "test-limit", 0, "evaluate on the first N examples (0: all)")
@@ -335,7 +346,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if proto != "" {
 		p, ok := protocols[proto]
 		if !ok {
-			return o, fmt.Errorf("-protocol %q is not reduced or paper", proto)
+			return o, fmt.Errorf("-protocol %q is not reduced, paper or tuned", proto)
 		}
 		if !set["epochs"] {
 			o.Epochs = p.Epochs
@@ -343,6 +354,34 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		if !set["seeds"] {
 			seeds = p.Seeds
 		}
+	}
+	for _, f := range []string{"lrs", "search-epochs", "search-train-limit"} {
+		if set[f] && proto != "tuned" {
+			return o, fmt.Errorf("-%s needs -protocol tuned", f)
+		}
+	}
+	if proto == "tuned" {
+		if set["lr"] {
+			return o, errors.New("-lr with -protocol tuned: the search chooses each method's rate; give the candidates with -lrs")
+		}
+		if !set["methods"] {
+			methods = strings.Join(tunedProtocol.Methods, ",")
+		}
+		search.ScoreScales = tunedProtocol.Search.ScoreScales
+		search.LRs = tunedProtocol.Search.LRs
+		if lrs != "" {
+			var err error
+			if search.LRs, err = parseRates(lrs); err != nil {
+				return o, fmt.Errorf("-lrs: %w", err)
+			}
+		}
+		switch {
+		case search.Epochs < 1:
+			return o, fmt.Errorf("-search-epochs must be at least 1, got %d", search.Epochs)
+		case search.TrainLimit < 0:
+			return o, fmt.Errorf("-search-train-limit must be 0 (as the final runs) or positive, got %d", search.TrainLimit)
+		}
+		o.Search = &search
 	}
 	for _, m := range strings.Split(methods, ",") {
 		m = strings.TrimSpace(m)
@@ -370,7 +409,45 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if o.Out == "" {
 		o.Out = filepath.Join("runs", "compare-"+o.Dataset)
 	}
-	return o, o.settings(o.Methods[0], o.Seeds[0]).Check()
+	if o.Search == nil {
+		return o, o.settings(o.Methods[0], o.Seeds[0]).Check()
+	}
+	o.Search.Seed = o.Seeds[0]
+	for _, m := range o.Methods {
+		for _, c := range o.Search.candidates(m) {
+			if err := o.searchSettings(m, c).Check(); err != nil {
+				return o, fmt.Errorf("%s at %s: %w", m, c, err)
+			}
+		}
+	}
+	return o, nil
+}
+
+// parseRates parses a comma-separated list of positive learning rates
+// and sorts it.
+func parseRates(list string) ([]float64, error) {
+	var rates []float64
+	for _, f := range strings.Split(list, ",") {
+		r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(r > 0) || math.IsInf(r, 0) {
+			return nil, fmt.Errorf("%q is not a positive learning rate", f)
+		}
+		if slices.Contains(rates, r) {
+			return nil, fmt.Errorf("%v listed twice", r)
+		}
+		rates = append(rates, r)
+	}
+	slices.Sort(rates)
+	return rates, nil
+}
+
+// floats prints rates as -lrs takes them.
+func floats(rates []float64) string {
+	var fs []string
+	for _, r := range rates {
+		fs = append(fs, strconv.FormatFloat(r, 'g', -1, 64))
+	}
+	return strings.Join(fs, ",")
 }
 
 // settings are the data set's defaults for a method spec (NAME or
@@ -387,6 +464,9 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 	}
 	if o.LR > 0 {
 		s.LR = o.LR
+	}
+	if o.Optimizer != "" {
+		s.Optimizer = o.Optimizer
 	}
 	return s
 }
@@ -455,16 +535,17 @@ func checkModes(o Options, set map[string]bool) error {
 }
 
 // run writes the plan, trains what is not yet trained, cell after cell
-// in the plan's order, and writes the tables.
+// in the plan's order, and writes the tables (for the tuned protocol by
+// aggregate, which reads the search's choices).
 func run(ctx context.Context, o Options, stdout io.Writer) error {
 	sysmem.CollectEarly()
 	release, err := lock(o.Out)
 	if err != nil {
 		return err
 	}
-	defer release()
 	p := o.plan()
 	if err := writePlan(o.Out, p); err != nil {
+		release()
 		return err
 	}
 	results := map[string][][]experiment.MetricsLine{} // method → per seed, last epoch's test lines
@@ -473,22 +554,37 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		if i > 0 && c.Seed != p.Cells[i-1].Seed {
 			d = nil // each seed loads its own data (its validation split)
 		}
-		lines, err := runOne(ctx, o, c.Method, c.Seed, &d)
-		if err != nil {
-			return fmt.Errorf("%s seed %d: %w", c.Method, c.Seed, err)
+		s, err := cellSettings(o.Out, p, c)
+		if err == nil {
+			var res runResult
+			res, err = runOne(ctx, o, s, c, &d)
+			results[c.Method] = append(results[c.Method], lastTest(res.History))
 		}
-		results[c.Method] = append(results[c.Method], lines)
+		if err != nil {
+			release()
+			return fmt.Errorf("cell %d (%s seed %d): %w", i, c.Method, c.Seed, err)
+		}
 	}
-	return writeTables(o, results, "", stdout)
+	if p.Search != nil {
+		release()
+		return aggregate(o, stdout)
+	}
+	defer release()
+	return writeTables(o, results, nil, "", stdout)
 }
 
 // writeTables writes compare.md (with note after the table), compare.csv
 // and the chart from each method's per-seed last-epoch test lines, and
-// prints the Markdown.
-func writeTables(o Options, results map[string][][]experiment.MetricsLine, note string, stdout io.Writer) error {
+// prints the Markdown. chosen labels each method's tuned choice (nil:
+// no tuning).
+func writeTables(o Options, results map[string][][]experiment.MetricsLine, chosen map[string]string, note string, stdout io.Writer) error {
 	rows := summarise(o.Methods, results)
-	md, csv := markdown(o.Dataset, rows)+note, csvTable(rows)
-	for name, text := range map[string]string{"compare.md": md, "compare.csv": csv} {
+	md, csv := markdown(o.Dataset, rows, chosen)+note, csvTable(rows, chosen)
+	files := map[string]string{"compare.md": md, "compare.csv": csv}
+	if chosen != nil {
+		files[SummaryFile] = summary(o.Dataset, o.Methods, rows, chosen)
+	}
+	for name, text := range files {
 		path := filepath.Join(o.Out, name)
 		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
 			return err
@@ -506,6 +602,9 @@ func writeTables(o Options, results map[string][][]experiment.MetricsLine, note 
 			return fmt.Errorf("writing %s: %w", chart, err)
 		}
 	}
+	if chosen != nil {
+		md += "\n" + files[SummaryFile]
+	}
 	_, err := io.WriteString(stdout, md)
 	return err
 }
@@ -519,30 +618,43 @@ func lock(dir string) (release func(), err error) {
 	return runlock.Hold(dir, func(err error) { log.Warn(err) })
 }
 
-// runOne finishes run METHOD-seedS and returns its last epoch's test
-// lines. The data set is loaded on first need and shared by the seed's
-// runs.
-func runOne(ctx context.Context, o Options, method string, seed uint64, d **experiment.Data) ([]experiment.MetricsLine, error) {
-	s := o.settings(method, seed)
-	dir := filepath.Join(o.Out, runDir(method, seed))
+// runOne finishes cell c's run with settings s and returns its result,
+// which it writes to the run directory's ResultFile. The data set is
+// loaded on first need and shared by the seed's runs. A run of the tuned
+// protocol that diverges is a result, not an error: the search never
+// chooses it, and the tables list it.
+func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **experiment.Data) (runResult, error) {
+	dir := filepath.Join(o.Out, c.Dir)
 	release, err := lock(dir)
 	if err != nil {
-		return nil, err
+		return runResult{}, err
 	}
 	defer release()
+	res, ok, err := readResult(dir)
+	switch {
+	case err != nil:
+		return runResult{}, err
+	case ok && !sameRun(res.Settings, s):
+		a, _ := json.Marshal(res.Settings)
+		b, _ := json.Marshal(s)
+		return runResult{}, fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out", dir, a, b)
+	case ok && res.Settings.Epochs == s.Epochs:
+		log.WithField("run", dir).Info("finished already")
+		return res, nil
+	}
 	if *d == nil {
 		loaded, _, err := experiment.LoadData(s, o.DataDir)
 		if err != nil {
-			return nil, err
+			return runResult{}, err
 		}
 		*d = &loaded
 	}
-	c, err := checkpoints.Load(filepath.Join(dir, "last"))
+	ck, err := checkpoints.Load(filepath.Join(dir, "last"))
 	switch {
 	case err == nil:
-		saved, err := experiment.ReadSettings(c)
+		saved, err := experiment.ReadSettings(ck)
 		if err != nil {
-			return nil, err
+			return runResult{}, err
 		}
 		asked := s
 		asked.Epochs = saved.Epochs // a longer budget extends a run
@@ -554,25 +666,27 @@ func runOne(ctx context.Context, o Options, method string, seed uint64, d **expe
 		if saved != asked {
 			a, _ := json.Marshal(saved)
 			b, _ := json.Marshal(s)
-			return nil, fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out", dir, a, b)
+			return runResult{}, fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out", dir, a, b)
 		}
-		if c.Epoch >= s.Epochs && c.Batch == 0 {
+		if ck.Epoch >= s.Epochs && ck.Batch == 0 {
 			log.WithField("run", dir).Info("finished already")
 			var state struct{ History []experiment.MetricsLine }
-			if err := json.Unmarshal(c.Metrics, &state); err != nil {
-				return nil, err
+			if err := json.Unmarshal(ck.Metrics, &state); err != nil {
+				return runResult{}, err
 			}
-			return lastTest(state.History), nil
+			saved.Epochs = s.Epochs
+			res := runResult{Settings: saved, History: state.History}
+			return res, writeResult(dir, res)
 		}
 	case errors.Is(err, os.ErrNotExist):
-		c = nil
+		ck = nil
 	default:
-		return nil, err
+		return runResult{}, err
 	}
 	var r *experiment.Run
-	if c != nil {
-		log.WithFields(log.Fields{"run": dir, "epoch": c.Epoch}).Info("resuming")
-		if r, err = experiment.RestoreWith(c, **d, experiment.Components{Device: o.device}, o.Workers); err == nil {
+	if ck != nil {
+		log.WithFields(log.Fields{"run": dir, "epoch": ck.Epoch}).Info("resuming")
+		if r, err = experiment.RestoreWith(ck, **d, experiment.Components{Device: o.device}, o.Workers); err == nil {
 			r.Settings.Epochs = s.Epochs
 		}
 	} else {
@@ -580,7 +694,7 @@ func runOne(ctx context.Context, o Options, method string, seed uint64, d **expe
 		r, err = experiment.NewWith(s, **d, experiment.Components{Device: o.device}, o.Workers)
 	}
 	if err != nil {
-		return nil, err
+		return runResult{}, err
 	}
 	r.Out = dir
 	r.Hooks.EpochEnd = func(epoch int, lines []experiment.MetricsLine) {
@@ -591,10 +705,16 @@ func runOne(ctx context.Context, o Options, method string, seed uint64, d **expe
 			log.Warn(err)
 		}
 	}
+	res = runResult{Settings: r.Settings}
 	if err := r.Train(ctx); err != nil {
-		return nil, err
+		if c.Stage == "" || !errors.Is(err, experiment.ErrDiverged) {
+			return runResult{}, err
+		}
+		log.WithField("run", dir).Warn(err)
+		res.Diverged = err.Error()
 	}
-	return lastTest(r.History()), nil
+	res.History = r.History()
+	return res, writeResult(dir, res)
 }
 
 // lastTest returns the test lines of the last epoch in history.

@@ -138,7 +138,7 @@ func TestMarkdownAndChart(t *testing.T) {
 		"mtsgd:authors": {{line("top-left", 0.95, 0.0321), line("bottom-right", 0.94, 0.05)}},
 		"single":        {{line("top-left", 0.93, 0.02), line("bottom-right", 0.92, 0.03)}},
 	})
-	md := markdown("multi-mnist", rows)
+	md := markdown("multi-mnist", rows, nil)
 	for _, want := range []string{
 		"| mtsgd:authors | top-left | 0.9500 | ≈0.96 | 3.21 | 3.28 | 0.1000 | 0.2000 | 60 |",
 		"| mtsgd:authors | bottom-right | 0.9400 | ≈0.95 | 5.00 | 4.00 |",

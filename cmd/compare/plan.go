@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,10 +42,14 @@ type Plan struct {
 	Seeds      []uint64 `json:"seeds"`
 	Epochs     int      `json:"epochs,omitempty"`
 	LR         float64  `json:"lr,omitempty"`
+	Optimizer  string   `json:"optimizer,omitempty"`
 	Particles  int      `json:"particles"`
 	TrainLimit int      `json:"train_limit,omitempty"`
 	TestLimit  int      `json:"test_limit,omitempty"`
-	Cells      []Cell   `json:"cells"`
+	// Search is the tuned protocol's search stage (tuned.go); nil for a
+	// comparison at one learning rate.
+	Search *Search `json:"search,omitempty"`
+	Cells  []Cell  `json:"cells"`
 }
 
 // Cell is one run of a plan.
@@ -58,8 +63,21 @@ type Cell struct {
 	// Settings are what the run trains with; a cell refuses to run when
 	// the binary derives other settings from the plan's flags (another
 	// version of the defaults), rather than mix runs of two versions.
+	// A final cell of the tuned protocol has LR 0 here: its method's
+	// search chooses the rate (and Candidate's other settings) when the
+	// cell runs.
 	Settings experiment.Settings `json:"settings"`
+	// Stage is the tuned protocol's "search" or "final"; "" otherwise.
+	Stage string `json:"stage,omitempty"`
+	// Candidate is what a search cell tries.
+	Candidate Candidate `json:"candidate,omitzero"`
 }
+
+// The stages of the tuned protocol.
+const (
+	stageSearch = "search"
+	stageFinal  = "final"
+)
 
 // runDir is the run directory of a method and seed, relative to OUT.
 func runDir(method string, seed uint64) string {
@@ -67,13 +85,31 @@ func runDir(method string, seed uint64) string {
 }
 
 // plan lists the comparison's cells.
+// With a search (the tuned protocol) the search cells come first, per
+// method its candidates in order, then the final cells, whose rates
+// their methods' searches choose.
 func (o Options) plan() Plan {
-	p := Plan{Dataset: o.Dataset, Methods: o.Methods, Seeds: o.Seeds, Epochs: o.Epochs, LR: o.LR,
+	p := Plan{Dataset: o.Dataset, Methods: o.Methods, Seeds: o.Seeds, Epochs: o.Epochs, LR: o.LR, Optimizer: o.Optimizer,
 		Particles: o.Particles, TrainLimit: o.TrainLimit, TestLimit: o.TestLimit}
+	stage := ""
+	if o.Search != nil {
+		search := *o.Search
+		p.Search, stage = &search, stageFinal
+		for _, method := range o.Methods {
+			for _, c := range o.Search.candidates(method) {
+				p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: method, Seed: o.Search.Seed,
+					Dir: searchDir(method, c), Settings: o.searchSettings(method, c), Stage: stageSearch, Candidate: c})
+			}
+		}
+	}
 	for _, seed := range o.Seeds {
 		for _, method := range o.Methods {
+			s := o.settings(method, seed)
+			if stage == stageFinal {
+				s.LR = 0
+			}
 			p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: method, Seed: seed,
-				Dir: runDir(method, seed), Settings: o.settings(method, seed)})
+				Dir: runDir(method, seed), Settings: s, Stage: stage})
 		}
 	}
 	return p
@@ -82,8 +118,8 @@ func (o Options) plan() Plan {
 // options are the comparison flags a plan was made with; out, dataDir
 // and workers are the machine's own.
 func (p Plan) options(out, dataDir string, workers int) Options {
-	return Options{Dataset: p.Dataset, Methods: p.Methods, Seeds: p.Seeds, Epochs: p.Epochs, LR: p.LR,
-		Particles: p.Particles, TrainLimit: p.TrainLimit, TestLimit: p.TestLimit,
+	return Options{Dataset: p.Dataset, Methods: p.Methods, Seeds: p.Seeds, Epochs: p.Epochs, LR: p.LR, Optimizer: p.Optimizer,
+		Particles: p.Particles, TrainLimit: p.TrainLimit, TestLimit: p.TestLimit, Search: p.Search,
 		Out: out, DataDir: dataDir, Workers: workers}
 }
 
@@ -156,7 +192,8 @@ func makePlan(o Options, stdout io.Writer) (Plan, error) {
 
 // runCell runs cell i of the plan in OUT: trains it unless finished,
 // resuming an interrupted run. It takes the run directory's lock, not
-// OUT's, so that cells run at once on many machines sharing OUT.
+// OUT's, so that cells run at once on many machines sharing OUT. A final
+// cell of the tuned protocol needs its method's search finished.
 func runCell(ctx context.Context, o Options, i int) error {
 	p, err := readPlan(o.Out)
 	if err != nil {
@@ -166,26 +203,106 @@ func runCell(ctx context.Context, o Options, i int) error {
 		return fmt.Errorf("-cell %d: the plan in %s has cells 0 to %d", i, o.Out, len(p.Cells)-1)
 	}
 	c := p.Cells[i]
+	s, err := cellSettings(o.Out, p, c)
+	if err != nil {
+		return fmt.Errorf("cell %d (%s seed %d): %w", i, c.Method, c.Seed, err)
+	}
 	po := p.options(o.Out, o.DataDir, o.Workers)
 	po.Device, po.device = o.Device, o.device
 	var d *experiment.Data
-	if _, err := runOne(ctx, po, c.Method, c.Seed, &d); err != nil {
+	if _, err := runOne(ctx, po, s, c, &d); err != nil {
 		return fmt.Errorf("cell %d (%s seed %d): %w", i, c.Method, c.Seed, err)
 	}
 	return nil
 }
 
-// cellState is how far a cell has got, as -aggregate finds it.
-type cellState struct {
-	Done    bool
-	Lines   []experiment.MetricsLine // the last epoch's test lines when Done
-	History []experiment.MetricsLine // every epoch's lines when Done
-	Why     string                   // why not done: not started, running, epoch e of n
+// cellSettings are what cell c of p trains with: its own settings, or for
+// a final cell of the tuned protocol those with its method's choice
+// applied, which needs the method's search finished.
+func cellSettings(out string, p Plan, c Cell) (experiment.Settings, error) {
+	if c.Stage != stageFinal {
+		return c.Settings, nil
+	}
+	ss, err := readSearch(out, p)
+	if err != nil {
+		return experiment.Settings{}, err
+	}
+	cand, ok := ss.chosen[c.Method]
+	switch {
+	case ok:
+	case ss.failed[c.Method] != nil:
+		return experiment.Settings{}, fmt.Errorf("no rate to train %s at: %w", c.Method, ss.failed[c.Method])
+	default:
+		return experiment.Settings{}, fmt.Errorf("the search of %s has not finished (cells %s): run them first",
+			c.Method, strings.Join(ss.missing[c.Method], "; "))
+	}
+	s := c.Settings
+	cand.apply(&s)
+	return s, nil
 }
 
-// readCell finds how far cell c in OUT has got without training or
-// loading data. A run directory locked by another process is running.
-func readCell(out string, c Cell) (cellState, error) {
+// searchState is how far a plan's search has got.
+type searchState struct {
+	runs    map[string][]searched // method → its finished search runs, in the plan's order
+	chosen  map[string]Candidate  // method → its choice, once its search has finished
+	failed  map[string]error      // method → why its finished search chose nothing
+	missing map[string][]string   // method → its unfinished search cells, "I DIR: why"
+}
+
+// readSearch reads the search cells of p in OUT and makes the choice of
+// every method whose search has finished. It reads validation scores
+// alone (criterion).
+func readSearch(out string, p Plan) (searchState, error) {
+	ss := searchState{runs: map[string][]searched{}, chosen: map[string]Candidate{},
+		failed: map[string]error{}, missing: map[string][]string{}}
+	for _, c := range p.Cells {
+		if c.Stage != stageSearch {
+			continue
+		}
+		st, err := readCell(out, c, c.Settings)
+		if err != nil {
+			return ss, fmt.Errorf("cell %d: %w", c.Index, err)
+		}
+		if !st.Done {
+			ss.missing[c.Method] = append(ss.missing[c.Method], fmt.Sprintf("%d %s: %s", c.Index, c.Dir, st.Why))
+			continue
+		}
+		r := searched{Method: c.Method, Candidate: c.Candidate, Diverged: st.Diverged, Criterion: math.Inf(1)}
+		if st.Diverged == "" {
+			if r.Criterion, r.Valid, err = criterion(st.History); err != nil {
+				return ss, fmt.Errorf("cell %d: %w", c.Index, err)
+			}
+		}
+		ss.runs[c.Method] = append(ss.runs[c.Method], r)
+	}
+	for _, m := range p.Methods {
+		if len(ss.missing[m]) > 0 || len(ss.runs[m]) == 0 {
+			continue
+		}
+		c, err := choose(ss.runs[m])
+		if err != nil {
+			ss.failed[m] = err
+			continue
+		}
+		ss.chosen[m] = c
+	}
+	return ss, nil
+}
+
+// cellState is how far a cell has got, as -aggregate finds it.
+type cellState struct {
+	Done     bool
+	Lines    []experiment.MetricsLine // the last epoch's test lines when Done
+	History  []experiment.MetricsLine // every epoch's lines when Done
+	Diverged string                   // when Done: why the run stopped early
+	Why      string                   // why not done: not started, running, epoch e of n
+}
+
+// readCell finds how far cell c in OUT, asked to train with settings
+// asked, has got without training or loading data: from its result file
+// if it has one, else from its checkpoint. A run directory locked by
+// another process is running.
+func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) {
 	dir := filepath.Join(out, c.Dir)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return cellState{Why: "not started"}, nil
@@ -198,6 +315,23 @@ func readCell(out string, c Cell) (cellState, error) {
 		return cellState{}, err
 	}
 	defer l.Release()
+	other := func(saved experiment.Settings) error {
+		a, _ := json.Marshal(saved)
+		b, _ := json.Marshal(asked)
+		return fmt.Errorf("%s holds a run with other settings than cell %d:\n  there: %s\n  plan:  %s", dir, c.Index, a, b)
+	}
+	res, ok, err := readResult(dir)
+	if err != nil {
+		return cellState{}, err
+	}
+	if ok {
+		if !sameRun(res.Settings, asked) {
+			return cellState{}, other(res.Settings)
+		}
+		if res.Settings.Epochs == asked.Epochs {
+			return cellState{Done: true, Lines: lastTest(res.History), History: res.History, Diverged: res.Diverged}, nil
+		}
+	}
 	ck, err := checkpoints.Load(filepath.Join(dir, "last"))
 	if errors.Is(err, os.ErrNotExist) {
 		return cellState{Why: "not started"}, nil
@@ -209,24 +343,11 @@ func readCell(out string, c Cell) (cellState, error) {
 	if err != nil {
 		return cellState{}, err
 	}
-	asked := c.Settings
-	asked.Epochs = saved.Epochs
-	// The run resolved the automatic repulsions by its training set's
-	// size, which only loading the data would tell; training the cell
-	// checks them.
-	if asked.Repulsion == experiment.AutoRepulsion {
-		asked.Repulsion = saved.Repulsion
+	if !sameRun(saved, asked) {
+		return cellState{}, other(saved)
 	}
-	if asked.HeadRepulsion == experiment.AutoRepulsion {
-		asked.HeadRepulsion = saved.HeadRepulsion
-	}
-	if saved != asked {
-		a, _ := json.Marshal(saved)
-		b, _ := json.Marshal(c.Settings)
-		return cellState{}, fmt.Errorf("%s holds a run with other settings than cell %d:\n  there: %s\n  plan:  %s", dir, c.Index, a, b)
-	}
-	if ck.Epoch < c.Settings.Epochs || ck.Batch != 0 {
-		return cellState{Why: fmt.Sprintf("interrupted in epoch %d of %d", ck.Epoch+1, c.Settings.Epochs)}, nil
+	if ck.Epoch < asked.Epochs || ck.Batch != 0 {
+		return cellState{Why: fmt.Sprintf("interrupted in epoch %d of %d", ck.Epoch+1, asked.Epochs)}, nil
 	}
 	var state struct{ History []experiment.MetricsLine }
 	if err := json.Unmarshal(ck.Metrics, &state); err != nil {
@@ -235,10 +356,12 @@ func readCell(out string, c Cell) (cellState, error) {
 	return cellState{Done: true, Lines: lastTest(state.History), History: state.History}, nil
 }
 
-// aggregate writes the tables of the plan in OUT from its finished cells.
-// When some have not finished it still writes them, from the cells that
-// have, lists the missing ones on stdout and in compare.md, and returns
-// an error wrapping errMissing.
+// aggregate writes the tables of the plan in OUT from its finished cells
+// (and for the tuned protocol the search's table, OUT/search.md, and the
+// chart of test NLL against time, OUT/compare-time.png). When some have
+// not finished it still writes them, from the cells that have, lists the
+// missing ones on stdout and in compare.md, and returns an error
+// wrapping errMissing.
 func aggregate(o Options, stdout io.Writer) error {
 	release, err := lock(o.Out)
 	if err != nil {
@@ -249,12 +372,45 @@ func aggregate(o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var ss searchState
+	if p.Search != nil {
+		if ss, err = readSearch(o.Out, p); err != nil {
+			return err
+		}
+		if err := writeSearch(o.Out, p, ss); err != nil {
+			return err
+		}
+	}
 	results := map[string][][]experiment.MetricsLine{}
 	histories := map[string][][]experiment.MetricsLine{}
-	var missing []string
-	var indices []string
+	var missing, indices, diverged []string
+	var spent float64 // seconds of training and evaluation in the finished cells
 	for _, c := range p.Cells {
-		st, err := readCell(o.Out, c)
+		if c.Stage == stageSearch {
+			for _, r := range ss.runs[c.Method] {
+				if r.Candidate == c.Candidate {
+					spent += lastSeconds(r.Valid)
+				}
+			}
+			for _, m := range ss.missing[c.Method] {
+				if strings.HasPrefix(m, strconv.Itoa(c.Index)+" ") {
+					missing = append(missing, m)
+					indices = append(indices, strconv.Itoa(c.Index))
+				}
+			}
+			continue
+		}
+		asked := c.Settings
+		if c.Stage == stageFinal {
+			cand, ok := ss.chosen[c.Method]
+			if !ok {
+				missing = append(missing, fmt.Sprintf("%d %s: waiting for the search of %s", c.Index, c.Dir, c.Method))
+				indices = append(indices, strconv.Itoa(c.Index))
+				continue
+			}
+			cand.apply(&asked)
+		}
+		st, err := readCell(o.Out, c, asked)
 		if err != nil {
 			return fmt.Errorf("cell %d: %w", c.Index, err)
 		}
@@ -263,15 +419,27 @@ func aggregate(o Options, stdout io.Writer) error {
 			indices = append(indices, strconv.Itoa(c.Index))
 			continue
 		}
+		spent += lastSeconds(st.History)
+		if st.Diverged != "" {
+			diverged = append(diverged, fmt.Sprintf("%s: %s", c.Dir, st.Diverged))
+			continue
+		}
 		results[c.Method] = append(results[c.Method], st.Lines)
 		histories[c.Method] = append(histories[c.Method], st.History)
 	}
 	var note string
+	if p.Search != nil {
+		note = tunedNote(p, ss, spent)
+	}
+	if len(diverged) > 0 {
+		note += fmt.Sprintf("\nDiverged final runs, left out of the table:\n\n- %s\n", strings.Join(diverged, "\n- "))
+	}
 	if len(missing) > 0 {
-		note = fmt.Sprintf("\nMissing cells, %d of %d (rerun them with compare -cell I, or sbatch --array=%s %s):\n\n- %s\n",
+		note += fmt.Sprintf("\nMissing cells, %d of %d (rerun them with compare -cell I, or sbatch --array=%s %s):\n\n- %s\n",
 			len(missing), len(p.Cells), strings.Join(indices, ","), filepath.Join(o.Out, SbatchFile), strings.Join(missing, "\n- "))
 	}
-	if err := writeTables(p.options(o.Out, "", 1), results, note, stdout); err != nil {
+	po := p.options(o.Out, "", 1)
+	if err := writeTables(po, results, chosenLabels(p, ss), note, stdout); err != nil {
 		return err
 	}
 	if len(histories) > 0 {
@@ -279,9 +447,24 @@ func aggregate(o Options, stdout io.Writer) error {
 		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return curves.Methods(w, p.Dataset, p.Methods, histories) }); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
+		if p.Search != nil {
+			path := filepath.Join(o.Out, TimeFile)
+			if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return curves.OverTime(w, p.Dataset, p.Methods, histories) }); err != nil {
+				return fmt.Errorf("writing %s: %w", path, err)
+			}
+		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w: %d of %d (cells %s)", errMissing, len(missing), len(p.Cells), strings.Join(indices, ","))
 	}
 	return nil
+}
+
+// lastSeconds is the training and evaluation time a run's history
+// records: that of its last line.
+func lastSeconds(history []experiment.MetricsLine) float64 {
+	if len(history) == 0 {
+		return 0
+	}
+	return history[len(history)-1].Seconds
 }

@@ -303,3 +303,79 @@ func Grid(w io.Writer, rows [][]*plot.Plot, width, height vg.Length) error {
 	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 	return err
 }
+
+// OverTime draws methods against each other on the test split over
+// wall-clock time: for each method, one point per epoch at the mean over
+// its seeds of the seconds spent so far (training and evaluation) and of
+// the test NLL averaged over the tasks (MSE for regression), inside a
+// band of one sample standard deviation of that figure over the seeds.
+// It compares the methods at equal time where the table compares them at
+// equal epochs.
+func OverTime(w io.Writer, dataset string, methods []string, histories map[string][][]experiment.MetricsLine) error {
+	p := plot.New()
+	p.X.Label.Text = "seconds (training and evaluation)"
+	drawn := false
+	for i, m := range methods {
+		secs, figs := map[int][]float64{}, map[int][]float64{} // epoch → per seed
+		regression := false
+		for _, h := range histories[m] {
+			sum, n := map[int]float64{}, map[int]int{}
+			at := map[int]float64{}
+			for _, l := range h {
+				if l.Split != "test" {
+					continue
+				}
+				if l.Regression != nil {
+					regression = true
+					sum[l.Epoch] += l.MSE
+				} else {
+					sum[l.Epoch] += l.NLL
+				}
+				n[l.Epoch]++
+				at[l.Epoch] = l.Seconds
+			}
+			for e := range sum {
+				secs[e] = append(secs[e], at[e])
+				figs[e] = append(figs[e], sum[e]/float64(n[e]))
+			}
+		}
+		if len(figs) == 0 {
+			continue
+		}
+		p.Y.Label.Text = "test NLL, mean over tasks"
+		if regression {
+			p.Y.Label.Text = "test MSE, mean over tasks"
+		}
+		var epochs []int
+		for e := range figs {
+			epochs = append(epochs, e)
+		}
+		slices.Sort(epochs)
+		var xy, upper, lower plotter.XYs
+		for _, e := range epochs {
+			x, _ := meanSD(secs[e])
+			y, sd := meanSD(figs[e])
+			xy = append(xy, plotter.XY{X: x, Y: y})
+			upper = append(upper, plotter.XY{X: x, Y: y + sd})
+			lower = append([]plotter.XY{{X: x, Y: y - sd}}, lower...)
+		}
+		c := palette[i%len(palette)]
+		band, err := plotter.NewPolygon(append(upper, lower...))
+		if err != nil {
+			return err
+		}
+		band.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 60}
+		band.LineStyle.Width = 0
+		p.Add(band)
+		if err := addLine(p, xy, c, 1.5, m); err != nil {
+			return err
+		}
+		drawn = true
+	}
+	if !drawn {
+		return fmt.Errorf("curves: no finished runs")
+	}
+	p.Title.Text = dataset + ": test NLL against time, mean ± sd over seeds"
+	p.Legend.Top = true
+	return Grid(w, [][]*plot.Plot{{p}}, 7*vg.Inch, 4.5*vg.Inch)
+}

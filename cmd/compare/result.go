@@ -1,0 +1,76 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+)
+
+// ResultFile is a finished run's result in its run directory: its
+// settings and every epoch's validation and test scores, a few kilobytes
+// that -aggregate reads without the checkpoints. A sweep's result files
+// and plan.json are all that a repository needs to keep to rebuild its
+// tables.
+const ResultFile = "result.json"
+
+// runResult is what ResultFile holds.
+type runResult struct {
+	Settings experiment.Settings     `json:"settings"`
+	History  []experiment.MetricsLine `json:"history"`
+	// Diverged is the error that stopped a run of the tuned protocol on
+	// a NaN or Inf; History then holds the epochs before it.
+	Diverged string `json:"diverged,omitempty"`
+}
+
+func writeResult(dir string, r runResult) error {
+	b, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, ResultFile), err)
+	}
+	b = append(b, '\n')
+	path := filepath.Join(dir, ResultFile)
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// readResult reads dir's result; ok is false when it has none.
+func readResult(dir string) (r runResult, ok bool, err error) {
+	path := filepath.Join(dir, ResultFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return runResult{}, false, nil
+	}
+	if err != nil {
+		return runResult{}, false, err
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return runResult{}, false, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Diverged == "" && len(r.History) == 0 {
+		return runResult{}, false, fmt.Errorf("%s: no scores", path)
+	}
+	return r, true, nil
+}
+
+// sameRun says whether a run saved with settings saved is the run asked
+// for, but for its budget: the automatic repulsion weights are resolved
+// by the training set's size when a run starts (Settings.Resolve), so an
+// automatic weight asked for matches any saved one.
+func sameRun(saved, asked experiment.Settings) bool {
+	asked.Epochs = saved.Epochs
+	if asked.Repulsion == experiment.AutoRepulsion {
+		asked.Repulsion = saved.Repulsion
+	}
+	if asked.HeadRepulsion == experiment.AutoRepulsion {
+		asked.HeadRepulsion = saved.HeadRepulsion
+	}
+	return saved == asked
+}
