@@ -21,7 +21,7 @@ const ResultFile = "result.json"
 
 // runResult is what ResultFile holds.
 type runResult struct {
-	Settings experiment.Settings     `json:"settings"`
+	Settings experiment.Settings      `json:"settings"`
 	History  []experiment.MetricsLine `json:"history"`
 	// Diverged is the error that stopped a run of the tuned protocol on
 	// a NaN or Inf; History then holds the epochs before it.
