@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	log "github.com/sirupsen/logrus"
+
+	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/testenv"
+	"github.com/mtsgd/mtsgd/metrics"
+)
+
+// The choice by hand on made-up search runs: the lowest criterion wins;
+// within the tie tolerance the lower rate wins, whatever the order; a
+// diverged run never wins; all diverged is an error.
+func TestChoose(t *testing.T) {
+	run := func(lr, crit float64, scale string) searched {
+		return searched{Candidate: Candidate{LR: lr, ScoreScale: scale}, Criterion: crit}
+	}
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		name string
+		runs []searched
+		want Candidate
+	}{
+		{"lowest", []searched{run(1e-3, 0.5, ""), run(1e-2, 0.3, ""), run(3e-2, 0.4, "")}, Candidate{LR: 1e-2}},
+		{"tie goes to the lower rate", []searched{run(1e-3, 0.30009, ""), run(1e-2, 0.3, "")}, Candidate{LR: 1e-3}},
+		{"just outside the tie", []searched{run(1e-3, 0.30011, ""), run(1e-2, 0.3, "")}, Candidate{LR: 1e-2}},
+		{"diverged never", []searched{run(1e-3, 0.9, ""), run(1e-2, inf, "")}, Candidate{LR: 1e-3}},
+		{"tie across scales: lower rate, then first scale",
+			[]searched{run(1e-2, 0.3, "mean"), run(3e-3, 0.3, "normalized"), run(3e-3, 0.3, "mean")},
+			Candidate{LR: 3e-3, ScoreScale: "normalized"}},
+	} {
+		got, err := choose(tc.runs)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	if _, err := choose([]searched{run(1e-3, inf, ""), run(1e-2, inf, "")}); err == nil {
+		t.Error("every run diverged: no error")
+	}
+}
+
+// The criterion is the mean validation NLL over tasks of the last epoch
+// (MSE for regression), and reads no test line.
+func TestCriterion(t *testing.T) {
+	cls := func(epoch int, split, task string, nll float64) experiment.MetricsLine {
+		return experiment.MetricsLine{Epoch: epoch, Split: split, Task: task,
+			Score: metrics.Score{Classification: &metrics.Classification{NLL: nll}}}
+	}
+	h := []experiment.MetricsLine{
+		cls(1, "valid", "a", 9), cls(1, "valid", "b", 9), cls(1, "test", "a", 9), cls(1, "test", "b", 9),
+		cls(2, "valid", "a", 0.2), cls(2, "valid", "b", 0.4), cls(2, "test", "a", 0.01), cls(2, "test", "b", 0.01),
+	}
+	got, lines, err := criterion(h)
+	if err != nil || math.Abs(got-0.3) > 1e-15 || len(lines) != 2 {
+		t.Errorf("criterion %v (%d lines), %v; want 0.3 from 2 lines", got, len(lines), err)
+	}
+	reg := []experiment.MetricsLine{{Epoch: 1, Split: "valid", Task: "t", Score: metrics.Score{Regression: &metrics.Regression{MSE: 2}}}}
+	if got, _, err := criterion(reg); err != nil || got != 2 {
+		t.Errorf("regression criterion %v, %v; want 2", got, err)
+	}
+	if _, _, err := criterion(h[2:4]); err == nil {
+		t.Error("test lines alone gave a criterion")
+	}
+}
+
+// tunedArgs is a tiny tuned comparison on real Multi-MNIST: linear and
+// MOO-SVGD (whose search also tries the score scales), rates 0.01 and
+// 0.03, 2 seeds, 2 particles, a few hundred composites.
+func tunedArgs(out string) []string {
+	return []string{"-dataset", "multi-mnist", "-protocol", "tuned", "-methods", "linear,moo-svgd", "-lrs", "0.03,0.01",
+		"-seeds", "1,2", "-epochs", "1", "-search-epochs", "1", "-search-train-limit", "200",
+		"-particles", "2", "-train-limit", "300", "-test-limit", "100", "-out", out}
+}
+
+// The tuned protocol end to end on a tiny budget, its cells run one
+// process-call each as a sweep runs them. The search's test figures are
+// edited so that the test split prefers another candidate than the
+// validation split does: the final runs train at the validation choice.
+// The table carries mean ± sd over the two seeds; aggregating a copy of
+// the result files and the plan alone (no checkpoints) writes the same
+// tables; a final cell run before its search is refused.
+func TestTunedProtocol(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains networks on real data")
+	}
+	_, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
+	testenv.CheckData(t, err)
+	log.SetOutput(&bytes.Buffer{})
+	defer log.SetOutput(os.Stderr)
+	out := t.TempDir()
+	o, err := parseFlags(tunedArgs(out), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := makePlan(o, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var search, final []Cell
+	for _, c := range p.Cells {
+		if c.Stage == stageSearch {
+			search = append(search, c)
+		} else {
+			final = append(final, c)
+		}
+	}
+	// linear: 2 rates; moo-svgd: 2 rates × 2 scales; then 2 methods × 2 seeds.
+	if len(search) != 6 || len(final) != 4 || p.Cells[0].Candidate.LR != 0.01 || final[0].Settings.LR != 0 {
+		t.Fatalf("plan: %d search and %d final cells, first %+v", len(search), len(final), p.Cells[0])
+	}
+	cell := func(c Cell) error { return runCell(context.Background(), Options{Out: out, Workers: 2}, c.Index) }
+	if err := cell(final[0]); err == nil || !strings.Contains(err.Error(), "the search of linear has not finished") {
+		t.Fatalf("final cell before the search: %v", err)
+	}
+	for _, c := range search {
+		if err := cell(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Per method: the candidate of the lowest validation NLL, computed
+	// here from the result files; the test lines are then edited so that
+	// the worst validation candidate is by far the best on test.
+	wantLR := map[string]Candidate{}
+	for _, m := range p.Methods {
+		best, worst := math.Inf(1), math.Inf(-1)
+		var worstDir string
+		for _, c := range search {
+			if c.Method != m {
+				continue
+			}
+			path := filepath.Join(out, c.Dir, ResultFile)
+			var res runResult
+			readJSON(t, path, &res)
+			var sum float64
+			for _, l := range res.History {
+				if l.Split == "valid" {
+					sum += l.NLL / 2
+				}
+			}
+			if sum < best {
+				best, wantLR[m] = sum, c.Candidate
+			}
+			if sum > worst {
+				worst, worstDir = sum, c.Dir
+			}
+		}
+		res := filepath.Join(out, worstDir, ResultFile)
+		testenv.EditJSON(t, res, func(v map[string]any) {
+			for _, l := range v["history"].([]any) {
+				if line := l.(map[string]any); line["split"] == "test" {
+					line["nll"], line["accuracy"] = 1e-6, 1.0
+				}
+			}
+		})
+	}
+	for _, c := range final {
+		if err := cell(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range final {
+		var res runResult
+		readJSON(t, filepath.Join(out, c.Dir, ResultFile), &res)
+		if res.Settings.LR != wantLR[c.Method].LR {
+			t.Errorf("%s trained at lr %v; the validation split chose %v", c.Dir, res.Settings.LR, wantLR[c.Method].LR)
+		}
+		if c.Method == "moo-svgd" && res.Settings.ScoreScale != wantLR[c.Method].ScoreScale {
+			t.Errorf("%s: score scale %q, chosen %q", c.Dir, res.Settings.ScoreScale, wantLR[c.Method].ScoreScale)
+		}
+	}
+
+	var stdout bytes.Buffer
+	if err := aggregate(Options{Out: out}, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	csv, md := tables(t, out)
+	if !strings.Contains(md, "| linear | "+wantLR["linear"].String()+" | top-left | ") || !strings.Contains(md, " ± ") {
+		t.Errorf("compare.md lacks the choice or mean ± sd:\n%s", md)
+	}
+	if !strings.Contains(stdout.String(), "| multi-mnist | chosen | seeds |") {
+		t.Errorf("aggregate printed no summary table:\n%s", stdout.String())
+	}
+	for _, f := range []string{SearchFile, SummaryFile} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	testenv.CheckPNG(t, filepath.Join(out, TimeFile))
+
+	// The plan and the result files alone rebuild the same tables.
+	copyOut := t.TempDir()
+	copyResults(t, out, copyOut)
+	if err := aggregate(Options{Out: copyOut}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	csv2, md2 := tables(t, copyOut)
+	if csv2 != csv || md2 != md {
+		t.Errorf("tables from the result files alone differ:\n%s\n%s", md, md2)
+	}
+	for _, f := range []string{SearchFile, SummaryFile} {
+		a, _ := os.ReadFile(filepath.Join(out, f))
+		b, _ := os.ReadFile(filepath.Join(copyOut, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs from the result files alone", f)
+		}
+	}
+}
+
+// A search run that diverges is recorded as such, never chosen, and the
+// sweep goes on; in a plain comparison a divergence stays an error.
+func TestTunedDivergedCandidate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains networks on real data")
+	}
+	_, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
+	testenv.CheckData(t, err)
+	log.SetOutput(&bytes.Buffer{})
+	defer log.SetOutput(os.Stderr)
+	out := t.TempDir()
+	o, err := parseFlags([]string{"-dataset", "multi-mnist", "-protocol", "tuned", "-methods", "linear", "-lrs", "0.01,1e6",
+		"-seeds", "1", "-epochs", "1", "-search-epochs", "1", "-particles", "2", "-train-limit", "300", "-test-limit", "100", "-out", out}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), o, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	var res runResult
+	readJSON(t, filepath.Join(out, "search", "linear-lr1e+06", ResultFile), &res)
+	if res.Diverged == "" {
+		t.Fatalf("lr 1e6 did not diverge: %+v", res.History)
+	}
+	readJSON(t, filepath.Join(out, "linear-seed1", ResultFile), &res)
+	if res.Settings.LR != 0.01 {
+		t.Errorf("final run at lr %v, want 0.01", res.Settings.LR)
+	}
+	md, err := os.ReadFile(filepath.Join(out, SearchFile))
+	if err != nil || !strings.Contains(string(md), "| linear | lr 1e+06 | diverged |") {
+		t.Errorf("search.md does not list the diverged run: %v\n%s", err, md)
+	}
+
+	plain, err := parseFlags([]string{"-dataset", "multi-mnist", "-methods", "linear", "-lr", "1e6", "-epochs", "1",
+		"-particles", "2", "-train-limit", "300", "-test-limit", "100", "-out", t.TempDir()}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), plain, &bytes.Buffer{}); !errors.Is(err, experiment.ErrDiverged) {
+		t.Errorf("plain comparison at lr 1e6: %v, want a divergence error", err)
+	}
+}
+
+// The tuned protocol's flags: its search's defaults, and the errors of
+// flags that do not go with it.
+func TestTunedFlags(t *testing.T) {
+	o, err := parseFlags([]string{"-dataset", "multi-fashion", "-protocol", "tuned"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.Search.LRs, []float64{1e-3, 3e-3, 1e-2, 3e-2}) || o.Epochs != 3 || len(o.Seeds) != 3 ||
+		!slices.Equal(o.Methods, tunedProtocol.Methods) || o.Search.Seed != 1 || o.Search.Epochs != 2 {
+		t.Errorf("defaults: %+v, search %+v", o, *o.Search)
+	}
+	p := o.plan()
+	if n := 5*4 + 8 + 3*6; len(p.Cells) != n {
+		t.Errorf("%d cells, want %d (4 rates per method, 8 candidates for moo-svgd, 3 seeds × 6 methods)", len(p.Cells), n)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-protocol", "tuned", "-lr", "0.1"}, "-lr with -protocol tuned"},
+		{[]string{"-lrs", "0.1"}, "-lrs needs -protocol tuned"},
+		{[]string{"-protocol", "tuned", "-lrs", "0.1,x"}, `-lrs: "x" is not a positive learning rate`},
+		{[]string{"-protocol", "tuned", "-lrs", "0.1,-1"}, `-lrs: "-1" is not a positive learning rate`},
+		{[]string{"-protocol", "tuned", "-search-epochs", "0"}, "-search-epochs must be at least 1"},
+		{[]string{"-protocol", "fast"}, "not reduced, paper or tuned"},
+	} {
+		_, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// copyResults copies what a repository keeps of a sweep in src, the plan
+// and the run directories' result files, to dst.
+func copyResults(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || (d.Name() != PlanFile && d.Name() != ResultFile) {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
