@@ -36,15 +36,49 @@
 //	         Multi-MNIST in about 15 minutes each on 2 cores (the
 //	         paper's optimiser and rate schedule, its first 5 epochs)
 //	paper    100 epochs, seeds 1,2,3: the paper's protocol (3 runs)
+//	tuned    every method at its own learning rate, chosen on the
+//	         validation split: a search, then 3 epochs, seeds 1,2,3
+//	         (below)
+//
+// # The tuned protocol: each method at its best learning rate
+//
+// A comparison at one learning rate measures the rate as much as the
+// methods. -protocol tuned first searches: every method trains once per
+// candidate rate (-lrs, default 0.001,0.003,0.01,0.03; a kernel method
+// without MT-SGD's presets, moo-svgd or svgd, also once per score scale,
+// mean and normalized, since the scale sets its step as much as the
+// rate), -search-epochs epochs (default 2) on the first
+// -search-train-limit training examples (default 55000, half of
+// Multi-*'s), with the first seed. Each method's choice is the candidate
+// with the lowest validation NLL averaged over the tasks (MSE for
+// regression) after the search's last epoch, the lower rate when two are
+// within 1e-4; a candidate that diverges is recorded and never chosen.
+// Then every method trains at its choice for -epochs (default 3) and
+// every seed (default 1,2,3). The test split is never read for a choice.
+// The search runs go to OUT/search/METHOD-lrRATE[-SCALE], the final ones
+// to OUT/METHOD-seedS; the tables name each method's choice, and OUT
+// also gets search.md (every candidate's validation figures),
+// summary.md (a line per method, a column per task) and
+// compare-time.png (test NLL against seconds of training, mean ± sd over
+// the seeds). Default methods: mtsgd:authors-params, linear, mgda,
+// pareto-mtl, moo-svgd, single; -lr is refused (-lrs gives the
+// candidates). docs/results-tuned.md has the protocol's budget and what
+// it found on the Multi-* data sets.
 //
 // Flags:
 //
 //	-dataset NAME      network data set (required)
-//	-protocol NAME     reduced or paper (default: the data set's epochs, seed 1)
+//	-protocol NAME     reduced, paper or tuned (default: the data set's epochs, seed 1)
 //	-methods LIST      comma-separated (default mtsgd:authors-params,mtsgd:authors,mtsgd:paper,linear,mgda,pareto-mtl,moo-svgd,single)
 //	-seeds LIST        comma-separated seeds (default 1)
 //	-epochs N          epochs per run (default: the data set's)
 //	-lr RATE           learning rate (default: the data set's)
+//	-optimizer NAME    sgd or adam for every method (default: the data set's)
+//	-lrs LIST          -protocol tuned: candidate rates (default 0.001,0.003,0.01,0.03)
+//	-search-epochs N   -protocol tuned: epochs of a search run (default 2)
+//	-search-train-limit N
+//	                   -protocol tuned: search runs train on the first N
+//	                   examples (default 55000; 0: as the final runs)
 //	-particles M       particles (default 5)
 //	-train-limit N     train on the first N examples (default all)
 //	-test-limit N      evaluate on the first N examples (default all)
@@ -63,9 +97,13 @@
 // # Sweeps: one run per process, on a cluster
 //
 // A comparison is a plan, OUT/plan.json: its flags and its cells, one per
-// run, numbered from 0 in the order compare runs them (seeds in -seeds
-// order, methods in -methods order within a seed), each with its data
-// set, method, seed, run directory and settings. Every compare writes the
+// run, numbered from 0 in the order compare runs them (the tuned
+// protocol's search cells first; then seeds in -seeds order, methods in
+// -methods order within a seed), each with its data set, method, seed,
+// run directory and settings. A finished run leaves OUT/DIR/result.json,
+// its settings and scores; -aggregate reads these, so the plan and the
+// result files alone (a few kilobytes a run, without the checkpoints)
+// rebuild the tables. Every compare writes the
 // plan first; the cells can then run anywhere that sees OUT, each in its
 // own process, and the tables be made once they are done:
 //
@@ -73,7 +111,9 @@
 //	-cell I            run cell I of OUT/plan.json (needs -out; takes only
 //	                   -data-dir, -workers and -device besides): trains it unless
 //	                   finished, resumes it if interrupted; locks its run
-//	                   directory, not OUT, so cells run at once
+//	                   directory, not OUT, so cells run at once; a final
+//	                   cell of the tuned protocol refuses to run before
+//	                   its method's search cells have finished
 //	-aggregate         write compare.md, .csv and .png from the finished
 //	                   cells of OUT/plan.json (needs -out), and
 //	                   compare-curves.png: per task, each method's test

@@ -80,23 +80,52 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout, "wrote", path)
 	}
+	sbatch := filepath.Join(out, SbatchFile)
+	searchCells := 0
+	for _, c := range p.Cells {
+		if c.Stage == stageSearch {
+			searchCells++
+		}
+	}
+	if searchCells == 0 {
+		if !o.Slurm.Submit {
+			fmt.Fprintf(stdout, "submit with: sbatch %s\n", sbatch)
+			return nil
+		}
+		id, err := submit(ctx, sbatch)
+		if err != nil {
+			return err
+		}
+		log.WithField("job", id).Infof("submitted; watch with squeue -j %s, then compare -aggregate -out %s", id, o.Out)
+		_, err = fmt.Fprintln(stdout, id)
+		return err
+	}
+	// The final cells of the tuned protocol wait for the search: two
+	// arrays, the second started once the first has ended.
+	searchArray := fmt.Sprintf("--array=0-%d", searchCells-1)
+	finalArray := fmt.Sprintf("--array=%d-%d", searchCells, len(p.Cells)-1)
 	if !o.Slurm.Submit {
-		fmt.Fprintf(stdout, "submit with: sbatch %s\n", filepath.Join(out, SbatchFile))
+		fmt.Fprintf(stdout, "submit with: sbatch %s %s, then sbatch %s --dependency=afterany:JOBID %s\n", searchArray, sbatch, finalArray, sbatch)
 		return nil
 	}
-	id, err := submit(ctx, filepath.Join(out, SbatchFile))
+	id, err := submit(ctx, sbatch, searchArray)
 	if err != nil {
 		return err
 	}
-	log.WithField("job", id).Infof("submitted; watch with squeue -j %s, then compare -aggregate -out %s", id, o.Out)
-	_, err = fmt.Fprintln(stdout, id)
+	final, err := submit(ctx, sbatch, finalArray, "--dependency=afterany:"+id)
+	if err != nil {
+		return fmt.Errorf("the search is submitted as job %s: %w", id, err)
+	}
+	log.WithFields(log.Fields{"search": id, "final": final}).Infof("submitted; watch with squeue -j %s,%s, then compare -aggregate -out %s", id, final, o.Out)
+	_, err = fmt.Fprintf(stdout, "%s\n%s\n", id, final)
 	return err
 }
 
-// submit runs sbatch on script and returns the job id.
-func submit(ctx context.Context, script string) (string, error) {
+// submit runs sbatch on script, with options before it, and returns the
+// job id.
+func submit(ctx context.Context, script string, options ...string) (string, error) {
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "sbatch", "--parsable", script)
+	cmd := exec.CommandContext(ctx, "sbatch", append(append([]string{"--parsable"}, options...), script)...)
 	cmd.Stderr = &stderr
 	b, err := cmd.Output()
 	if err != nil {

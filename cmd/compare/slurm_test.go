@@ -135,6 +135,52 @@ func TestSlurm(t *testing.T) {
 	if len(logs) != 4 {
 		t.Errorf("array task logs %q, want 4", logs)
 	}
+
+	// The tuned protocol: the search array first, the final cells in a
+	// second array that waits for it; every cell finishes.
+	tuned := filepath.Join(c.dir, "tuned")
+	cmd, err = compareCmd(append(tunedArgs(tuned), "-slurm", "-submit", "-slurm-cpus", "1", "-slurm-mem", "500M",
+		"-slurm-time", "10", "-slurm-partition", "debug")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(cmd.Env, "SLURM_CONF="+c.conf, "PATH="+filepath.Dir(bins["sbatch"])+":"+os.Getenv("PATH"))
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	if stdout, err = cmd.Output(); err != nil {
+		t.Fatalf("compare -protocol tuned -slurm -submit: %v\n%s%s", err, stdout, stderr.String())
+	}
+	jobs := strings.Fields(string(stdout))
+	jobs = jobs[max(0, len(jobs)-2):]
+	for _, j := range jobs {
+		if _, err := strconv.ParseUint(j, 10, 64); err != nil || len(jobs) != 2 {
+			t.Fatalf("compare -protocol tuned -slurm -submit printed %q, not two job ids last", stdout)
+		}
+	}
+	c.job = jobs[1]
+	deadline = time.Now().Add(5 * time.Minute)
+	for {
+		q, err := c.command("squeue", "-h", "-j", jobs[0]+","+jobs[1], "-o", "%i %T").CombinedOutput()
+		if err != nil && !strings.Contains(string(q), "Invalid job id") {
+			t.Fatalf("squeue: %v\n%s", err, q)
+		}
+		if strings.TrimSpace(string(q)) == "" || err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			c.dumpLogs(t, tuned)
+			t.Fatalf("jobs %v still queued after 5 minutes:\n%s", jobs, q)
+		}
+		time.Sleep(time.Second)
+	}
+	agg, err = compareCmd("-aggregate", "-out", tuned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := agg.CombinedOutput(); err != nil {
+		c.dumpLogs(t, tuned)
+		t.Fatalf("compare -aggregate of the tuned sweep: %v\n%s", err, b)
+	}
 }
 
 // lookSbin finds a program on PATH or in the sbin folders, where Debian
