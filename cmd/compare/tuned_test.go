@@ -327,3 +327,38 @@ func copyResults(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// The README's tuned tables are what -aggregate makes of the committed
+// result files: for every sweep under docs/results, a copy of its plan and
+// result files is aggregated here, and the README must hold the summary
+// table exactly once any final run has finished.
+func TestREADMEShowsTunedResults(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plans, err := filepath.Glob("../../docs/results/tuned-*/" + PlanFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.SetOutput(&bytes.Buffer{})
+	defer log.SetOutput(os.Stderr)
+	for _, plan := range plans {
+		src := filepath.Dir(plan)
+		out := t.TempDir()
+		copyResults(t, src, out)
+		if err := aggregate(Options{Out: out}, &bytes.Buffer{}); err != nil && !errors.Is(err, errMissing) {
+			t.Fatalf("%s: %v", src, err)
+		}
+		summary, err := os.ReadFile(filepath.Join(out, SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Count(string(summary), "\n") <= 2 {
+			continue // no final run yet: a header alone
+		}
+		if !bytes.Contains(readme, summary) {
+			t.Errorf("README.md does not show the table of %s as compare -aggregate makes it:\n%s", src, summary)
+		}
+	}
+}
