@@ -558,7 +558,8 @@ func checkModes(o Options, set map[string]bool) error {
 		if !set["out"] {
 			return fmt.Errorf("%s needs -out, the sweep's directory", modes[0])
 		}
-		for _, f := range []string{"dataset", "protocol", "methods", "seeds", "epochs", "lr", "particles", "train-limit", "test-limit"} {
+		for _, f := range []string{"dataset", "protocol", "methods", "seeds", "epochs", "lr", "optimizer", "lrs", "search-epochs",
+			"search-train-limit", "particles", "train-limit", "test-limit"} {
 			if set[f] {
 				return fmt.Errorf("-%s with %s: the comparison is the one in OUT/%s", f, modes[0], PlanFile)
 			}

@@ -274,6 +274,7 @@ func TestTunedFlags(t *testing.T) {
 		{[]string{"-protocol", "tuned", "-lrs", "0.1,-1"}, `-lrs: "-1" is not a positive learning rate`},
 		{[]string{"-protocol", "tuned", "-search-epochs", "0"}, "-search-epochs must be at least 1"},
 		{[]string{"-protocol", "fast"}, "not reduced, paper or tuned"},
+		{[]string{"-aggregate", "-out", "x", "-lrs", "0.1"}, "-lrs with -aggregate"},
 	} {
 		_, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
