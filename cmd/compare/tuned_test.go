@@ -274,11 +274,16 @@ func TestTunedFlags(t *testing.T) {
 		{[]string{"-protocol", "tuned", "-lrs", "0.1,-1"}, `-lrs: "-1" is not a positive learning rate`},
 		{[]string{"-protocol", "tuned", "-search-epochs", "0"}, "-search-epochs must be at least 1"},
 		{[]string{"-protocol", "fast"}, "not reduced, paper or tuned"},
-		{[]string{"-aggregate", "-out", "x", "-lrs", "0.1"}, "-lrs with -aggregate"},
 	} {
 		_, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	for _, f := range []string{"-lrs", "-search-epochs", "-search-train-limit", "-optimizer"} {
+		_, err := parseFlags([]string{"-aggregate", "-out", "x", f, "1"}, &bytes.Buffer{})
+		if want := f + " with -aggregate"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("-aggregate %s: %v, want %q", f, err, want)
 		}
 	}
 }
