@@ -720,11 +720,22 @@ func OpenWith(dir, dataDir string, parts Components, workers int) (*Run, string,
 	if err != nil {
 		return nil, dir, err
 	}
+	// The data set first: the other settings are judged by it.
+	var named struct{ Dataset string }
+	if err := json.Unmarshal(c.Settings, &named); err == nil {
+		if _, ok := datasets.Lookup(named.Dataset); !ok {
+			return nil, dir, fmt.Errorf("%s: checkpoint settings: data set %q is not one of %s", dir, named.Dataset, strings.Join(Datasets(), ", "))
+		}
+	}
 	s, err := ReadSettings(c)
 	if err != nil {
 		return nil, dir, fmt.Errorf("%s: %w", dir, err)
 	}
 	d, _, err := LoadData(s, dataDir)
+	var bad *data.SettingError
+	if errors.As(err, &bad) {
+		return nil, dir, fmt.Errorf("%s: checkpoint settings: %s is %d, which %s", dir, bad.Setting, bad.Value, bad.Reason)
+	}
 	if err != nil {
 		return nil, dir, err
 	}

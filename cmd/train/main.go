@@ -327,6 +327,9 @@ func report(err error, out string) int {
 	case errors.Is(err, experiment.ErrInterrupted):
 		log.WithField("checkpoint", filepath.Join(out, "last")).Warn("interrupted; continue with: train -resume " + out)
 		return exitInterrupted
+	case errors.Is(err, errLoadInterrupted):
+		log.Warn(err.Error() + "; run the same command again")
+		return exitInterrupted
 	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
 		return exitUnsaved
@@ -401,6 +404,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := sysmem.CheckEnv(); err != nil {
+		return o, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
