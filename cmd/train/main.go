@@ -216,8 +216,10 @@
 //	2  bad command line, including a run too big for this machine's
 //	   memory: the message names the flag to lower and the estimate
 //	   (networks: once the data has loaded; a checkpoint whose settings
-//	   are too big is status 1)
+//	   are too big is status 1), a -valid larger than the data, or a
+//	   $MTSGD_MEMORY that is not a size
 //	3  interrupted; DIR/last is saved and verified: train -resume DIR
+//	   (or interrupted while the data loaded, nothing written: rerun)
 //	4  interrupted, and saving DIR/last failed; the message names the
 //	   last good checkpoint
 //
