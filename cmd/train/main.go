@@ -216,8 +216,10 @@
 //	2  bad command line, including a run too big for this machine's
 //	   memory: the message names the flag to lower and the estimate
 //	   (networks: once the data has loaded; a checkpoint whose settings
-//	   are too big is status 1)
+//	   are too big is status 1), a -valid larger than the data, or a
+//	   $MTSGD_MEMORY that is not a size
 //	3  interrupted; DIR/last is saved and verified: train -resume DIR
+//	   (or interrupted while the data loaded, nothing written: rerun)
 //	4  interrupted, and saving DIR/last failed; the message names the
 //	   last good checkpoint
 //
@@ -327,6 +329,9 @@ func report(err error, out string) int {
 	case errors.Is(err, experiment.ErrInterrupted):
 		log.WithField("checkpoint", filepath.Join(out, "last")).Warn("interrupted; continue with: train -resume " + out)
 		return exitInterrupted
+	case errors.Is(err, errLoadInterrupted):
+		log.Warn(err.Error() + "; run the same command again")
+		return exitInterrupted
 	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
 		return exitUnsaved
@@ -401,6 +406,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := sysmem.CheckEnv(); err != nil {
+		return o, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
