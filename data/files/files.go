@@ -106,8 +106,10 @@ type Spec struct {
 	Shape []int          `json:"input_shape,omitempty"`
 	Tasks []TaskSpec     `json:"tasks,omitempty"`
 	Input *Normalization `json:"input,omitempty"`
-	// Train is the number of training examples (after the hold-out).
+	// Train is the number of training examples (after the hold-out),
+	// Valid that of validation examples (0: no validation split).
 	Train int `json:"train_examples,omitempty"`
+	Valid int `json:"valid_examples,omitempty"`
 }
 
 // DataTasks are the spec's tasks as data.Tasks.
@@ -126,8 +128,8 @@ func (s *Spec) DataTasks() []data.Task {
 // run: nil when they agree. The normalisation's statistics must agree
 // to the bit: a training file edited since the run started changes them.
 func (s *Spec) Agrees(rec *Spec) error {
-	a, _ := json.Marshal(Spec{Shape: s.Shape, Tasks: s.Tasks, Input: s.Input, Train: s.Train})
-	b, _ := json.Marshal(Spec{Shape: rec.Shape, Tasks: rec.Tasks, Input: rec.Input, Train: rec.Train})
+	a, _ := json.Marshal(Spec{Shape: s.Shape, Tasks: s.Tasks, Input: s.Input, Train: s.Train, Valid: s.Valid})
+	b, _ := json.Marshal(Spec{Shape: rec.Shape, Tasks: rec.Tasks, Input: rec.Input, Train: rec.Train, Valid: rec.Valid})
 	if !bytes.Equal(a, b) {
 		return fmt.Errorf("%s has changed since the run started: it now gives %s, the run recorded %s", s.Dir, a, b)
 	}
@@ -202,6 +204,9 @@ func Load(dir string, o Options) (*Data, error) {
 	}
 	spec.Input = norm
 	spec.Train = d.Train.Len()
+	if d.Valid != nil {
+		spec.Valid = d.Valid.Len()
+	}
 	for _, s := range []*Set{d.Train, d.Valid, d.Test} {
 		if s != nil {
 			s.norm = norm
