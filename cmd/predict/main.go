@@ -357,8 +357,8 @@ func (w *writer) close() {
 // Disagreement is the ensemble's class probabilities for one example
 // and what its particles' spread says of them.
 type Disagreement struct {
-	Label                                  int
-	Confidence                             float64
+	Label                                   int
+	Confidence                              float64
 	Predictive, Expected, MutualInformation float64
 }
 
