@@ -22,6 +22,11 @@
 //	                given twice (required)
 //	-chunk N        examples read and predicted at a time (default 4096):
 //	                memory holds one chunk, whatever the file's size
+//	-show FILE.png  draw the 16 examples with the highest mutual
+//	                information, each with its index and the ensemble's
+//	                labels and confidences (inputs of 1 or 3 channels)
+//	-show-task NAME the classification task -show ranks by (default: the
+//	                first)
 //	-workers N      graphs run at once (default GOMAXPROCS)
 //	-device D       cpu (default) or cuda (a binary built with -tags gpu)
 //	-progress       progress bar on a terminal, else a log line every
@@ -97,6 +102,8 @@ type Options struct {
 	Data       string
 	Out        []string // .csv and .npz paths
 	Chunk      int
+	Show       string // PNG of the examples with the highest mutual information
+	ShowTask   string // the task ranked for Show; "": the first classification task
 	Workers    int
 	Device     string
 	Progress   bool
@@ -156,6 +163,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		return nil
 	})
 	fs.IntVar(&o.Chunk, "chunk", 4096, "examples read and predicted at a time")
+	fs.StringVar(&o.Show, "show", "", "write a PNG of the 16 examples with the highest mutual information (image inputs)")
+	fs.StringVar(&o.ShowTask, "show-task", "", "the classification task whose mutual information -show ranks by (default: the first)")
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
 	fs.StringVar(&o.Device, "device", "cpu", "where the networks predict: cpu or cuda (a build with -tags gpu)")
 	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
@@ -175,6 +184,10 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		return o, fmt.Errorf("-chunk must be at least 1, got %d", o.Chunk)
 	case o.Workers < 1:
 		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+	case o.ShowTask != "" && o.Show == "":
+		return o, errors.New("-show-task chooses the task of -show FILE.png; give -show too")
+	case o.Show != "" && filepath.Ext(o.Show) != ".png":
+		return o, fmt.Errorf("-show %s: the name must end in .png", o.Show)
 	}
 	var kinds []string
 	for _, out := range o.Out {
@@ -244,6 +257,12 @@ func run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	tasks := s.Files.DataTasks()
+	var top *topMI
+	if o.Show != "" {
+		if top, err = newTopMI(s.Files.Shape, tasks, o.ShowTask); err != nil {
+			return usageError{err}
+		}
+	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "model": r.Settings.Model, "particles": len(r.Trainer.Particles),
 		"inputs": o.Data, "examples": in.Len()}).Info("predicting")
 
@@ -263,6 +282,12 @@ func run(ctx context.Context, o Options) error {
 		err := r.Trainer.Predict(ctx, set, func(b *data.Batch, pred [][][]float64) error {
 			if err := w.batch(pred, b.Size()); err != nil {
 				return err
+			}
+			if top != nil {
+				size := len(b.Inputs) / b.Size()
+				for e := range b.Size() {
+					top.offer(done+e, w.last[top.task][e].MutualInformation, b.Inputs[e*size:(e+1)*size], func() []string { return w.labels(e) })
+				}
 			}
 			done += b.Size()
 			bar.step(done, "")
@@ -289,6 +314,12 @@ func run(ctx context.Context, o Options) error {
 		}
 		log.WithField("file", out).Info("wrote predictions")
 	}
+	if top != nil {
+		if err := atomicfile.Write(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) }); err != nil {
+			return err
+		}
+		log.WithField("file", o.Show).Info("wrote the examples with the highest mutual information")
+	}
 	if w.nonFinite > 0 {
 		return fmt.Errorf("%d predictions are not finite (NaN or Inf): the checkpoint has diverged; the files are written", w.nonFinite)
 	}
@@ -313,6 +344,11 @@ type writer struct {
 	n         int         // examples expected
 	rows      int         // examples written
 	nonFinite int
+
+	// The last batch's figures per task and example: a classification
+	// task's disagreement, a regression task's mean and spread.
+	last     [][]Disagreement
+	lastMean [][][2]float64
 
 	mean, ent []float64 // scratch
 }
@@ -413,8 +449,12 @@ func (w *writer) batch(pred [][][]float64, size int) error {
 	}
 	m := len(pred[0])
 	ps := make([][]float64, m)
+	if w.last == nil {
+		w.last, w.lastMean = make([][]Disagreement, len(w.tasks)), make([][][2]float64, len(w.tasks))
+	}
 	for j, t := range w.tasks {
 		cs := w.cols[j]
+		w.last[j], w.lastMean[j] = w.last[j][:0], w.lastMean[j][:0]
 		if t.Kind == data.Regression {
 			for e := range size {
 				var mean, sq float64
@@ -426,9 +466,11 @@ func (w *writer) batch(pred [][][]float64, size int) error {
 					d := pred[j][i][e] - mean
 					sq += d * d
 				}
-				if err := errors.Join(put(cs[0], mean), put(cs[1], math.Sqrt(sq/float64(m)))); err != nil {
+				sd := math.Sqrt(sq / float64(m))
+				if err := errors.Join(put(cs[0], mean), put(cs[1], sd)); err != nil {
 					return err
 				}
+				w.lastMean[j] = append(w.lastMean[j], [2]float64{mean, sd})
 			}
 			continue
 		}
@@ -442,6 +484,7 @@ func (w *writer) batch(pred [][][]float64, size int) error {
 				ps[i] = pred[j][i][e*k : (e+1)*k]
 			}
 			d := Disagree(mean, ps)
+			w.last[j] = append(w.last[j], d)
 			for _, v := range mean {
 				if err := put(cs[0], v); err != nil {
 					return err
@@ -456,6 +499,25 @@ func (w *writer) batch(pred [][][]float64, size int) error {
 	}
 	w.rows += size
 	return nil
+}
+
+// labels says what the ensemble predicts for example e of the last
+// batch, a line per task.
+func (w *writer) labels(e int) []string {
+	var lines []string
+	for j, t := range w.tasks {
+		if t.Kind == data.Regression {
+			lines = append(lines, fmt.Sprintf("%s: %.3g ± %.2g", t.Name, w.lastMean[j][e][0], w.lastMean[j][e][1]))
+			continue
+		}
+		d := w.last[j][e]
+		label := strconv.Itoa(d.Label)
+		if d.Label < len(t.ClassNames) {
+			label = t.ClassNames[d.Label]
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s (%.2f)", t.Name, label, d.Confidence))
+	}
+	return lines
 }
 
 // finish flushes the columns and rewinds them for reading.
