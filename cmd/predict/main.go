@@ -10,6 +10,8 @@
 // RUN/last, or a run's directory for RUN/last). FILE.npz holds the inputs
 // as an array x shaped as the training inputs were (N×D or N×C×H×W, or
 // N×H×W for one channel; uint8 or float); a y array there is not read.
+// Or FILE.csv holds them as the training CSV did: a header, one example
+// per line, the input columns found by name; task columns are not read.
 // The inputs are normalised as the run's training split was (the
 // checkpoint records the transform), so the training files need not be
 // at hand.
@@ -17,7 +19,7 @@
 // Flags:
 //
 //	-ckpt DIR       checkpoint (required)
-//	-data FILE      .npz file of inputs (required)
+//	-data FILE      .npz or .csv file of inputs (required)
 //	-out FILE       where to write: FILE.csv, FILE.npz, or both with -out
 //	                given twice (required)
 //	-chunk N        examples read and predicted at a time (default 4096):
@@ -157,7 +159,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Checkpoint, "ckpt", "", "checkpoint of a run on -data files, or its run directory for RUN/last (required)")
-	fs.StringVar(&o.Data, "data", "", ".npz file whose array x holds the inputs (required)")
+	fs.StringVar(&o.Data, "data", "", ".npz file whose array x holds the inputs, or .csv file (required)")
 	fs.Func("out", "output file, .csv or .npz; give it twice for both (required)", func(v string) error {
 		o.Out = append(o.Out, v)
 		return nil

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -403,3 +405,36 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// The same inputs as a CSV file (task columns among them, ignored) give
+// the same predictions, to the bit, as the archive.
+func TestCSVInputs(t *testing.T) {
+	dir, runDir := trained(t)
+	out := t.TempDir()
+	var b strings.Builder
+	b.WriteString("f0,f1,quadrant,f2,f3,f4\n")
+	for i := 1000; i < 1053; i++ {
+		x, _ := example(i)
+		fmt.Fprintf(&b, "%s,%s,9,%s,%s,%s\n", f32(x[0]), f32(x[1]), f32(x[2]), f32(x[3]), f32(x[4]))
+	}
+	csvIn := filepath.Join(out, "new.csv")
+	if err := os.WriteFile(csvIn, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{filepath.Join(dir, files.TestFile), csvIn} {
+		o, err := parseFlags([]string{"-ckpt", runDir, "-data", in, "-out", filepath.Join(out, filepath.Base(in)+".npz"), "-progress=false"}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, _ := readNPZ(t, filepath.Join(out, "test.npz.npz"), "quadrant/probs")
+	c, _ := readNPZ(t, filepath.Join(out, "new.csv.npz"), "quadrant/probs")
+	if len(a) != 53*4 || !slices.Equal(a, c) {
+		t.Errorf("CSV predictions differ from the archive's")
+	}
+}
+
+func f32(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }

@@ -35,8 +35,9 @@
 //	       training images. Best checkpoint by validation accuracy.
 //	files  your own data, -data DIR: DIR/train.npz (optionally valid.npz
 //	       and test.npz; arrays x, N×D or N×C×H×W, uint8 or float, and y,
-//	       N×K, a column per task) and DIR/tasks.json naming the tasks
-//	       and their kinds (package data/files; docs/own-data.md). The
+//	       N×K, a column per task; or train.csv and so on, a column per
+//	       feature and task) and DIR/tasks.json naming the tasks and
+//	       their kinds (package data/files; docs/own-data.md). The
 //	       inputs are standardised with the training split's statistics
 //	       (tasks.json may say unit, x/255, or none), which the checkpoint
 //	       records with DIR. The model is -model, else picked from the

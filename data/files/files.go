@@ -26,8 +26,12 @@
 // training split is part of the Spec a run's checkpoint records, so that
 // evaluation and prediction on new inputs apply the same transform.
 //
-// Without valid.npz, Options.Valid training examples, drawn at random
-// with the seed, are held out for validation; without test.npz, the
+// A split may be a CSV file instead (train.csv, valid.csv, test.csv),
+// for tabular data: a header, then one example per line; the columns
+// named as tasks are the targets, the others the input features.
+//
+// Without a validation split, Options.Valid training examples, drawn at random
+// with the seed, are held out for validation; without a test split, the
 // validation split is the test split too.
 //
 // Everything is checked while loading, and an inconsistency (a shape or
@@ -110,6 +114,9 @@ type Spec struct {
 	// Valid that of validation examples (0: no validation split).
 	Train int `json:"train_examples,omitempty"`
 	Valid int `json:"valid_examples,omitempty"`
+	// Columns are the input columns' names where the training split is
+	// a CSV file: predict finds them by name.
+	Columns []string `json:"columns,omitempty"`
 }
 
 // DataTasks are the spec's tasks as data.Tasks.
@@ -128,8 +135,8 @@ func (s *Spec) DataTasks() []data.Task {
 // run: nil when they agree. The normalisation's statistics must agree
 // to the bit: a training file edited since the run started changes them.
 func (s *Spec) Agrees(rec *Spec) error {
-	a, _ := json.Marshal(Spec{Shape: s.Shape, Tasks: s.Tasks, Input: s.Input, Train: s.Train, Valid: s.Valid})
-	b, _ := json.Marshal(Spec{Shape: rec.Shape, Tasks: rec.Tasks, Input: rec.Input, Train: rec.Train, Valid: rec.Valid})
+	a, _ := json.Marshal(Spec{Shape: s.Shape, Tasks: s.Tasks, Input: s.Input, Train: s.Train, Valid: s.Valid, Columns: s.Columns})
+	b, _ := json.Marshal(Spec{Shape: rec.Shape, Tasks: rec.Tasks, Input: rec.Input, Train: rec.Train, Valid: rec.Valid, Columns: rec.Columns})
 	if !bytes.Equal(a, b) {
 		return fmt.Errorf("%s has changed since the run started: it now gives %s, the run recorded %s", s.Dir, a, b)
 	}
@@ -164,36 +171,34 @@ func Load(dir string, o Options) (*Data, error) {
 	}
 	spec := Spec{Dir: dir, Tasks: desc.Tasks}
 	tasks := spec.DataTasks()
-	train, err := readSplit(filepath.Join(dir, TrainFile), "train", tasks, nil, true)
+	train, err := readAt(dir, "train", tasks, nil, nil)
 	if err != nil {
 		return nil, err
 	}
-	spec.Shape = train.shape
+	if train == nil {
+		return nil, fmt.Errorf("%w: %s has neither %s nor train.csv (a data directory holds %s or train.csv, optionally the valid and test splits, and %s)",
+			data.ErrMissing, dir, TrainFile, TrainFile, TasksFile)
+	}
+	spec.Shape, spec.Columns = train.shape, train.columns
 	d := &Data{Train: train}
 	for _, sp := range []struct {
-		file string
+		base string
 		dst  **Set
-	}{{ValidFile, &d.Valid}, {TestFile, &d.Test}} {
-		path := filepath.Join(dir, sp.file)
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		s, err := readSplit(path, strings.TrimSuffix(sp.file, ".npz"), tasks, train.shape, true)
-		if err != nil {
+	}{{"valid", &d.Valid}, {"test", &d.Test}} {
+		if *sp.dst, err = readAt(dir, sp.base, tasks, train.shape, train.columns); err != nil {
 			return nil, err
 		}
-		*sp.dst = s
 	}
 	if d.Valid == nil && o.Valid != 0 {
 		if d.Train, d.Valid, err = holdOut(train, o.Valid, o.Seed); err != nil {
 			return nil, err
 		}
 	} else if d.Valid != nil && o.Valid > 0 {
-		return nil, fmt.Errorf("%s holds %s: -valid holds out training examples only where there is none", dir, ValidFile)
+		return nil, fmt.Errorf("%s has a validation split (%s): -valid holds out training examples only where there is none", dir, d.Valid.path)
 	}
 	if d.Test == nil {
 		if d.Valid == nil {
-			return nil, fmt.Errorf("%w: %s has neither %s nor %s, and no training examples are held out (-valid 0): nothing to evaluate on",
+			return nil, fmt.Errorf("%w: %s has neither a validation nor a test split (%s, %s), and no training examples are held out (-valid 0): nothing to evaluate on",
 				data.ErrInvalid, dir, ValidFile, TestFile)
 		}
 		d.Test = d.Valid
@@ -321,6 +326,7 @@ type Set struct {
 	y          []float32 // targets, rows × tasks
 	index      []int     // example i is row index[i]; nil: row i
 	norm       *Normalization
+	columns    []string // input columns' names, from a CSV file
 }
 
 func (s *Set) Name() string       { return s.name }
@@ -436,6 +442,28 @@ func holdOut(s *Set, n int, seed uint64) (train, valid *Set, err error) {
 	return &tr, &va, nil
 }
 
+// readAt reads the split base of dir, from base.npz or base.csv; nil
+// where there is neither. shape and columns, if not nil, are the
+// training split's.
+func readAt(dir, base string, tasks []data.Task, shape []int, columns []string) (*Set, error) {
+	npzPath, csvPath := filepath.Join(dir, base+".npz"), filepath.Join(dir, base+".csv")
+	_, errNPZ := os.Stat(npzPath)
+	_, errCSV := os.Stat(csvPath)
+	switch {
+	case errNPZ == nil && errCSV == nil:
+		return nil, fmt.Errorf("%w: %s has both %s.npz and %s.csv: keep one", data.ErrInvalid, dir, base, base)
+	case errNPZ == nil:
+		return readSplit(npzPath, base, tasks, shape, true)
+	case errCSV == nil:
+		return readCSV(csvPath, base, tasks, shape, columns)
+	case !errors.Is(errNPZ, fs.ErrNotExist):
+		return nil, errNPZ
+	case !errors.Is(errCSV, fs.ErrNotExist):
+		return nil, errCSV
+	}
+	return nil, nil
+}
+
 // readSplit reads one archive: x, and y if it has one (needY: it must).
 // shape, if not nil, is the input shape x must have.
 func readSplit(path, split string, tasks []data.Task, shape []int, needY bool) (*Set, error) {
@@ -540,16 +568,24 @@ func (s *Set) readTargets(f *npz.File) error {
 	}
 	s.y = make([]float32, len(y))
 	for i, v := range y {
-		t := s.tasks[i%k]
-		switch {
-		case t.Kind == data.Regression && (math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32):
-			return s.bad("y", "y[%d, %d] = %v: task %s's target must be a finite float32", i/k, i%k, v, t.Name)
-		case t.Kind == data.Classification && (v != math.Trunc(v) || v < 0 || v >= float64(t.Classes)):
-			return s.bad("y", "y[%d, %d] = %v is not a class of task %s (0..%d)", i/k, i%k, v, t.Name, t.Classes-1)
+		if msg := checkTarget(s.tasks[i%k], v); msg != "" {
+			return s.bad("y", "y[%d, %d] = %v%s", i/k, i%k, v, msg)
 		}
 		s.y[i] = float32(v)
 	}
 	return nil
+}
+
+// checkTarget says what is wrong with v as a target of t, to follow
+// the value in a message, or "".
+func checkTarget(t data.Task, v float64) string {
+	switch {
+	case t.Kind == data.Regression && (math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32):
+		return fmt.Sprintf(": task %s's target must be a finite float32", t.Name)
+	case t.Kind == data.Classification && (v != math.Trunc(v) || v < 0 || v >= float64(t.Classes)):
+		return fmt.Sprintf(" is not a class of task %s (0..%d)", t.Name, t.Classes-1)
+	}
+	return ""
 }
 
 func taskNames(tasks []data.Task) string {
@@ -560,13 +596,15 @@ func taskNames(tasks []data.Task) string {
 	return strings.Join(names, ", ")
 }
 
-// Inputs reads an archive of inputs to predict on, a chunk at a time, so
-// that memory does not grow with the file: its x as the spec's training
-// split had it; a y there is not read.
+// Inputs reads a file of inputs to predict on, a chunk at a time, so
+// that memory does not grow with the file: an archive's x, shaped as the
+// spec's training split was (a y there is not read), or a CSV file's
+// input columns (task columns there are not read).
 type Inputs struct {
 	path  string
 	f     *npz.File
 	x     *npz.Array
+	csv   *csvInputs
 	spec  *Spec
 	tasks []data.Task
 	shape []int
@@ -574,9 +612,16 @@ type Inputs struct {
 	done  int
 }
 
-// OpenInputs opens path, an .npz archive with x, and checks x's shape
-// and type against spec.
+// OpenInputs opens path, an .npz archive with x or a .csv file, and
+// checks the inputs' shape and type against spec.
 func OpenInputs(path string, spec *Spec) (*Inputs, error) {
+	if filepath.Ext(path) == ".csv" {
+		in := &Inputs{path: path, spec: spec, tasks: spec.DataTasks()}
+		if err := in.openCSV(); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
 	f, err := npz.Open(path)
 	if err != nil {
 		return nil, err
@@ -639,7 +684,11 @@ func (in *Inputs) Next(n int) (*Set, error) {
 	if len(s.shape) == 3 {
 		s.per = s.shape[1] * s.shape[2]
 	}
-	if in.x.DType.Kind == 'u' {
+	if in.csv != nil {
+		if err := in.csv.next(in.path, s, m); err != nil {
+			return nil, err
+		}
+	} else if in.x.DType.Kind == 'u' {
 		s.bytes = make([]byte, m*s.size)
 		if err := in.x.ReadBytes(s.bytes); err != nil {
 			return nil, err
@@ -661,6 +710,9 @@ func (in *Inputs) Next(n int) (*Set, error) {
 
 // Close closes the file.
 func (in *Inputs) Close() error {
+	if in.csv != nil {
+		return in.csv.f.Close()
+	}
 	if in.x != nil {
 		in.x.Close()
 	}

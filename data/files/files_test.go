@@ -258,7 +258,7 @@ func TestMalformed(t *testing.T) {
 		}, []string{"train.npz: no array y"}, data.ErrInvalid, 0},
 		{"no train", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, TrainFile))
-		}, []string{"train.npz not found"}, data.ErrMissing, 0},
+		}, []string{"has neither train.npz nor train.csv"}, data.ErrMissing, 0},
 		{"no tasks.json", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, TasksFile))
 		}, []string{"tasks.json: the data directory needs tasks.json"}, data.ErrMissing, 0},
@@ -280,7 +280,7 @@ func TestMalformed(t *testing.T) {
 		{"holding out everything", func(t *testing.T, dir string) {}, []string{"holding out 10 of its 10 examples"}, data.ErrInvalid, 10},
 		{"nothing to evaluate on", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, TestFile))
-		}, []string{"neither valid.npz nor test.npz"}, data.ErrInvalid, 0},
+		}, []string{"neither a validation nor a test split"}, data.ErrInvalid, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,5 +379,90 @@ func TestInputs(t *testing.T) {
 	writeArrays(t, bad, map[string]array{"x": {"<f4", []int{2, 2, 2}, make([]float32, 8)}})
 	if _, err := OpenInputs(bad, &d.Spec); !errors.Is(err, data.ErrInvalid) || !strings.Contains(err.Error(), "shape [2 2 2]: the model was trained on N×4 inputs") {
 		t.Errorf("wrong shape: %v", err)
+	}
+}
+
+// A CSV split: targets by the tasks' names, inputs the other columns, in
+// the training file's order, found by name in the other files and by
+// predict; problems name the file, the line and the column.
+func TestCSV(t *testing.T) {
+	write := func(dir, name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setup := func() string {
+		dir := t.TempDir()
+		if err := WriteDescription(dir, Description{Tasks: twoTasks.Tasks, Input: None}); err != nil {
+			t.Fatal(err)
+		}
+		write(dir, "train.csv", "a,digit,b,size,c\n1,0,2,0.5,3\n4,2,5,1.5,6\n7,1,8,2.5,9\n")
+		write(dir, "test.csv", "size,c,b,digit,a\n0.25,30,20,1,10\n")
+		return dir
+	}
+	d, err := Load(setup(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Spec.Columns, []string{"a", "b", "c"}) || !slices.Equal(d.Spec.Shape, []int{3}) || d.Valid != nil || d.Test.Len() != 1 {
+		t.Fatalf("spec %+v, test %d", d.Spec, d.Test.Len())
+	}
+	x, y := make([]float32, 3), make([]float32, 2)
+	if err := d.Train.Example(1, x, y); err != nil || !slices.Equal(x, []float32{4, 5, 6}) || !slices.Equal(y, []float32{2, 1.5}) {
+		t.Errorf("train example 1: %v %v %v", x, y, err)
+	}
+	if err := d.Test.Example(0, x, y); err != nil || !slices.Equal(x, []float32{10, 20, 30}) || !slices.Equal(y, []float32{1, 0.25}) {
+		t.Errorf("test example 0 (columns reordered): %v %v %v", x, y, err)
+	}
+	// predict reads the inputs by name, without the targets.
+	dir := t.TempDir()
+	write(dir, "new.csv", "c,a,b\n3,1,2\n6,4,5\n9,7,8\n")
+	in, err := OpenInputs(filepath.Join(dir, "new.csv"), &d.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float32
+	for {
+		s, err := in.Next(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s == nil {
+			break
+		}
+		for i := range s.Len() {
+			s.Example(i, x, y)
+			got = append(got, x...)
+		}
+	}
+	in.Close()
+	if in.Len() != 3 || !slices.Equal(got, []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}) {
+		t.Errorf("%d inputs %v", in.Len(), got)
+	}
+
+	for _, tc := range []struct {
+		file, content, want string
+	}{
+		{"train.csv", "a,digit,b,size,c\n1,0,2,x,3\n", `train.csv: line 2, column "size": "x" is not a number`},
+		{"train.csv", "a,digit,b,size,c\n1,0,2,1,3\n1,3,2,1,3\n", `train.csv: line 3, column "digit": 3 is not a class of task digit (0..2)`},
+		{"train.csv", "a,digit,b,size,c\n1,0,NaN,1,3\n", `train.csv: line 2, column "b": NaN (inputs must be finite`},
+		{"train.csv", "a,b,size,c\n1,2,1,3\n", "train.csv: no column for task digit"},
+		{"train.csv", "a,digit,b,size,c\n1,0,2,1\n", "train.csv: record on line 2: wrong number of fields"},
+		{"train.csv", "a,digit,a,size\n1,0,2,1\n", `column 3, "a", is empty or named twice`},
+		{"test.csv", "size,c,b,digit,a,d\n0.25,30,20,1,10,0\n", `test.csv: column "d" is neither an input of the training split nor a task`},
+		{"test.csv", "size,c,digit,a\n0.25,30,1,10\n", `test.csv: no column "b", an input of the training split`},
+		{"train.npz", "", "both train.npz and train.csv"},
+	} {
+		dir := setup()
+		write(dir, tc.file, tc.content)
+		_, err := Load(dir, Options{})
+		if !errors.Is(err, data.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %q: %v, want data.ErrInvalid and %q", tc.file, tc.content, err, tc.want)
+		}
+	}
+	write(dir, "bad.csv", "a,b\n1,2\n")
+	if _, err := OpenInputs(filepath.Join(dir, "bad.csv"), &d.Spec); !errors.Is(err, data.ErrInvalid) || !strings.Contains(err.Error(), `bad.csv: no column "c"`) {
+		t.Errorf("predict inputs without a column: %v", err)
 	}
 }
