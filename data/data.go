@@ -17,6 +17,19 @@ import (
 	"path/filepath"
 )
 
+// SettingError is a loader's error for a setting that asks for more than
+// the data holds: the setting is at fault, not the files. Setting is its
+// name in a run's settings (the flag without its dash).
+type SettingError struct {
+	Setting string
+	Value   int
+	Reason  string
+}
+
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("-%s %d: %s", e.Setting, e.Value, e.Reason)
+}
+
 // Kind says how a task's target is read and scored.
 type Kind int
 

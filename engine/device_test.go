@@ -144,7 +144,10 @@ func regressionBatch(rng *rand.Rand, n, inputs, tasks int) *data.Batch {
 	return b
 }
 
-// closeTo fails unless |got − want| ≤ tol·(1 + max|want|) entry by entry.
+// closeTo fails unless |got − want| ≤ tol·(1 + max|want|) entry by entry,
+// naming the worst entry; with -v it also logs a near miss (a worst entry
+// above a tenth of the tolerance), so that a run on a GPU shows how much
+// margin each comparison has.
 func closeTo(t *testing.T, what string, got, want []float64, tol float64) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -154,10 +157,22 @@ func closeTo(t *testing.T, what string, got, want []float64, tol float64) {
 	for _, w := range want {
 		scale = max(scale, math.Abs(w))
 	}
+	worst, at := 0.0, -1
 	for i := range want {
-		if d := math.Abs(got[i] - want[i]); !(d <= tol*(1+scale)) {
-			t.Fatalf("%s[%d] = %v on the device, %v on the CPU (|Δ| %.3g > %.3g)", what, i, got[i], want[i], d, tol*(1+scale))
+		d := math.Abs(got[i] - want[i])
+		if math.IsNaN(d) {
+			worst, at = d, i
+			break
 		}
+		if d > worst || at < 0 {
+			worst, at = d, i
+		}
+	}
+	switch bound := tol * (1 + scale); {
+	case !(worst <= bound):
+		t.Errorf("%s[%d] = %v on the device, %v on the CPU (|Δ| %.3g > %.3g)", what, at, got[at], want[at], worst, bound)
+	case worst > bound/10:
+		t.Logf("%s: |Δ| %.3g at [%d], %.2g of the bound %.3g", what, worst, at, worst/bound, bound)
 	}
 }
 
@@ -200,11 +215,21 @@ func allOnDevice(t *testing.T, g *gorgonia.ExprGraph, devs ...*ops.Device) {
 // losses, parameters and running statistics, 1e-8 for the optimisers'
 // state and the evaluation. On the device MT-SGD's direction comes from
 // Gram matrices and its w* from a QP certified to about 1e-9
-// (particles.TestDirectionOnDevice); over three ResNet steps the
-// parameters then differ by up to 2.8e-10 relative (seen in CI; 1e-10,
-// the gradients' tolerance, is too tight). The momentum buffers are sums
-// of directions and the metrics functions of a network's logits, where
-// that difference is not divided by the parameters' scale.
+// (particles.TestDirectionOnDevice); over three ResNet steps of a batch
+// of 3 the parameters then differed by up to 2.8e-10 relative (seen in
+// CI; 1e-10, the gradients' tolerance, is too tight). The momentum
+// buffers are sums of directions and the metrics functions of a
+// network's logits, where that difference is not divided by the
+// parameters' scale.
+//
+// The ResNet case steps on batches of 8. With 3, the batch norms of
+// layers 3 and 4 (1×1 planes) normalise 3 values per channel and the
+// steps amplify rounding: on the CPU alone, changing the initial trunks
+// by 1e-16 relative moved a parameter by 9e-9 (of 1 + max|θ|) after three
+// steps, and on an H100, where cuBLAS sums the products in another order
+// than the CPU, a parameter differed by 3.5e-8 and an optimiser state by
+// 2.8e-7 (docs/gpu.md). With 8, a change of 1e-15 moves them by 2e-14
+// and 3e-13.
 func TestStepOnDevice(t *testing.T) {
 	mtsgd := Update{Trunk: &particles.MTSGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}}
 	sum := Update{Trunk: &particles.MTSGD{Repulsion: 1}, Head: &particles.SVGD{Repulsion: 1}, Scale: ScoreSum, Examples: 700}
@@ -232,10 +257,11 @@ func TestStepOnDevice(t *testing.T) {
 		{"lenet/warmup-authors/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{warmup, authors, authors}, nil},
 		{"lenet/heads-first/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{headsFirst, headsFirst}, nil},
 		{"lenet/mgda-between/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mgda, mtsgd, outputs, mtsgd}, images},
-		{"resnet/mtsgd-svgd/sgd", smallResNet(3), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 3, 2, 3) }, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}, colour},
+		{"resnet/mtsgd-svgd/sgd", smallResNet(8), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 8, 2, 3) }, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}, colour},
 	} {
 		for name, device := range testDevices(t) {
 			t.Run(name+"/"+c.name, func(t *testing.T) {
+				const tol, wide = 1e-9, 1e-8
 				onDev := *c.cfg
 				onDev.Device = device
 				cpu, err := New(c.cfg, 3, 51, c.opt, 2)
@@ -259,7 +285,7 @@ func TestStepOnDevice(t *testing.T) {
 						t.Fatal(err)
 					}
 					for j := range want {
-						closeTo(t, fmt.Sprintf("step %d loss %d", step, j), got[j], want[j], 1e-9)
+						closeTo(t, fmt.Sprintf("step %d loss %d", step, j), got[j], want[j], tol)
 					}
 					if resident := dev.res != nil; resident != (u.Kernel == KernelParams && u.Trunk != mgda.Trunk) {
 						t.Fatalf("step %d: ensemble on the device: %v", step, resident)
@@ -279,10 +305,10 @@ func TestStepOnDevice(t *testing.T) {
 					for j := range want {
 						for i := range want[j].Particles {
 							w, g := want[j].Particles[i].Classification, got[j].Particles[i].Classification
-							closeTo(t, fmt.Sprintf("task %d particle %d accuracy, Brier, NLL", j, i), []float64{g.Accuracy, g.Brier, g.NLL}, []float64{w.Accuracy, w.Brier, w.NLL}, 1e-8)
+							closeTo(t, fmt.Sprintf("task %d particle %d accuracy, Brier, NLL", j, i), []float64{g.Accuracy, g.Brier, g.NLL}, []float64{w.Accuracy, w.Brier, w.NLL}, wide)
 						}
 						w, g := want[j].Ensemble.Classification, got[j].Ensemble.Classification
-						closeTo(t, fmt.Sprintf("task %d ensemble accuracy, Brier, NLL", j), []float64{g.Accuracy, g.Brier, g.NLL}, []float64{w.Accuracy, w.Brier, w.NLL}, 1e-8)
+						closeTo(t, fmt.Sprintf("task %d ensemble accuracy, Brier, NLL", j), []float64{g.Accuracy, g.Brier, g.NLL}, []float64{w.Accuracy, w.Brier, w.NLL}, wide)
 					}
 				}
 				if err := dev.Sync(); err != nil {
@@ -290,16 +316,16 @@ func TestStepOnDevice(t *testing.T) {
 				}
 				for i, p := range cpu.Particles {
 					q := dev.Particles[i]
-					closeTo(t, fmt.Sprintf("particle %d trunk", i), q.Trunk, p.Trunk, 1e-9)
+					closeTo(t, fmt.Sprintf("particle %d trunk", i), q.Trunk, p.Trunk, tol)
 					for j := range p.Heads {
-						closeTo(t, fmt.Sprintf("particle %d head %d", i, j), q.Heads[j], p.Heads[j], 1e-9)
+						closeTo(t, fmt.Sprintf("particle %d head %d", i, j), q.Heads[j], p.Heads[j], tol)
 					}
-					closeTo(t, fmt.Sprintf("particle %d running statistics", i), q.Stats, p.Stats, 1e-9)
+					closeTo(t, fmt.Sprintf("particle %d running statistics", i), q.Stats, p.Stats, tol)
 					wantTrunk, wantHeads := cpu.Optimizers(i)
 					gotTrunk, gotHeads := dev.Optimizers(i)
-					closeTo(t, fmt.Sprintf("particle %d trunk optimiser", i), gotTrunk.State(), wantTrunk.State(), 1e-8)
+					closeTo(t, fmt.Sprintf("particle %d trunk optimiser", i), gotTrunk.State(), wantTrunk.State(), wide)
 					for j := range wantHeads {
-						closeTo(t, fmt.Sprintf("particle %d head %d optimiser", i, j), gotHeads[j].State(), wantHeads[j].State(), 1e-8)
+						closeTo(t, fmt.Sprintf("particle %d head %d optimiser", i, j), gotHeads[j].State(), wantHeads[j].State(), wide)
 					}
 				}
 			})
@@ -378,11 +404,11 @@ func TestStepOnDeviceStaysThere(t *testing.T) {
 }
 
 // checkFinite finds a NaN or Inf in a matrix on the device by its row
-// sums, and clears a row whose sum overflows without a NaN or Inf in it.
+// sums, and clears a row whose sum overflows without a NaN or Inf in it,
+// on each device (testDevices): on a GPU the sums are cuBLAS's.
 func TestCheckFiniteOnDevice(t *testing.T) {
-	dev := kernels.NewEmulator()
-	defer dev.Close()
 	const rows, cols = 4, 9
+	devs := testDevices(t)
 	for _, c := range []struct {
 		name    string
 		bad     map[[2]int]float64
@@ -394,42 +420,44 @@ func TestCheckFiniteOnDevice(t *testing.T) {
 		{"overflow", map[[2]int]float64{{0, 1}: math.MaxFloat64, {0, 2}: math.MaxFloat64}, -1, -1},
 		{"overflow-then-nan", map[[2]int]float64{{0, 1}: math.MaxFloat64, {0, 2}: math.MaxFloat64, {2, 8}: math.Inf(1)}, 2, 8},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			v := make([]float64, rows*cols)
-			for i := range v {
-				v[i] = float64(i%7) - 3
-			}
-			for at, x := range c.bad {
-				v[at[0]*cols+at[1]] = x
-			}
-			r := &resident{dev: dev}
-			var err error
-			if r.ones, err = dev.Alloc(8 * cols); err != nil {
-				t.Fatal(err)
-			}
-			if err := dev.Launch("fill_f64", cols, r.ones, 1.0, cols); err != nil {
-				t.Fatal(err)
-			}
-			if r.sums, err = dev.Alloc(8 * rows); err != nil {
-				t.Fatal(err)
-			}
-			x := matrix{rows: rows, cols: cols}
-			if x.p, err = dev.Alloc(8 * rows * cols); err != nil {
-				t.Fatal(err)
-			}
-			if err := dev.Upload(x.p, gpu.Bytes(v)); err != nil {
-				t.Fatal(err)
-			}
-			row, at, err := r.checkFinite(x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if row != c.row || at != c.at {
-				t.Errorf("checkFinite = row %d, entry %d; want %d, %d", row, at, c.row, c.at)
-			}
-			for _, p := range []gpu.Ptr{r.ones, r.sums, x.p} {
-				dev.Free(p)
-			}
-		})
+		for name, dev := range devs {
+			t.Run(name+"/"+c.name, func(t *testing.T) {
+				v := make([]float64, rows*cols)
+				for i := range v {
+					v[i] = float64(i%7) - 3
+				}
+				for at, x := range c.bad {
+					v[at[0]*cols+at[1]] = x
+				}
+				r := &resident{dev: dev}
+				var err error
+				if r.ones, err = dev.Alloc(8 * cols); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Launch("fill_f64", cols, r.ones, 1.0, cols); err != nil {
+					t.Fatal(err)
+				}
+				if r.sums, err = dev.Alloc(8 * rows); err != nil {
+					t.Fatal(err)
+				}
+				x := matrix{rows: rows, cols: cols}
+				if x.p, err = dev.Alloc(8 * rows * cols); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Upload(x.p, gpu.Bytes(v)); err != nil {
+					t.Fatal(err)
+				}
+				row, at, err := r.checkFinite(x)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if row != c.row || at != c.at {
+					t.Errorf("checkFinite = row %d, entry %d; want %d, %d", row, at, c.row, c.at)
+				}
+				for _, p := range []gpu.Ptr{r.ones, r.sums, x.p} {
+					dev.Free(p)
+				}
+			})
+		}
 	}
 }

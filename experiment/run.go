@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/regfile"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
@@ -52,6 +54,9 @@ type Hooks struct {
 	EpochEnd func(epoch int, lines []MetricsLine)
 	// Saved is called after each checkpoint written.
 	Saved func(dir string)
+	// Metrics is called after each write of metrics.jsonl with the
+	// history it holds, to draw what is drawn from it.
+	Metrics func(history []MetricsLine)
 	// QP is called after each step whose trunk rule solves one QP for
 	// the whole ensemble (MT-SGD), with what the rule computed: U, w*
 	// and the solver's certificate.
@@ -253,6 +258,12 @@ func (r *Run) Train(ctx context.Context) error {
 			return err
 		}
 	}
+	// metrics.jsonl is a view of the checkpoint's history: one whose
+	// write failed, or that was edited, is rebuilt now, not only after
+	// the next epoch (which a finished run does not have).
+	if err := r.syncMetrics(); err != nil {
+		return err
+	}
 	k := len(r.TrainSet.Tasks())
 	for r.epoch < r.Settings.Epochs {
 		lr := schedule.LR(r.epoch)
@@ -365,17 +376,19 @@ func (r *Run) Train(ctx context.Context) error {
 		if err := r.save("last"); err != nil {
 			return errors.Join(bestErr, fmt.Errorf("%w; %s", err, r.lastGood()))
 		}
+		metricsErr := r.writeMetrics()
 		if bestErr != nil {
-			return bestErr
+			return errors.Join(fmt.Errorf("%w; %s is saved (epoch %d), and resuming it saves best/ again once the cause is fixed",
+				bestErr, filepath.Join(r.Out, "last"), r.epoch), metricsErr)
 		}
-		if err := r.writeMetrics(); err != nil {
-			return fmt.Errorf("%w (the epoch's checkpoint is saved)", err)
+		if metricsErr != nil {
+			return fmt.Errorf("%w (the epoch's checkpoint is saved; resuming it rewrites the file)", metricsErr)
 		}
 		if r.Hooks.EpochEnd != nil {
 			r.Hooks.EpochEnd(r.epoch-1, lines)
 		}
 	}
-	return nil
+	return r.syncMetrics()
 }
 
 // evaluate scores the ensemble on the validation set, if any, and the test
@@ -484,16 +497,83 @@ func encodable(lines []MetricsLine) error {
 	return nil
 }
 
-func (r *Run) writeMetrics() error {
-	return atomicfile.Write(filepath.Join(r.Out, "metrics.jsonl"), 0o644, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		for _, l := range r.history {
-			if err := enc.Encode(l); err != nil {
-				return err
-			}
+// MetricsFile is the name of the run's metrics file in its directory.
+const MetricsFile = "metrics.jsonl"
+
+// encodeHistory is what metrics.jsonl holds: one JSON line per history
+// line.
+func (r *Run) encodeHistory() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, l := range r.history {
+		if err := enc.Encode(l); err != nil {
+			return nil, err
 		}
-		return nil
+	}
+	return b.Bytes(), nil
+}
+
+func (r *Run) writeMetrics() error {
+	b, err := r.encodeHistory()
+	if err != nil {
+		return err
+	}
+	return r.writeMetricsBytes(b)
+}
+
+func (r *Run) writeMetricsBytes(b []byte) error {
+	err := atomicfile.Write(filepath.Join(r.Out, MetricsFile), 0o644, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	if r.Hooks.Metrics != nil {
+		r.Hooks.Metrics(r.history)
+	}
+	return nil
+}
+
+// syncMetrics rewrites metrics.jsonl from the history unless it holds
+// exactly what the history encodes (a run without history yet needs no
+// file).
+func (r *Run) syncMetrics() error {
+	want, err := r.encodeHistory()
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(r.Out, MetricsFile)
+	have, err := readSized(path, len(want))
+	switch {
+	case errors.Is(err, os.ErrNotExist) && len(want) == 0:
+		return nil
+	case err == nil && bytes.Equal(have, want):
+		return nil
+	}
+	if err := r.writeMetricsBytes(want); err != nil {
+		return fmt.Errorf("rewriting %s from the checkpoint's history: %w", path, err)
+	}
+	return nil
+}
+
+// readSized returns the content of the regular file at path if it has
+// size bytes; otherwise nil, or the error opening it. It never reads more
+// than size bytes.
+func readSized(path string, size int) ([]byte, error) {
+	f, st, err := regfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() != int64(size) {
+		return nil, nil
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, nil
+	}
+	return b, nil
 }
 
 func (r *Run) save(name string) error {
@@ -648,11 +728,22 @@ func OpenWith(dir, dataDir string, parts Components, workers int) (*Run, string,
 	if err != nil {
 		return nil, dir, err
 	}
+	// The data set first: the other settings are judged by it.
+	var named struct{ Dataset string }
+	if err := json.Unmarshal(c.Settings, &named); err == nil {
+		if _, ok := datasets.Lookup(named.Dataset); !ok {
+			return nil, dir, fmt.Errorf("%s: checkpoint settings: data set %q is not one of %s", dir, named.Dataset, strings.Join(Datasets(), ", "))
+		}
+	}
 	s, err := ReadSettings(c)
 	if err != nil {
 		return nil, dir, fmt.Errorf("%s: %w", dir, err)
 	}
 	d, _, err := LoadData(s, dataDir)
+	var bad *data.SettingError
+	if errors.As(err, &bad) {
+		return nil, dir, fmt.Errorf("%s: checkpoint settings: %s is %d, which %s", dir, bad.Setting, bad.Value, bad.Reason)
+	}
 	if err != nil {
 		return nil, dir, err
 	}

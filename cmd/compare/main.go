@@ -306,6 +306,9 @@ func report(err error) int {
 	case errors.Is(err, errMissing):
 		log.Warn(err)
 		return 5
+	case errors.As(err, new(usageError)):
+		log.Error(err)
+		return 2
 	case errors.Is(err, sysmem.ErrTooBig):
 		// Every run's settings come from the flags: they ask for more
 		// memory than the machine has.
@@ -315,6 +318,12 @@ func report(err error) int {
 	log.Error(err)
 	return 1
 }
+
+// usageError is a bad command line found only once the sweep's files are
+// read: a -cell the plan does not have.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	var o Options
@@ -360,6 +369,17 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if err := checkModes(o, set); err != nil {
 		return o, err
+	}
+	if err := sysmem.CheckEnv(); err != nil {
+		return o, err
+	}
+	if o.Slurm.Write {
+		if err := o.Slurm.check(); err != nil {
+			return o, err
+		}
+		if err := scriptSafe("-out", o.Out); err != nil {
+			return o, err
+		}
 	}
 	if err := cuda.CheckName(o.Device); err != nil {
 		return o, err
@@ -558,7 +578,8 @@ func checkModes(o Options, set map[string]bool) error {
 		if !set["out"] {
 			return fmt.Errorf("%s needs -out, the sweep's directory", modes[0])
 		}
-		for _, f := range []string{"dataset", "protocol", "methods", "seeds", "epochs", "lr", "particles", "train-limit", "test-limit"} {
+		for _, f := range []string{"dataset", "protocol", "methods", "seeds", "epochs", "lr", "optimizer", "lrs", "search-epochs",
+			"search-train-limit", "particles", "train-limit", "test-limit"} {
 			if set[f] {
 				return fmt.Errorf("-%s with %s: the comparison is the one in OUT/%s", f, modes[0], PlanFile)
 			}

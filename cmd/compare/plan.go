@@ -200,7 +200,7 @@ func runCell(ctx context.Context, o Options, i int) error {
 		return err
 	}
 	if i < 0 || i >= len(p.Cells) {
-		return fmt.Errorf("-cell %d: the plan in %s has cells 0 to %d", i, o.Out, len(p.Cells)-1)
+		return usageError{fmt.Errorf("-cell %d: the plan in %s has cells 0 to %d", i, o.Out, len(p.Cells)-1)}
 	}
 	c := p.Cells[i]
 	s, err := cellSettings(o.Out, p, c)

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	log "github.com/sirupsen/logrus"
 
@@ -38,10 +40,7 @@ type SlurmOptions struct {
 // writeSweep writes the plan, OUT/sweep.sbatch and OUT/sweep-job.yaml,
 // and submits the script with sbatch when asked, printing the job id.
 func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
-	if o.Slurm.CPUs < 1 {
-		return fmt.Errorf("-slurm-cpus must be at least 1, got %d", o.Slurm.CPUs)
-	}
-	if _, err := k8sQuantity(o.Slurm.Mem); err != nil {
+	if err := o.Slurm.check(); err != nil {
 		return err
 	}
 	p, err := makePlan(o, stdout)
@@ -63,6 +62,13 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 	if dataDir != "" {
 		if dataDir, err = filepath.Abs(dataDir); err != nil {
 			return fmt.Errorf("-data-dir %s: %w", o.DataDir, err)
+		}
+	}
+	// Written into the script: -out was checked with the flags, the
+	// others are checked here.
+	for _, v := range []struct{ what, value string }{{"-out " + out, out}, {"-data-dir", dataDir}, {"the compare binary", bin}} {
+		if err := scriptSafe(v.what, v.value); err != nil {
+			return err
 		}
 	}
 	if err := os.MkdirAll(filepath.Join(out, LogDir), 0o755); err != nil {
@@ -161,7 +167,7 @@ func sbatchScript(p Plan, s SlurmOptions, bin, out, dataDir string) string {
 	}
 	fmt.Fprintf(&b, "#SBATCH --signal=B:TERM@120\n")
 	fmt.Fprintf(&b, "#SBATCH --open-mode=append\n")
-	fmt.Fprintf(&b, "#SBATCH --output=%s\n", filepath.Join(out, LogDir, "%A_%a.out"))
+	fmt.Fprintf(&b, "#SBATCH --output=%s\n", sbatchQuote(filepath.Join(out, LogDir, "%A_%a.out")))
 	args := []string{shellQuote(bin), "-cell", `"$SLURM_ARRAY_TASK_ID"`, "-out", shellQuote(out), "-workers", `"${SLURM_CPUS_PER_TASK:-1}"`}
 	if dataDir != "" {
 		args = append(args, "-data-dir", shellQuote(dataDir))
@@ -171,6 +177,63 @@ func sbatchScript(p Plan, s SlurmOptions, bin, out, dataDir string) string {
 	}
 	fmt.Fprintf(&b, "exec %s\n", strings.Join(args, " "))
 	return b.String()
+}
+
+// sbatchQuote quotes s for an #SBATCH line, where sbatch reads double
+// quotes and backslash escapes as a shell would, and an unquoted # starts
+// a comment.
+func sbatchQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// The flags written into the generated files: each is checked, so that
+// none can add a line, a command or a key (docs/sweeps.md lists the
+// character sets).
+var (
+	// sbatch --time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or
+	// D-HH:MM:SS, or unlimited.
+	slurmTime = regexp.MustCompile(`^(([0-9]+-)?[0-9]+(:[0-9]+){0,2}|UNLIMITED|INFINITE|unlimited|infinite)$`)
+	// Partition names, comma-separated for a job that may run in any.
+	slurmPartition = regexp.MustCompile(`^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$`)
+	// The OCI image reference grammar (github.com/distribution/reference):
+	// [domain[:port]/]path[:tag][@digest], the path lower case.
+	ociDomain    = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*(?::[0-9]+)?`
+	ociPath      = `[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*`
+	ociTag       = `[\w][\w.-]{0,127}`
+	ociDigest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+	ociReference = regexp.MustCompile(`^(?:` + ociDomain + `/)?` + ociPath + `(?::` + ociTag + `)?(?:@` + ociDigest + `)?$`)
+)
+
+// check refuses -slurm flags that sbatch or Kubernetes would not take, or
+// that would change the generated files' structure.
+func (s SlurmOptions) check() error {
+	switch {
+	case s.CPUs < 1:
+		return fmt.Errorf("-slurm-cpus must be at least 1, got %d", s.CPUs)
+	case !slurmTime.MatchString(s.Time):
+		return fmt.Errorf("-slurm-time %q is not a time sbatch takes: minutes, HH:MM:SS, D-HH:MM:SS and the like", s.Time)
+	case s.Partition != "" && !slurmPartition.MatchString(s.Partition):
+		return fmt.Errorf("-slurm-partition %q: partition names are letters, digits, '_', '-' and '.', comma-separated", s.Partition)
+	case len(s.Image) > 255 || !ociReference.MatchString(s.Image):
+		return fmt.Errorf("-k8s-image %q is not an image reference such as registry.example.com/mtsgd:v1", s.Image)
+	}
+	_, err := k8sQuantity(s.Mem)
+	return err
+}
+
+// scriptSafe refuses a value the script cannot hold: a control character
+// would end its line (a newline starts a command), and '%' would be read
+// as one of Slurm's file name patterns.
+func scriptSafe(what, v string) error {
+	if !utf8.ValidString(v) {
+		return fmt.Errorf("%s: %q is not valid UTF-8; choose another path", what, v)
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f || r == '%' {
+			return fmt.Errorf("%s: %q holds %q, which a Slurm script cannot hold; choose another path", what, v, r)
+		}
+	}
+	return nil
 }
 
 // shellQuote quotes s for bash.
@@ -207,7 +270,7 @@ spec:
       restartPolicy: Never
       containers:
         - name: cell
-          image: %s
+          image: %q
           command: ["compare"]
           args: ["-cell", "$(JOB_COMPLETION_INDEX)", "-out", "/sweep", "-workers", "%d"]
           resources:

@@ -88,22 +88,7 @@ func TestSlurm(t *testing.T) {
 	c.job = job
 	t.Logf("job %s submitted", job)
 
-	// squeue lists the array until its last task ends.
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		q, err := c.command("squeue", "-h", "-j", job, "-o", "%i %T").CombinedOutput()
-		if err != nil && !strings.Contains(string(q), "Invalid job id") {
-			t.Fatalf("squeue: %v\n%s", err, q)
-		}
-		if strings.TrimSpace(string(q)) == "" || err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			c.dumpLogs(t, out)
-			t.Fatalf("job %s still queued after 5 minutes:\n%s", job, q)
-		}
-		time.Sleep(time.Second)
-	}
+	c.wait(t, job, out)
 	t.Logf("job %s done %.1fs after the cluster started", job, time.Since(start).Seconds())
 
 	agg, err := compareCmd("-aggregate", "-out", out)
@@ -158,21 +143,7 @@ func TestSlurm(t *testing.T) {
 		}
 	}
 	c.job = jobs[1]
-	deadline = time.Now().Add(5 * time.Minute)
-	for {
-		q, err := c.command("squeue", "-h", "-j", jobs[0]+","+jobs[1], "-o", "%i %T").CombinedOutput()
-		if err != nil && !strings.Contains(string(q), "Invalid job id") {
-			t.Fatalf("squeue: %v\n%s", err, q)
-		}
-		if strings.TrimSpace(string(q)) == "" || err != nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			c.dumpLogs(t, tuned)
-			t.Fatalf("jobs %v still queued after 5 minutes:\n%s", jobs, q)
-		}
-		time.Sleep(time.Second)
-	}
+	c.wait(t, jobs[0]+","+jobs[1], tuned)
 	agg, err = compareCmd("-aggregate", "-out", tuned)
 	if err != nil {
 		t.Fatal(err)
@@ -349,6 +320,28 @@ func (c *cluster) daemon(t *testing.T, name string, args ...string) {
 }
 
 // dumpLogs logs the daemons' logs and the array tasks' output.
+// wait returns once squeue no longer lists the jobs (a comma-separated
+// list of ids): an array is listed until its last task ends. It fails
+// the test, with the logs, after 5 minutes.
+func (c *cluster) wait(t *testing.T, jobs, out string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		q, err := c.command("squeue", "-h", "-j", jobs, "-o", "%i %T").CombinedOutput()
+		if err != nil && !strings.Contains(string(q), "Invalid job id") {
+			t.Fatalf("squeue: %v\n%s", err, q)
+		}
+		if strings.TrimSpace(string(q)) == "" || err != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.dumpLogs(t, out)
+			t.Fatalf("jobs %s still queued after 5 minutes:\n%s", jobs, q)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
 func (c *cluster) dumpLogs(t *testing.T, out string) {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(c.dir, "log", "*"))

@@ -116,7 +116,7 @@ func TestSweepFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"#!/bin/bash\n", "\n#SBATCH --array=0-3\n", "\n#SBATCH --cpus-per-task=3\n", "\n#SBATCH --mem=6G\n",
-		"\n#SBATCH --time=1:00:00\n", "\n#SBATCH --partition=short\n", "\n#SBATCH --output=" + filepath.Join(out, LogDir, "%A_%a.out") + "\n",
+		"\n#SBATCH --time=1:00:00\n", "\n#SBATCH --partition=short\n", "\n#SBATCH --output=\"" + filepath.Join(out, LogDir, "%A_%a.out") + "\"\n",
 		` -cell "$SLURM_ARRAY_TASK_ID" -out '` + out + `' -workers "${SLURM_CPUS_PER_TASK:-1}" -data-dir '/data/x'` + "\n"} {
 		if !strings.Contains(string(script), want) {
 			t.Errorf("%s lacks %q:\n%s", SbatchFile, want, script)
@@ -163,8 +163,8 @@ func TestSweepFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dispatch(context.Background(), o3, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "cells 0 to 3") {
-		t.Errorf("cell out of range: %v", err)
+	if err := dispatch(context.Background(), o3, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "cells 0 to 3") || report(err) != 2 {
+		t.Errorf("cell out of range: %v, status %d, want 2 (a bad command line)", err, report(err))
 	}
 	if err := runCell(context.Background(), Options{Out: t.TempDir(), Workers: 1}, 0); err == nil || !strings.Contains(err.Error(), "no plan") {
 		t.Errorf("no plan: %v", err)

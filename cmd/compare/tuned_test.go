@@ -91,13 +91,7 @@ func tunedArgs(out string) []string {
 // the result files and the plan alone (no checkpoints) writes the same
 // tables; a final cell run before its search is refused.
 func TestTunedProtocol(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains networks on real data")
-	}
-	_, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
-	testenv.CheckData(t, err)
-	log.SetOutput(&bytes.Buffer{})
-	defer log.SetOutput(os.Stderr)
+	needMultiMNIST(t)
 	out := t.TempDir()
 	o, err := parseFlags(tunedArgs(out), &bytes.Buffer{})
 	if err != nil {
@@ -221,13 +215,7 @@ func TestTunedProtocol(t *testing.T) {
 // A search run that diverges is recorded as such, never chosen, and the
 // sweep goes on; in a plain comparison a divergence stays an error.
 func TestTunedDivergedCandidate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("trains networks on real data")
-	}
-	_, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
-	testenv.CheckData(t, err)
-	log.SetOutput(&bytes.Buffer{})
-	defer log.SetOutput(os.Stderr)
+	needMultiMNIST(t)
 	out := t.TempDir()
 	o, err := parseFlags([]string{"-dataset", "multi-mnist", "-protocol", "tuned", "-methods", "linear", "-lrs", "0.01,1e6",
 		"-seeds", "1", "-epochs", "1", "-search-epochs", "1", "-particles", "2", "-train-limit", "300", "-test-limit", "100", "-out", out}, &bytes.Buffer{})
@@ -290,6 +278,12 @@ func TestTunedFlags(t *testing.T) {
 		_, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	for _, f := range []string{"-lrs", "-search-epochs", "-search-train-limit", "-optimizer"} {
+		_, err := parseFlags([]string{"-aggregate", "-out", "x", f, "1"}, &bytes.Buffer{})
+		if want := f + " with -aggregate"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("-aggregate %s: %v, want %q", f, err, want)
 		}
 	}
 }
@@ -361,4 +355,18 @@ func TestREADMEShowsTunedResults(t *testing.T) {
 			t.Errorf("README.md does not show the table of %s as compare -aggregate makes it:\n%s", src, summary)
 		}
 	}
+}
+
+// needMultiMNIST skips a test that trains on real Multi-MNIST in -short
+// mode, fails it (or skips it, see testenv.CheckData) without the data,
+// and silences the log until it ends.
+func needMultiMNIST(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("trains networks on real data")
+	}
+	_, _, err := experiment.LoadData(experiment.Settings{Dataset: "multi-mnist", Seed: 1}, "")
+	testenv.CheckData(t, err)
+	log.SetOutput(&bytes.Buffer{})
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
 }

@@ -129,15 +129,24 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case fs.NArg() > 0:
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case set["limit"] && o.Limit < 0:
+		// -1, the default, means the run's own limit: given, a negative
+		// number is a mistake.
+		return o, fmt.Errorf("-limit must be 0 (all) or positive, got %d", o.Limit)
 	case o.Checkpoint == "":
 		return o, errors.New("-ckpt is required")
 	case o.Split != "test" && o.Split != "train" && o.Split != "valid":
 		return o, fmt.Errorf("-split must be test, valid or train, got %q", o.Split)
 	case o.Workers < 1:
 		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+	}
+	if err := sysmem.CheckEnv(); err != nil {
+		return o, err
 	}
 	return o, cuda.CheckName(o.Device)
 }

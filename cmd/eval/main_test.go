@@ -104,11 +104,18 @@ func TestBadInput(t *testing.T) {
 		{[]string{}, "-ckpt is required"},
 		{[]string{"-ckpt", "x", "-split", "val"}, "-split must be test, valid or train"},
 		{[]string{"-ckpt", "x", "-workers", "0"}, "-workers must be at least 1"},
+		{[]string{"-ckpt", "x", "-limit", "-5"}, "-limit must be 0 (all) or positive, got -5"},
 	} {
 		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		}
 	}
+	t.Run("MTSGD_MEMORY", func(t *testing.T) {
+		t.Setenv("MTSGD_MEMORY", "garbage")
+		if _, err := parseFlags([]string{"-ckpt", "x"}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), `$MTSGD_MEMORY "garbage": not a size`) {
+			t.Errorf("error %v", err)
+		}
+	})
 	dir := t.TempDir()
 	o, _ := parseFlags([]string{"-ckpt", dir}, &bytes.Buffer{})
 	if err := run(context.Background(), o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "no checkpoint here") {

@@ -239,11 +239,13 @@
 //	2  bad command line, including a run too big for this machine's
 //	   memory: the message names the flag to lower and the estimate
 //	   (networks: once the data has loaded; a checkpoint whose settings
-//	   are too big is status 1), a -model that cannot take the data,
-//	   and bad data: a file of -data DIR that is malformed or
+//	   are too big is status 1), a -valid larger than the data, a
+//	   $MTSGD_MEMORY that is not a size, a -model that cannot take the
+//	   data, and bad data: a file of -data DIR that is malformed or
 //	   inconsistent (the message names the file, the array and the
 //	   index)
 //	3  interrupted; DIR/last is saved and verified: train -resume DIR
+//	   (or interrupted while the data loaded, nothing written: rerun)
 //	4  interrupted, and saving DIR/last failed; the message names the
 //	   last good checkpoint
 //
@@ -356,6 +358,9 @@ func report(err error, out string) int {
 	case errors.Is(err, experiment.ErrInterrupted):
 		log.WithField("checkpoint", filepath.Join(out, "last")).Warn("interrupted; continue with: train -resume " + out)
 		return exitInterrupted
+	case errors.Is(err, errLoadInterrupted):
+		log.Warn(err.Error() + "; run the same command again")
+		return exitInterrupted
 	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
 		return exitUnsaved
@@ -434,6 +439,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := sysmem.CheckEnv(); err != nil {
+		return o, err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

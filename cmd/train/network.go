@@ -24,9 +24,10 @@ import (
 	"github.com/mtsgd/mtsgd/particles"
 )
 
-// runFiles are what a network run writes in its directory: one of them
-// there means the directory holds a run.
-var runFiles = []string{"last", "best", "metrics.jsonl", curves.FileName}
+// runFiles are what a network run keeps in its directory: one of them
+// there means the directory holds a run. curves.png, drawn from
+// metrics.jsonl, is not one, but -overwrite deletes it with them.
+var runFiles = []string{"last", "best", experiment.MetricsFile}
 
 // runNetwork handles the data sets that train networks.
 func runNetwork(ctx context.Context, o Options) error {
@@ -51,7 +52,11 @@ func runNetwork(ctx context.Context, o Options) error {
 	if dev != nil {
 		defer dev.Close()
 	}
-	d, err := loadData(o.Settings, o.DataDir)
+	var d experiment.Data
+	err = interruptible(ctx, func() (err error) { d, err = loadData(o.Settings, o.DataDir); return err })
+	if errors.As(err, new(*data.SettingError)) {
+		return usageError{err} // a flag asks for more than the data holds
+	}
 	if err != nil {
 		return err
 	}
@@ -84,7 +89,7 @@ func runNetwork(ctx context.Context, o Options) error {
 	if o.Overwrite {
 		// Now rather than as the new run saves, so that the directory
 		// never mixes the two runs' files.
-		for _, name := range runFiles {
+		for _, name := range append(runFiles, curves.FileName) {
 			if err := os.RemoveAll(filepath.Join(o.Out, name)); err != nil {
 				return fmt.Errorf("-overwrite: %w", err)
 			}
@@ -125,7 +130,14 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	if dev != nil {
 		defer dev.Close()
 	}
-	r, dir, err := experiment.OpenWith(filepath.Join(o.Resume, "last"), o.DataDir, experiment.Components{Device: dev}, o.Workers)
+	var (
+		r   *experiment.Run
+		dir string
+	)
+	err = interruptible(ctx, func() (err error) {
+		r, dir, err = experiment.OpenWith(filepath.Join(o.Resume, "last"), o.DataDir, experiment.Components{Device: dev}, o.Workers)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -134,6 +146,24 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "step": r.Trainer.Steps, "epochs": r.Settings.Epochs}).Info("resuming")
 	return trainNetwork(ctx, o, r)
+}
+
+// errLoadInterrupted is interruptible's error when the context ends
+// first.
+var errLoadInterrupted = errors.New("interrupted while the data loaded, before training began: nothing was written")
+
+// interruptible runs load, but returns errLoadInterrupted as soon as ctx
+// ends: loading CelebA's images takes minutes, and a signal must not wait
+// for it (the process exits, abandoning the load).
+func interruptible(ctx context.Context, load func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- load() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return errLoadInterrupted
+	}
 }
 
 // openDevice opens the GPU that -device cuda asks for; nil for cpu.
@@ -221,12 +251,8 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 				log.WithFields(scoreFields(l.Score)).WithFields(log.Fields{"epoch": epoch + 1, "task": l.Task, "train_loss": fmt.Sprintf("%.4f", l.Loss)}).
 					Info("ensemble on " + r.Settings.Dataset + "/" + l.Split)
 			}
-			// The chart is a view of metrics.jsonl: failing to draw it
-			// costs no training.
-			if err := curves.WriteRun(filepath.Join(r.Out, curves.FileName), r.History()); err != nil {
-				log.Warn(err)
-			}
 		},
+		Metrics: func(history []experiment.MetricsLine) { drawCurves(r.Out, history) },
 	}
 	if o.LogQP {
 		r.Hooks.QP = func(step int, d particles.Diagnostics) {
@@ -243,6 +269,10 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 		}
 		return err
 	}
+	// Drawn with each write of metrics.jsonl; again if it has gone.
+	if _, err := os.Lstat(filepath.Join(r.Out, curves.FileName)); errors.Is(err, os.ErrNotExist) && len(r.History()) > 0 {
+		drawCurves(r.Out, r.History())
+	}
 	for _, l := range r.History() {
 		if l.Epoch != r.Epoch() || l.Split != "test" {
 			continue
@@ -256,6 +286,14 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 		"checkpoints": filepath.Join(o.Out, "{last,best}"),
 	}).Info("done")
 	return nil
+}
+
+// drawCurves draws curves.png, a view of metrics.jsonl: failing to draw
+// it costs no training, so it is a warning.
+func drawCurves(out string, history []experiment.MetricsLine) {
+	if err := curves.WriteRun(filepath.Join(out, curves.FileName), history); err != nil {
+		log.Warn(err)
+	}
 }
 
 func scoreFields(s metrics.Score) log.Fields {

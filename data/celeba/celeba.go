@@ -23,8 +23,8 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
+	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -35,6 +35,7 @@ import (
 	"golang.org/x/image/draw"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/regfile"
 )
 
 // Name is the data set's name for -dataset.
@@ -160,12 +161,19 @@ func missing(err error, path string) error {
 // readAttributes parses list_attr_celeba.txt: the attribute names, the
 // image file names in order, and their values as 0 or 1, row-major.
 func readAttributes(path string) (names, files []string, values []byte, err error) {
-	f, err := os.Open(path)
+	f, st, err := regfile.Open(path)
 	if err != nil {
 		return nil, nil, nil, missing(err, path)
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return parseAttributes(f, st.Size(), path)
+}
+
+// parseAttributes parses an attribute file of size bytes from r. Memory
+// is bounded by the file's size: line 1's count must fit in it, no more
+// rows than that count are read, and a line is at most 64 KiB.
+func parseAttributes(r io.Reader, size int64, path string) (names, files []string, values []byte, err error) {
+	sc := bufio.NewScanner(r)
 	line := 0
 	next := func() ([]string, bool) {
 		for sc.Scan() {
@@ -184,6 +192,11 @@ func readAttributes(path string) (names, files []string, values []byte, err erro
 	if !ok || len(head) != 1 || convErr != nil || count < 0 {
 		return nil, nil, nil, fmt.Errorf("%s: line 1: %q is not the image count", path, strings.Join(head, " "))
 	}
+	// A row is a file name and a value, at least 4 bytes with its
+	// separator and newline.
+	if int64(count) > size/4 {
+		return nil, nil, nil, fmt.Errorf("%s: line 1 says %d images, more than a file of %d bytes can list", path, count, size)
+	}
 	if names, ok = next(); !ok {
 		return nil, nil, nil, fmt.Errorf("%s: line 2: the attribute names are missing", path)
 	}
@@ -191,6 +204,9 @@ func readAttributes(path string) (names, files []string, values []byte, err erro
 		fields, ok := next()
 		if !ok {
 			break
+		}
+		if len(files) == count {
+			return nil, nil, nil, fmt.Errorf("%s: line %d: more images than the %d line 1 says", path, line, count)
 		}
 		if len(fields)-1 != len(names) {
 			return nil, nil, nil, fmt.Errorf("%s: line %d: %d values, the header names %d attributes", path, line, len(fields)-1, len(names))
@@ -222,13 +238,24 @@ func readAttributes(path string) (names, files []string, values []byte, err erro
 // readPartition parses list_eval_partition.txt and returns each listed
 // image's split, in the order of files.
 func readPartition(path string, files []string) ([]int, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, missing(err, path)
 	}
 	defer f.Close()
+	return parsePartition(f, path, files)
+}
+
+// parsePartition parses a partition file from r. It keeps the splits of
+// the listed files only, so its memory is bounded by theirs, whatever
+// the file's length.
+func parsePartition(r io.Reader, path string, files []string) ([]int, error) {
+	listed := make(map[string]bool, len(files))
+	for _, name := range files {
+		listed[name] = true
+	}
 	split := make(map[string]int, len(files))
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
 		fields := strings.Fields(sc.Text())
 		if len(fields) == 0 {
@@ -237,7 +264,9 @@ func readPartition(path string, files []string) ([]int, error) {
 		if len(fields) != 2 || (fields[1] != "0" && fields[1] != "1" && fields[1] != "2") {
 			return nil, fmt.Errorf("%s: line %d: %q is not a file name and 0, 1 or 2", path, line, sc.Text())
 		}
-		split[fields[0]] = int(fields[1][0] - '0')
+		if listed[fields[0]] {
+			split[fields[0]] = int(fields[1][0] - '0')
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -351,10 +380,14 @@ func decodeAll(dir string, files []string, rows []int, workers int) ([]byte, err
 	return out, first
 }
 
+// maxPixels bounds an image's declared size, far above CelebA's
+// (178×218 aligned, a few thousand pixels a side in the wild set).
+const maxPixels = 1 << 26
+
 // decodeInto decodes the JPEG at path, resizes it to Side×Side and writes
 // its RGB bytes into dst.
 func decodeInto(dst []byte, path string) error {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: missing, but %s lists it", path, AttributeFile)
@@ -362,6 +395,17 @@ func decodeInto(dst []byte, path string) error {
 		return err
 	}
 	defer f.Close()
+	// The size its header declares, before decoding allocates it.
+	cfg, err := jpeg.DecodeConfig(bufio.NewReader(f))
+	if err != nil {
+		return fmt.Errorf("%s: not a readable JPEG: %w", path, err)
+	}
+	if cfg.Width*cfg.Height > maxPixels {
+		return fmt.Errorf("%s: a JPEG of %d×%d pixels; CelebA's are 178×218 and at most %d pixels are read", path, cfg.Width, cfg.Height, maxPixels)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
 	src, err := jpeg.Decode(bufio.NewReader(f))
 	if err != nil {
 		return fmt.Errorf("%s: not a readable JPEG: %w", path, err)

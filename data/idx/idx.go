@@ -10,12 +10,15 @@
 package idx
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/mtsgd/mtsgd/internal/regfile"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
 // Magic numbers of the two IDX file kinds used here: unsigned bytes with
@@ -43,46 +46,75 @@ func (im *Images) Image(i int) []byte {
 // overflow; real files are far below it.
 const maxCount = 1 << 30
 
-// DecodeImages parses an IDX image file held in b (already decompressed).
-func DecodeImages(b []byte) (*Images, error) {
-	const header = 16
+// Header sizes of the two kinds of file.
+const (
+	imagesHeader = 16
+	labelsHeader = 8
+)
+
+// imagesData checks an image file's header (at least its first 16 bytes)
+// and returns the image count, rows, columns and the bytes of data it
+// promises.
+func imagesData(b []byte) (count, rows, cols uint32, want uint64, err error) {
 	if len(b) >= 4 {
 		if m := binary.BigEndian.Uint32(b); m != ImagesMagic {
-			return nil, magicError(m, ImagesMagic, "image")
+			return 0, 0, 0, 0, magicError(m, ImagesMagic, "image")
 		}
 	}
-	if len(b) < header {
-		return nil, fmt.Errorf("truncated header: %d bytes, an image file's header has %d", len(b), header)
+	if len(b) < imagesHeader {
+		return 0, 0, 0, 0, fmt.Errorf("truncated header: %d bytes, an image file's header has %d", len(b), imagesHeader)
 	}
-	count := binary.BigEndian.Uint32(b[4:])
-	rows := binary.BigEndian.Uint32(b[8:])
-	cols := binary.BigEndian.Uint32(b[12:])
+	count = binary.BigEndian.Uint32(b[4:])
+	rows = binary.BigEndian.Uint32(b[8:])
+	cols = binary.BigEndian.Uint32(b[12:])
 	if count > maxCount || rows > maxCount || cols > maxCount || uint64(rows)*uint64(cols) > maxCount {
-		return nil, fmt.Errorf("implausible header: %d images of %d×%d", count, rows, cols)
+		return 0, 0, 0, 0, fmt.Errorf("implausible header: %d images of %d×%d", count, rows, cols)
 	}
-	want := uint64(count) * uint64(rows) * uint64(cols)
-	if got := uint64(len(b) - header); got != want {
-		return nil, lengthError(got, want, fmt.Sprintf("%d images of %d×%d", count, rows, cols))
+	return count, rows, cols, uint64(count) * uint64(rows) * uint64(cols), nil
+}
+
+// labelsData checks a label file's header (at least its first 8 bytes)
+// and returns the bytes of data it promises, one per label.
+func labelsData(b []byte) (uint64, error) {
+	if len(b) >= 4 {
+		if m := binary.BigEndian.Uint32(b); m != LabelsMagic {
+			return 0, magicError(m, LabelsMagic, "label")
+		}
 	}
-	return &Images{Count: int(count), Rows: int(rows), Cols: int(cols), Pixels: b[header:]}, nil
+	if len(b) < labelsHeader {
+		return 0, fmt.Errorf("truncated header: %d bytes, a label file's header has %d", len(b), labelsHeader)
+	}
+	return uint64(binary.BigEndian.Uint32(b[4:])), nil
+}
+
+func imagesWhat(count, rows, cols uint32) string {
+	return fmt.Sprintf("%d images of %d×%d", count, rows, cols)
+}
+
+func labelsWhat(count uint64) string { return fmt.Sprintf("%d labels", count) }
+
+// DecodeImages parses an IDX image file held in b (already decompressed).
+func DecodeImages(b []byte) (*Images, error) {
+	count, rows, cols, want, err := imagesData(b)
+	if err != nil {
+		return nil, err
+	}
+	if got := uint64(len(b) - imagesHeader); got != want {
+		return nil, lengthError(got, want, imagesWhat(count, rows, cols))
+	}
+	return &Images{Count: int(count), Rows: int(rows), Cols: int(cols), Pixels: b[imagesHeader:]}, nil
 }
 
 // DecodeLabels parses an IDX label file held in b (already decompressed).
 func DecodeLabels(b []byte) ([]byte, error) {
-	const header = 8
-	if len(b) >= 4 {
-		if m := binary.BigEndian.Uint32(b); m != LabelsMagic {
-			return nil, magicError(m, LabelsMagic, "label")
-		}
+	count, err := labelsData(b)
+	if err != nil {
+		return nil, err
 	}
-	if len(b) < header {
-		return nil, fmt.Errorf("truncated header: %d bytes, a label file's header has %d", len(b), header)
+	if got := uint64(len(b) - labelsHeader); got != count {
+		return nil, lengthError(got, count, labelsWhat(count))
 	}
-	count := uint64(binary.BigEndian.Uint32(b[4:]))
-	if got := uint64(len(b) - header); got != count {
-		return nil, lengthError(got, count, fmt.Sprintf("%d labels", count))
-	}
-	return b[header:], nil
+	return b[labelsHeader:], nil
 }
 
 func magicError(got, want uint32, kind string) error {
@@ -105,7 +137,7 @@ func lengthError(got, want uint64, what string) error {
 
 // ReadImages reads an IDX image file, plain or gzip-compressed.
 func ReadImages(path string) (*Images, error) {
-	b, err := readFile(path)
+	b, err := readFile(path, imagesHeader, imagesPromise)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +150,7 @@ func ReadImages(path string) (*Images, error) {
 
 // ReadLabels reads an IDX label file, plain or gzip-compressed.
 func ReadLabels(path string) ([]byte, error) {
-	b, err := readFile(path)
+	b, err := readFile(path, labelsHeader, labelsPromise)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +159,20 @@ func ReadLabels(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return l, nil
+}
+
+// promise checks a header and says how many bytes of data it promises,
+// and what.
+type promise func(header []byte) (uint64, string, error)
+
+func imagesPromise(h []byte) (uint64, string, error) {
+	count, rows, cols, want, err := imagesData(h)
+	return want, imagesWhat(count, rows, cols), err
+}
+
+func labelsPromise(h []byte) (uint64, string, error) {
+	want, err := labelsData(h)
+	return want, labelsWhat(want), err
 }
 
 // ReadLabeled reads an image file and its label file and checks that they
@@ -146,26 +192,68 @@ func ReadLabeled(imagesPath, labelsPath string) (*Images, []byte, error) {
 	return im, labels, nil
 }
 
-// readFile returns the content of path, decompressed if it is gzip data.
-// Compression is recognised by the gzip magic bytes, not by the file name:
-// an IDX file starts with two zero bytes, so the two cannot be confused.
-func readFile(path string) ([]byte, error) {
-	raw, err := os.ReadFile(path)
+// readFile returns the content of the regular file at path (package
+// regfile: a device, a pipe or a directory is refused without blocking),
+// decompressed if it is gzip data. Compression is recognised by the gzip
+// magic bytes, not by the file name: an IDX file starts with two zero
+// bytes, so the two cannot be confused.
+func readFile(path string, header int, p promise) ([]byte, error) {
+	f, st, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if !bytes.HasPrefix(raw, []byte{0x1f, 0x8b}) {
-		return raw, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	defer f.Close()
+	b, err := read(bufio.NewReader(f), st.Size(), header, p)
 	if err != nil {
-		return nil, fmt.Errorf("%s: gzip: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var out bytes.Buffer
-	if _, err := io.Copy(&out, zr); err != nil {
-		return nil, fmt.Errorf("%s: gzip: %w", path, err)
+	return b, nil
+}
+
+// read reads an IDX file of size bytes, plain or gzip-compressed, from r:
+// its header, then at most the data the header promises and one byte
+// more, for Decode to judge. The promise is checked against this
+// machine's memory, and a plain file's size against it, before any data
+// is read, and decompression stops one byte past it: neither a huge file
+// nor a gzip bomb can exhaust memory.
+func read(r *bufio.Reader, size int64, header int, p promise) ([]byte, error) {
+	magic, _ := r.Peek(2)
+	compressed := bytes.Equal(magic, []byte{0x1f, 0x8b})
+	var src io.Reader = r
+	wrap := func(err error) error { return err }
+	if compressed {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		src = zr
+		wrap = func(err error) error { return fmt.Errorf("gzip: %w", err) }
 	}
-	return out.Bytes(), nil
+	b := make([]byte, header)
+	n, err := io.ReadFull(src, b)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, wrap(err)
+	}
+	b = b[:n]
+	want, what, err := p(b)
+	if err != nil || n < header {
+		return b, nil // Decode says what is wrong with the header
+	}
+	if !compressed && uint64(size-int64(header)) != want {
+		return nil, lengthError(uint64(size-int64(header)), want, what)
+	}
+	if total, source := sysmem.Total(); float64(want) > total/2 {
+		return nil, fmt.Errorf("the header promises %s (%s of data), more than half of this machine's memory (%s, %s)",
+			what, sysmem.Format(float64(want)), sysmem.Format(total), source)
+	}
+	rest, err := io.ReadAll(io.LimitReader(src, int64(want)+1))
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if uint64(len(rest)) > want {
+		return nil, wrap(fmt.Errorf("more data than the %s (%d bytes) the header promises", what, want))
+	}
+	return append(b, rest...), nil
 }
 
 // WriteImages writes im in the IDX image format, uncompressed.

@@ -21,6 +21,7 @@
 package mat5
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"encoding/binary"
@@ -28,7 +29,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
+
+	"github.com/mtsgd/mtsgd/internal/regfile"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
 // Matrix is a real two-dimensional array.
@@ -71,14 +74,17 @@ var classNames = map[uint32]string{
 // or a compressed element can make the reader allocate.
 const maxElement = 1 << 31
 
-// ReadFile reads every variable of the MAT-file at path.
+// ReadFile reads every variable of the MAT-file at path, which must be a
+// regular file (package regfile: a device or a pipe is refused without
+// blocking). No element is read, or decompressed, past the size its tag
+// promises, nor one promising more than a quarter of the machine's memory.
 func ReadFile(path string) ([]Matrix, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	ms, err := Read(f)
+	ms, err := Read(bufio.NewReader(f))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -154,6 +160,10 @@ func readElement(r io.Reader, order binary.ByteOrder) (uint32, []byte, error) {
 	}
 	if size > maxElement {
 		return 0, nil, fmt.Errorf("element of %d bytes is too large", size)
+	}
+	if total, source := sysmem.Total(); float64(size) > total/4 {
+		return 0, nil, fmt.Errorf("element of %s is more than a quarter of this machine's memory (%s, %s)",
+			sysmem.Format(float64(size)), sysmem.Format(total), source)
 	}
 	// Read through a limit rather than allocating what a corrupt count
 	// says: a short file ends the copy.

@@ -95,7 +95,9 @@ func (v Variant) LoadValid(dataDir string, seed uint64, valid int) (train, valid
 		default:
 			held := valid / PerSource
 			if held >= top.Len() || held >= bottom.Len() {
-				return nil, nil, nil, fmt.Errorf("multimnist: validation size %d leaves no training composites (%d source images)", valid, top.Len())
+				return nil, nil, nil, &data.SettingError{Setting: "valid", Value: valid,
+					Reason: fmt.Sprintf("leaves no training composites: %s has %d training source images, so at most %d composites can be held out",
+						v.Name, min(top.Len(), bottom.Len()), (min(top.Len(), bottom.Len())-1)*PerSource)}
 			}
 			nTop, nBottom := top.Len()-held, bottom.Len()-held
 			train = named(Compose(v.Name+"/train", top.slice(0, nTop), bottom.slice(0, nBottom), seed, v.stream("train")))

@@ -23,7 +23,6 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/mat5"
+	"github.com/mtsgd/mtsgd/internal/regfile"
 )
 
 // Shape of the data.
@@ -193,7 +193,7 @@ func pick(ms []mat5.Matrix, name string) (*mat5.Matrix, error) {
 
 // readCSV reads a matrix of numbers, one row per line, comma-separated.
 func readCSV(path string) (*mat5.Matrix, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/mtsgd/mtsgd/internal/regfile"
 )
 
 // Name is the lock file's name in a run directory.
@@ -38,8 +40,20 @@ func Acquire(dir string) (*Lock, error) {
 	path := filepath.Join(dir, Name)
 	// Not O_TRUNC: the file may hold a running holder's PID, which the
 	// error message reports.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if isLink(path) {
+		return nil, fmt.Errorf("locking run directory %s: %s is a symbolic link, not a lock file; remove it", dir, path)
+	}
+	// Not following a symlink, and not blocking on a pipe: the PID
+	// written below would otherwise land in whatever the link names.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|openFlags, 0o644)
 	if err != nil {
+		if isLink(path) {
+			return nil, fmt.Errorf("locking run directory %s: %s is a symbolic link, not a lock file; remove it", dir, path)
+		}
+		return nil, fmt.Errorf("locking run directory %s: %w", dir, err)
+	}
+	if err := checkFile(f, path); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("locking run directory %s: %w", dir, err)
 	}
 	if err := lock(f); err != nil {
@@ -92,6 +106,29 @@ func Hold(dir string, report func(error)) (release func(), err error) {
 			report(err)
 		}
 	}, nil
+}
+
+// isLink tells whether path is a symbolic link.
+func isLink(path string) bool {
+	st, err := os.Lstat(path)
+	return err == nil && st.Mode()&os.ModeSymlink != 0
+}
+
+// checkFile refuses a lock file that is not a regular file of its own: a
+// device, a pipe or a directory, or a hard link to another file, which
+// writing the PID would overwrite.
+func checkFile(f *os.File, path string) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file but %s; remove it", path, regfile.Kind(st.Mode()))
+	}
+	if n := links(st); n > 1 {
+		return fmt.Errorf("%s has %d hard links: writing the PID would change the other names' file; remove it", path, n)
+	}
+	return nil
 }
 
 // readPID returns the PID on the lock file's first line, or 0.

@@ -34,6 +34,19 @@ const Fallback = 16 << 30
 // ErrTooBig is wrapped by Check's error.
 var ErrTooBig = errors.New("not enough memory")
 
+// CheckEnv refuses a $MTSGD_MEMORY that is set but not a size, which
+// Total would ignore: commands call it as they read their flags.
+func CheckEnv() error {
+	v := os.Getenv(Env)
+	if v == "" {
+		return nil
+	}
+	if _, err := ParseBytes(v); err != nil {
+		return fmt.Errorf("$%s %q: not a size such as 24G (bytes, or a number followed by K, M, G or T)", Env, v)
+	}
+	return nil
+}
+
 // Total returns the bytes of memory this process may use and where the
 // figure comes from.
 func Total() (float64, string) {
