@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/regfile"
 )
 
 // A split may be a CSV file instead of an archive, for tabular data:
@@ -80,7 +81,7 @@ func csvColumns(path string, header []string, tasks []data.Task, inputs []string
 // readCSV reads a split from a CSV file; shape and columns, if not nil,
 // are the training split's.
 func readCSV(path, split string, tasks []data.Task, shape []int, columns []string) (*Set, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +106,10 @@ func readCSV(path, split string, tasks []data.Task, shape []int, columns []strin
 		if err == io.EOF {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
 		}
+		line, _ := r.FieldPos(0) // only after a record was read: it panics otherwise
 		for _, c := range in {
 			v, err := parseCSV(path, header, rec, c, line)
 			if err != nil {
@@ -163,7 +164,7 @@ func (in *Inputs) openCSV() error {
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(in.path)
+	f, _, err := regfile.Open(in.path)
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func (in *Inputs) openCSV() error {
 
 // countRecords counts a CSV file's records after its header.
 func countRecords(path string) (int, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		return 0, err
 	}

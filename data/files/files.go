@@ -49,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -59,6 +60,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/npz"
+	"github.com/mtsgd/mtsgd/internal/regfile"
 )
 
 // Name is the data set's name for -dataset.
@@ -194,7 +196,8 @@ func Load(dir string, o Options) (*Data, error) {
 			return nil, err
 		}
 	} else if d.Valid != nil && o.Valid > 0 {
-		return nil, fmt.Errorf("%s has a validation split (%s): -valid holds out training examples only where there is none", dir, d.Valid.path)
+		return nil, &data.SettingError{Setting: "valid", Value: o.Valid,
+			Reason: fmt.Sprintf("%s has a validation split (%s); -valid holds out training examples only where there is none", dir, d.Valid.path)}
 	}
 	if d.Test == nil {
 		if d.Valid == nil {
@@ -221,15 +224,27 @@ func Load(dir string, o Options) (*Data, error) {
 	return d, nil
 }
 
+// maxDescription bounds tasks.json: a few tasks take a few hundred
+// bytes.
+const maxDescription = 1 << 20
+
 // ReadDescription reads and checks tasks.json.
 func ReadDescription(path string) (Description, error) {
 	var desc Description
-	b, err := os.ReadFile(path)
+	f, _, err := regfile.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return desc, fmt.Errorf("%w: %s: the data directory needs %s naming the tasks (go doc ./data/files)", data.ErrMissing, path, TasksFile)
 		}
 		return desc, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxDescription+1))
+	if err != nil {
+		return desc, err
+	}
+	if len(b) > maxDescription {
+		return desc, fmt.Errorf("%w: %s: more than %d bytes; it names the tasks only", data.ErrInvalid, path, maxDescription)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -419,7 +434,8 @@ func holdOut(s *Set, n int, seed uint64) (train, valid *Set, err error) {
 		n = max(1, rows/10)
 	}
 	if n < 0 || n >= rows {
-		return nil, nil, fmt.Errorf("%w: %s: holding out %d of its %d examples for validation leaves none to train on (-valid)", data.ErrInvalid, s.path, n, rows)
+		return nil, nil, &data.SettingError{Setting: "valid", Value: n,
+			Reason: fmt.Sprintf("holding out %d of the %d examples of %s for validation leaves none to train on", n, rows, s.path)}
 	}
 	h := fnv.New64a()
 	h.Write([]byte("files/valid"))

@@ -277,7 +277,7 @@ func TestMalformed(t *testing.T) {
 		{"bad input", func(t *testing.T, dir string) {
 			os.WriteFile(filepath.Join(dir, TasksFile), []byte(`{"tasks": [{"name": "a", "kind": "regression"}], "input": "zscore"}`), 0o644)
 		}, []string{`input "zscore"`}, data.ErrInvalid, 0},
-		{"holding out everything", func(t *testing.T, dir string) {}, []string{"holding out 10 of its 10 examples"}, data.ErrInvalid, 10},
+		{"holding out everything", func(t *testing.T, dir string) {}, []string{"-valid 10: holding out 10 of the 10 examples"}, nil, 10},
 		{"nothing to evaluate on", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, TestFile))
 		}, []string{"neither a validation nor a test split"}, data.ErrInvalid, 0},
@@ -290,7 +290,11 @@ func TestMalformed(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			if !errors.Is(err, tt.wrap) {
+			if tt.wrap == nil {
+				if !errors.As(err, new(*data.SettingError)) {
+					t.Errorf("error %q is not a data.SettingError", err)
+				}
+			} else if !errors.Is(err, tt.wrap) {
 				t.Errorf("error %q does not wrap %v", err, tt.wrap)
 			}
 			for _, w := range tt.want {
@@ -464,5 +468,53 @@ func TestCSV(t *testing.T) {
 	write(dir, "bad.csv", "a,b\n1,2\n")
 	if _, err := OpenInputs(filepath.Join(dir, "bad.csv"), &d.Spec); !errors.Is(err, data.ErrInvalid) || !strings.Contains(err.Error(), `bad.csv: no column "c"`) {
 		t.Errorf("predict inputs without a column: %v", err)
+	}
+}
+
+// Random CSV text as a training split never panics the loader: it
+// loads, or is refused as bad data.
+func FuzzCSV(f *testing.F) {
+	f.Add("a,digit,b,size\n1,0,2,0.5\n4,2,5,1.5\n")
+	f.Add("digit,size,a\n1,1e308,3\n")
+	f.Add("a,digit,size\n\"1\n\",0,1\n")
+	f.Fuzz(func(t *testing.T, content string) {
+		dir := t.TempDir()
+		if err := WriteDescription(dir, twoTasks); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "train.csv"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d, err := Load(dir, Options{Valid: AutoValid, Seed: 1})
+		if err != nil {
+			if !errors.Is(err, data.ErrInvalid) && !errors.As(err, new(*data.SettingError)) {
+				t.Fatalf("error %v is not bad data", err)
+			}
+			return
+		}
+		x, y := make([]float32, data.InputSize(d.Train)), make([]float32, 2)
+		for i := range d.Train.Len() {
+			if err := d.Train.Example(i, x, y); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// A split that is a link to a device is refused by name, not read.
+func TestNotRegular(t *testing.T) {
+	dir := vectors(t, twoTasks, 10)
+	for _, name := range []string{TrainFile, TasksFile} {
+		path := filepath.Join(dir, name)
+		os.Rename(path, path+".bak")
+		if err := os.Symlink("/dev/zero", path); err != nil {
+			t.Skip(err)
+		}
+		_, err := Load(dir, Options{})
+		if err == nil || !strings.Contains(err.Error(), name+": not a regular file but a character device") {
+			t.Errorf("%s linked to /dev/zero: %v", name, err)
+		}
+		os.Remove(path)
+		os.Rename(path+".bak", path)
 	}
 }

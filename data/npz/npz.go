@@ -25,11 +25,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/regfile"
 )
 
 // MaxHeader is the longest .npy header read, in bytes. NumPy writes
@@ -339,15 +339,11 @@ type File struct {
 	close func() error
 }
 
-// Open opens the .npz archive at path.
+// Open opens the .npz archive at path, a regular file (package
+// internal/regfile: a named pipe or a device is refused, not read).
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, st, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	z, err := NewReader(f, st.Size(), path)
