@@ -6,6 +6,7 @@ require (
 	github.com/cheggaaa/pb/v3 v3.1.7
 	github.com/chewxy/hm v1.0.0
 	github.com/mattn/go-isatty v0.0.20
+	github.com/sbinet/npyio v0.6.0
 	github.com/sirupsen/logrus v1.9.3
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0

@@ -242,3 +242,9 @@ func Dir(flag string) (string, error) {
 // ErrMissing marks errors about data files that are not where they were
 // looked for; the message says which files, where, and how to get them.
 var ErrMissing = errors.New("data files missing")
+
+// ErrInvalid marks errors about data files whose content is wrong: a
+// malformed file, an array of the wrong shape or type, a label out of
+// range, a NaN input. The message names the file, the array and the
+// index; the commands report it as bad input (status 2).
+var ErrInvalid = errors.New("invalid data file")

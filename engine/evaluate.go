@@ -31,43 +31,21 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 		}
 		labels[j] = make([]float64, 0, n)
 	}
-	// The particles' prediction graphs only read the inputs: they share tr.in.
-	batches := data.Epoch(d, tr.cfg.Batch, false, 0, 0)
 	offset := 0
-	for batches.Next() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		b := batches.Batch()
-		if err := tr.in.Load(tr.cfg, b); err != nil {
-			return nil, err
-		}
-		err := tr.parallel(m, func(w, i int) error {
-			var rows *deviceRows
-			if tr.res != nil {
-				rows = &tr.res.rows[i]
+	err := tr.Predict(ctx, d, func(b *data.Batch, pred [][][]float64) error {
+		for j, t := range tr.cfg.Tasks {
+			w := outputs(t)
+			for i := range m {
+				copy(out[j][i][offset*w:(offset+b.Size())*w], pred[j][i])
 			}
-			res, err := tr.machines[w].predict(tr.Particles[i], rows, tr.in)
-			if err != nil {
-				return fmt.Errorf("particle %d: %w", i, err)
-			}
-			for j, t := range tr.cfg.Tasks {
-				w := outputs(t)
-				kindOf(t).predict(t, out[j][i][offset*w:(offset+b.Size())*w], res[j])
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		for j := range k {
 			for _, y := range b.Targets[j] {
 				labels[j] = append(labels[j], float64(y))
 			}
 		}
 		offset += b.Size()
-	}
-	if err := batches.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	scores := make([]TaskScores, k)
@@ -89,4 +67,55 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 		scores[j] = ts
 	}
 	return scores, nil
+}
+
+// Predict runs every particle on d's examples in index order, a batch at
+// a time, and calls f with each batch and pred[j][i], particle i's
+// predictions for task j on the batch's examples: rows of Outputs(task)
+// values, class probabilities for a classification task, the output for
+// a regression task (what Evaluate scores and averages). The slices are
+// reused once f returns; an error from f stops the run and is returned.
+func (tr *Trainer) Predict(ctx context.Context, d data.Dataset, f func(b *data.Batch, pred [][][]float64) error) error {
+	k, m := len(tr.cfg.Tasks), len(tr.Particles)
+	pred := make([][][]float64, k)
+	for j, t := range tr.cfg.Tasks {
+		pred[j] = make([][]float64, m)
+		for i := range pred[j] {
+			pred[j][i] = make([]float64, tr.cfg.Batch*outputs(t))
+		}
+	}
+	// The particles' prediction graphs only read the inputs: they share tr.in.
+	batches := data.Epoch(d, tr.cfg.Batch, false, 0, 0)
+	for batches.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := batches.Batch()
+		if err := tr.in.Load(tr.cfg, b); err != nil {
+			return err
+		}
+		err := tr.parallel(m, func(w, i int) error {
+			var rows *deviceRows
+			if tr.res != nil {
+				rows = &tr.res.rows[i]
+			}
+			res, err := tr.machines[w].predict(tr.Particles[i], rows, tr.in)
+			if err != nil {
+				return fmt.Errorf("particle %d: %w", i, err)
+			}
+			for j, t := range tr.cfg.Tasks {
+				w := outputs(t)
+				pred[j][i] = pred[j][i][:b.Size()*w] // within its capacity, a batch
+				kindOf(t).predict(t, pred[j][i], res[j])
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if err := f(b, pred); err != nil {
+			return err
+		}
+	}
+	return batches.Err()
 }

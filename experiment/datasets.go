@@ -1,10 +1,12 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/mtsgd/mtsgd/data/celeba"
+	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/data/multimnist"
 	"github.com/mtsgd/mtsgd/data/sarcos"
 	"github.com/mtsgd/mtsgd/internal/registry"
@@ -20,7 +22,8 @@ type Dataset struct {
 	// apply the limits itself, to read less). Valid is nil where there
 	// is no validation split.
 	Load func(dir string, s Settings) (Data, error)
-	// Model is the registered model the paper trains on it.
+	// Model is the registered model the paper trains on it; "" picks
+	// one from the input shape once the data has loaded (DefaultModel).
 	Model string
 	// Defaults changes, in the settings every network run starts from
 	// (see Defaults), what the paper's protocol for this data set has
@@ -41,13 +44,13 @@ type Dataset struct {
 var datasets = registry.New[Dataset]("data set")
 
 // RegisterDataset makes d available to -dataset, checkpoints and the
-// commands' help. A data set without a name, a loader or a model, with a
-// Best not in BestMetrics, or under a name taken, is a programmer error
-// and panics.
+// commands' help. A data set without a name or a loader, with a Best not
+// in BestMetrics, or under a name taken, is a programmer error and
+// panics.
 func RegisterDataset(d Dataset) {
 	switch {
-	case d.Load == nil || d.Model == "":
-		panic(fmt.Sprintf("experiment: data set %q has no loader or no model", d.Name))
+	case d.Load == nil:
+		panic(fmt.Sprintf("experiment: data set %q has no loader", d.Name))
 	case !slices.Contains(BestMetrics, d.Best):
 		panic(fmt.Sprintf("experiment: data set %q selects best/ by %q, not one of %v", d.Name, d.Best, BestMetrics))
 	}
@@ -85,6 +88,7 @@ func init() {
 	}
 	RegisterDataset(sarcosDataset)
 	RegisterDataset(celebADataset)
+	RegisterDataset(filesDataset)
 }
 
 // multiDataset is one of the Multi-* variants: two 10-class tasks of
@@ -161,4 +165,53 @@ var celebADataset = Dataset{
 	},
 	Best:       "accuracy",
 	CheckTasks: celeba.CheckTasks,
+}
+
+// filesDataset is a user's own data (package data/files): the directory
+// Settings.Files names, the model picked from the input shape unless
+// -model says, Adam at 1e-3, batch 128, 30 epochs at a constant rate, a
+// tenth of train.npz held out for validation where there is no
+// valid.npz.
+var filesDataset = Dataset{
+	Name: files.Name,
+	Load: func(_ string, s Settings) (Data, error) {
+		if s.Files == nil || s.Files.Dir == "" {
+			return Data{}, errors.New("-dataset files needs -data DIR, the directory of your files")
+		}
+		fd, err := files.Load(s.Files.Dir, files.Options{Valid: s.Valid, Seed: s.Seed})
+		if err != nil {
+			return Data{}, err
+		}
+		d := Data{Train: fd.Train, Test: fd.Test, Record: func(rs *Settings) error { return recordFiles(rs, fd.Spec) }}
+		if fd.Valid != nil { // a nil *Set is not a nil data.Dataset
+			d.Valid = fd.Valid
+		}
+		return d, nil
+	},
+	Defaults: func(s *Settings) {
+		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 30, 128, 1e-3, "adam", "constant"
+		s.Valid = files.AutoValid
+	},
+	Best: "accuracy",
+	CheckValid: func(n int) error {
+		if n < 0 && n != files.AutoValid {
+			return fmt.Errorf("-valid must be %d (a tenth), 0 (none) or a number of examples, got %d", files.AutoValid, n)
+		}
+		return nil
+	},
+}
+
+// recordFiles records in a new run's settings what the file data set's
+// training split decided, or checks that the data loaded for a restored
+// run agree with what its settings recorded.
+func recordFiles(s *Settings, spec files.Spec) error {
+	if s.Files == nil {
+		return errors.New("-dataset files needs -data DIR, the directory of your files")
+	}
+	if s.Files.Input == nil { // a new run
+		spec.Dir = s.Files.Dir
+		s.Files = &spec
+		return nil
+	}
+	return spec.Agrees(s.Files)
 }

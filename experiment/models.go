@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/data"
@@ -20,9 +22,9 @@ type Model struct {
 	Name string
 	// New returns the network for inputs of the given shape with one
 	// head per task, or an error naming the model when it cannot take
-	// them (the input shape, a task's kind). For a method without a
-	// shared trunk it is called once per task.
-	New func(inputShape []int, tasks []data.Task) (models.Model, error)
+	// them (the input shape, a task's kind, a setting such as Hidden).
+	// For a method without a shared trunk it is called once per task.
+	New func(inputShape []int, tasks []data.Task, s Settings) (models.Model, error)
 }
 
 var architectures = registry.New[Model]("model")
@@ -79,8 +81,58 @@ func classification(model string, tasks []data.Task) error {
 	return nil
 }
 
+// ErrUnfit is wrapped by the error of a run whose model cannot take its
+// data (the input shape, a task's kind) or settings: the command line
+// asks for what cannot be built.
+var ErrUnfit = errors.New("the model does not fit")
+
+// unfit marks err as ErrUnfit without changing its message.
+type unfit struct{ err error }
+
+func (u unfit) Error() string        { return u.err.Error() }
+func (u unfit) Unwrap() error        { return u.err }
+func (u unfit) Is(target error) bool { return target == ErrUnfit }
+
+// DefaultModel is the model for inputs of a shape, for a data set
+// without a model of its own (the file data set): LeNet for 1×36×36
+// images, ResNet-18 for 3×64×64, else the MLP, which flattens images.
+func DefaultModel(shape []int) string {
+	switch {
+	case slices.Equal(shape, []int{1, lenet.Side, lenet.Side}):
+		return "lenet"
+	case slices.Equal(shape, []int{3, resnet18.Side, resnet18.Side}):
+		return "resnet18"
+	}
+	return "mlp"
+}
+
+// ParseHidden reads Settings.Hidden: layer widths separated by commas.
+func ParseHidden(spec string) ([]int, error) {
+	var widths []int
+	for _, f := range strings.Split(spec, ",") {
+		w, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || w < 1 || w > 1<<16 {
+			return nil, fmt.Errorf("-hidden %q: widths are whole numbers from 1 to 65536 separated by commas", spec)
+		}
+		widths = append(widths, w)
+	}
+	return widths, nil
+}
+
+// noHidden refuses Settings.Hidden for a model without hidden layers to
+// size.
+func noHidden(model string, s Settings) error {
+	if s.Hidden != "" {
+		return fmt.Errorf("-hidden sizes the mlp's layers; the model is %s", model)
+	}
+	return nil
+}
+
 // newLeNet is the Multi-* LeNet: 1×36×36 images, classification heads.
-func newLeNet(shape []int, tasks []data.Task) (models.Model, error) {
+func newLeNet(shape []int, tasks []data.Task, s Settings) (models.Model, error) {
+	if err := noHidden("lenet", s); err != nil {
+		return nil, err
+	}
 	if !slices.Equal(shape, []int{1, lenet.Side, lenet.Side}) {
 		return nil, fmt.Errorf("lenet: inputs of shape %v, want 1×%d×%d images", shape, lenet.Side, lenet.Side)
 	}
@@ -97,21 +149,36 @@ func newLeNet(shape []int, tasks []data.Task) (models.Model, error) {
 // MLPHidden are the hidden layer widths of the paper's SARCOS MLP.
 var MLPHidden = []int{256, 256, 256}
 
-// newMLP is the SARCOS MLP: vector inputs, MLPHidden, any task kind.
-func newMLP(shape []int, tasks []data.Task) (models.Model, error) {
-	if len(shape) != 1 {
-		return nil, fmt.Errorf("mlp: inputs of shape %v, want a vector", shape)
+// newMLP is the SARCOS MLP: MLPHidden (or Settings.Hidden), any task
+// kind; an image is read as the vector of its values.
+func newMLP(shape []int, tasks []data.Task, s Settings) (models.Model, error) {
+	in := 1
+	for _, d := range shape {
+		in *= d
+	}
+	if len(shape) == 0 || in < 1 {
+		return nil, fmt.Errorf("mlp: inputs of shape %v", shape)
+	}
+	hidden := MLPHidden
+	if s.Hidden != "" {
+		var err error
+		if hidden, err = ParseHidden(s.Hidden); err != nil {
+			return nil, err
+		}
 	}
 	out, err := outputs("mlp", tasks)
 	if err != nil {
 		return nil, err
 	}
-	return mlp.New(shape[0], MLPHidden, out...), nil
+	return mlp.New(in, hidden, out...), nil
 }
 
 // newResNet18 is the CelebA ResNet-18: 3×64×64 images, classification
 // heads.
-func newResNet18(shape []int, tasks []data.Task) (models.Model, error) {
+func newResNet18(shape []int, tasks []data.Task, s Settings) (models.Model, error) {
+	if err := noHidden("resnet18", s); err != nil {
+		return nil, err
+	}
 	if !slices.Equal(shape, []int{3, resnet18.Side, resnet18.Side}) {
 		return nil, fmt.Errorf("resnet18: inputs of shape %v, want 3×%d×%d images", shape, resnet18.Side, resnet18.Side)
 	}

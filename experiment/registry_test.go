@@ -1,11 +1,13 @@
 package experiment
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/particles"
 )
 
@@ -19,21 +21,29 @@ func TestModelsRefuse(t *testing.T) {
 		model, method string
 		d             shaped
 		want          string // "" for none
+		hidden        string
 	}{
-		{"lenet", "mtsgd", shaped{class, []int{1, 36, 36}}, ""},
-		{"lenet", "single", shaped{class, []int{1, 36, 36}}, ""},
-		{"lenet", "mtsgd", shaped{class, []int{21}}, "lenet: inputs of shape [21], want 1×36×36 images"},
-		{"lenet", "mtsgd", shaped{regr, []int{1, 36, 36}}, "lenet: task r is not a classification task"},
-		{"mlp", "mtsgd", shaped{regr, []int{21}}, ""},
-		{"mlp", "mtsgd", shaped{regr, []int{1, 36, 36}}, "mlp: inputs of shape [1 36 36], want a vector"},
-		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, ""},
-		{"resnet18", "linear", shaped{regr, []int{3, 64, 64}}, "resnet18: task r is not a classification task"},
-		{"resnet18", "single", shaped{class, []int{3, 64, 64}}, "-method single is not available with resnet18 (batch normalisation in independent networks)"},
-		{"vgg", "mtsgd", shaped{class, []int{3, 64, 64}}, `model "vgg" is not one of lenet, mlp, resnet18`},
+		{"lenet", "mtsgd", shaped{class, []int{1, 36, 36}}, "", ""},
+		{"lenet", "single", shaped{class, []int{1, 36, 36}}, "", ""},
+		{"lenet", "mtsgd", shaped{class, []int{21}}, "lenet: inputs of shape [21], want 1×36×36 images", ""},
+		{"lenet", "mtsgd", shaped{regr, []int{1, 36, 36}}, "lenet: task r is not a classification task", ""},
+		{"mlp", "mtsgd", shaped{regr, []int{21}}, "", ""},
+		{"mlp", "mtsgd", shaped{regr, []int{1, 36, 36}}, "", ""},
+		{"mlp", "mtsgd", shaped{regr, []int{21}}, "", "8,4"},
+		{"lenet", "mtsgd", shaped{class, []int{1, 36, 36}}, "-hidden sizes the mlp's layers; the model is lenet", "8"},
+		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, "-hidden sizes the mlp's layers; the model is resnet18", "8"},
+		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, "", ""},
+		{"resnet18", "linear", shaped{regr, []int{3, 64, 64}}, "resnet18: task r is not a classification task", ""},
+		{"resnet18", "single", shaped{class, []int{3, 64, 64}}, "-method single is not available with resnet18 (batch normalisation in independent networks)", ""},
+		{"vgg", "mtsgd", shaped{class, []int{3, 64, 64}}, `model "vgg" is not one of lenet, mlp, resnet18`, ""},
 	} {
-		s := Settings{Model: tc.model, Method: tc.method}
-		_, err := s.model(tc.d)
+		s := Settings{Model: tc.model, Method: tc.method, Hidden: tc.hidden}
+		m, err := s.model(tc.d)
 		switch {
+		case err != nil && tc.model != "vgg" && !errors.Is(err, ErrUnfit):
+			t.Errorf("%s on %v: error %v does not wrap ErrUnfit", tc.model, tc.d.shape, err)
+		case tc.hidden == "8,4" && (err != nil || len(m.TrunkParams()) != 4 || m.TrunkParams()[2].Shape[1] != 4):
+			t.Errorf("mlp with -hidden 8,4: %v", err)
 		case tc.want == "" && err != nil:
 			t.Errorf("%s with %s on %v: %v", tc.model, tc.method, tc.d.shape, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
@@ -72,18 +82,28 @@ func TestDatasetDefaults(t *testing.T) {
 	s = base("celeba", "resnet18")
 	s.Batch, s.LR, s.Optimizer, s.Schedule, s.Gamma, s.Every, s.Tasks, s.TrainLimit = 64, 5e-4, "adam", "exponential", 0.85, 10, "10", 40_000
 	want["celeba"] = s
-	if got := Datasets(); !slices.Equal(got, []string{"multi-mnist", "multi-fashion", "multi-fashion-mnist", "sarcos", "celeba"}) {
+	s = base("files", "")
+	s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule, s.Valid = 30, 128, 1e-3, "adam", "constant", -1
+	want["files"] = s
+	if got := Datasets(); !slices.Equal(got, []string{"multi-mnist", "multi-fashion", "multi-fashion-mnist", "sarcos", "celeba", "files"}) {
 		t.Errorf("data sets %v", got)
 	}
 	for name, w := range want {
 		if got := Defaults(name); got != w {
 			t.Errorf("%s defaults\n got  %+v\n want %+v", name, got, w)
 		}
-		if err := Defaults(name).Check(); err != nil {
+		d := Defaults(name)
+		if name == "files" {
+			d.Files = &files.Spec{Dir: "DIR"}
+		}
+		if err := d.Check(); err != nil {
 			t.Errorf("%s defaults: %v", name, err)
 		}
 	}
 	for _, d := range datasets.Values() {
+		if d.Model == "" {
+			continue // picked from the data's shape
+		}
 		if _, err := LookupModel(d.Model); err != nil {
 			t.Errorf("data set %s: %v", d.Name, err)
 		}
@@ -107,11 +127,15 @@ func TestDatasetChecks(t *testing.T) {
 		{"multi-mnist", func(s *Settings) { s.Tasks = "3" }, "-tasks chooses the tasks of celeba; multi-mnist has fixed tasks"},
 		{"celeba", func(s *Settings) { s.Tasks = "Male,Male" }, "attribute Male is given twice"},
 		{"celeba", func(s *Settings) { s.Tasks = "0" }, "at least 1 attribute"},
-		{"sarcos", func(s *Settings) { s.Valid = 1000 }, "-valid holds out training examples for validation on multi-mnist, multi-fashion, multi-fashion-mnist; sarcos has its own validation split"},
+		{"sarcos", func(s *Settings) { s.Valid = 1000 }, "-valid holds out training examples for validation on multi-mnist, multi-fashion, multi-fashion-mnist, files; sarcos has its own validation split"},
 		{"celeba", func(s *Settings) { s.Valid = -2 }, "celeba has its own validation split"},
 		{"multi-mnist", func(s *Settings) { s.Valid = 3 }, "-valid must be 0 or a positive even number of composites, got 3"},
 		{"multi-mnist", func(s *Settings) { s.Valid = -2 }, "-valid must be 0 or a positive even number of composites, got -2"},
 		{"multi-mnist", func(s *Settings) { s.Valid = 0 }, ""},
+		{"files", func(s *Settings) {}, "-dataset files needs -data DIR"},
+		{"files", func(s *Settings) { s.Files = &files.Spec{Dir: "d"}; s.Valid = -2 }, "-valid must be -1 (a tenth), 0 (none) or a number of examples, got -2"},
+		{"sarcos", func(s *Settings) { s.Files = &files.Spec{Dir: "d"} }, "-data DIR trains on the files in DIR; it cannot be given with -dataset sarcos"},
+		{"sarcos", func(s *Settings) { s.Hidden = "64,x" }, `-hidden "64,x"`},
 	} {
 		s := Defaults(tc.dataset)
 		tc.edit(&s)

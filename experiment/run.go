@@ -137,6 +137,14 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.Record != nil {
+		if err := d.Record(&s); err != nil {
+			return nil, err
+		}
+	}
+	if s.Model == "" {
+		s.Model = DefaultModel(d.Train.InputShape())
+	}
 	n := d.Train.Len()
 	if s.TrainLimit > 0 {
 		n = min(n, s.TrainLimit)

@@ -33,6 +33,7 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
@@ -88,8 +89,17 @@ type Settings struct {
 	Order string `json:"order,omitempty"`
 	// Valid is the number of training composites held out for
 	// validation on the Multi-* data sets (0: none, the whole training
-	// set trains; see multimnist.Variant.LoadValid).
+	// set trains; see multimnist.Variant.LoadValid), or training examples
+	// on the file data set where it has no valid.npz (files.AutoValid:
+	// a tenth).
 	Valid int `json:"valid,omitempty"`
+	// Hidden is the MLP's hidden layer widths, e.g. "256,256,256" (""
+	// is MLPHidden).
+	Hidden string `json:"hidden,omitempty"`
+	// Files is the file data set's directory and, once its data has
+	// loaded (Data.Record), what its training split decided: input
+	// shape, tasks, normalisation. Nil for the other data sets.
+	Files *files.Spec `json:"files,omitempty"`
 }
 
 // AutoRepulsion, as Repulsion or HeadRepulsion, stands for the default
@@ -331,6 +341,17 @@ func (s Settings) checkDataset() error {
 		return fmt.Errorf("-valid holds out training examples for validation on %s; %s has its own validation split",
 			strings.Join(DatasetsWith(func(d Dataset) bool { return d.CheckValid != nil }), ", "), s.Dataset)
 	}
+	if s.Hidden != "" {
+		if _, err := ParseHidden(s.Hidden); err != nil {
+			return err
+		}
+	}
+	switch {
+	case s.Dataset == files.Name && (s.Files == nil || s.Files.Dir == ""):
+		return errors.New("-dataset files needs -data DIR, the directory of your files")
+	case s.Dataset != files.Name && s.Files != nil:
+		return fmt.Errorf("-data DIR trains on the files in DIR; it cannot be given with -dataset %s", s.Dataset)
+	}
 	if known && d.CheckTasks != nil {
 		if err := d.CheckTasks(s.Tasks); err != nil {
 			return err
@@ -410,6 +431,11 @@ func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, e
 // the best checkpoint.
 type Data struct {
 	Train, Valid, Test data.Dataset
+	// Record, if not nil, writes into a new run's settings what loading
+	// decided (the file data set: input shape, tasks, normalisation), so
+	// that its checkpoints hold it; for a run restored from settings
+	// that hold it already, it checks that the data agree with them.
+	Record func(s *Settings) error
 }
 
 // LoadData reads or builds the full data sets of s.Dataset from dataDir
@@ -443,18 +469,22 @@ func (s Settings) model(d data.Dataset) (models.Model, error) {
 		return nil, err
 	}
 	if method.Trunk != nil {
-		return arch.New(d.InputShape(), d.Tasks())
+		m, err := arch.New(d.InputShape(), d.Tasks(), s)
+		if err != nil {
+			return nil, unfit{err}
+		}
+		return m, nil
 	}
 	var nets []models.Model
 	for _, t := range d.Tasks() {
-		net, err := arch.New(d.InputShape(), []data.Task{t})
+		net, err := arch.New(d.InputShape(), []data.Task{t}, s)
 		if err != nil {
-			return nil, err
+			return nil, unfit{err}
 		}
 		if len(net.TrunkStats()) > 0 {
 			// The running statistics of batch norms belong to a trunk;
 			// models.Independent has none.
-			return nil, fmt.Errorf("-method %s is not available with %s (batch normalisation in independent networks)", s.Method, s.Model)
+			return nil, unfit{fmt.Errorf("-method %s is not available with %s (batch normalisation in independent networks)", s.Method, s.Model)}
 		}
 		nets = append(nets, net)
 	}

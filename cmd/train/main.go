@@ -5,6 +5,7 @@
 // Usage:
 //
 //	train -dataset NAME [flags]
+//	train -data DIR [flags]
 //
 // Data sets:
 //
@@ -32,6 +33,20 @@
 //	       head per task (package models/resnet18). By default the main
 //	       table's protocol: the first 10 attributes, the first 40,000
 //	       training images. Best checkpoint by validation accuracy.
+//	files  your own data, -data DIR: DIR/train.npz (optionally valid.npz
+//	       and test.npz; arrays x, N×D or N×C×H×W, uint8 or float, and y,
+//	       N×K, a column per task; or train.csv and so on, a column per
+//	       feature and task) and DIR/tasks.json naming the tasks and
+//	       their kinds (package data/files; docs/own-data.md). The
+//	       inputs are standardised with the training split's statistics
+//	       (tasks.json may say unit, x/255, or none), which the checkpoint
+//	       records with DIR. The model is -model, else picked from the
+//	       input shape: lenet for 1×36×36 images, resnet18 for 3×64×64,
+//	       else mlp (images flattened). Without valid.npz, -valid
+//	       examples (default a tenth) are held out at random (-seed);
+//	       without test.npz the validation split is also the test split.
+//	       Adam, lr 1e-3, batch 128, 30 epochs. Predict on new inputs
+//	       with cmd/predict.
 //
 // Methods (-method) are those registered with package experiment (`go
 // doc ./experiment Method`; train -h gives each one's help line). On
@@ -46,7 +61,7 @@
 //
 // Flags for every data set:
 //
-//	-dataset NAME       data set (required)
+//	-dataset NAME       data set (required, unless -data is given)
 //	-method NAME        update rule (default mtsgd)
 //	-particles M        number of particles (default 50 toy, 5 networks)
 //	-lr RATE            learning rate (default 0.03 toy, 0.001 Multi-MNIST,
@@ -72,6 +87,12 @@
 // batch 512, 1000 epochs, constant rate; CelebA: Adam, lr 5e-4, batch 64,
 // 100 epochs, the rate × 0.85 every 10 epochs):
 //
+//	-data DIR           train on the files in DIR (-dataset files, above)
+//	-model NAME         lenet, mlp or resnet18 (default: the data set's;
+//	                    files: from the input shape); a model that cannot
+//	                    take the data's shape or tasks is status 2
+//	-hidden LIST        -model mlp: hidden layer widths (default
+//	                    256,256,256)
 //	-epochs N           passes over the training set (default 100 / 1000 / 100)
 //	-batch N            examples per step (default 256 / 512 / 64)
 //	-lr-schedule NAME   multistep, exponential or constant (default
@@ -132,7 +153,9 @@
 //	                    the score scale's)
 //	-valid N            Multi-* data sets: training composites held out for
 //	                    validation, from source images no training composite
-//	                    uses (default 10000; 0: none); best/ is chosen on them
+//	                    uses (default 10000; 0: none); best/ is chosen on them.
+//	                    files without valid.npz: training examples held out
+//	                    (default -1: a tenth)
 //	-log-qp             mtsgd: log every step's min-norm QP (K, w*, duality
 //	                    gap, certified)
 //	-train-limit N      train on the first N training examples (default all;
@@ -216,8 +239,11 @@
 //	2  bad command line, including a run too big for this machine's
 //	   memory: the message names the flag to lower and the estimate
 //	   (networks: once the data has loaded; a checkpoint whose settings
-//	   are too big is status 1), a -valid larger than the data, or a
-//	   $MTSGD_MEMORY that is not a size
+//	   are too big is status 1), a -valid larger than the data, a
+//	   $MTSGD_MEMORY that is not a size, a -model that cannot take the
+//	   data, and bad data: a file of -data DIR that is malformed or
+//	   inconsistent (the message names the file, the array and the
+//	   index)
 //	3  interrupted; DIR/last is saved and verified: train -resume DIR
 //	   (or interrupted while the data loaded, nothing written: rerun)
 //	4  interrupted, and saving DIR/last failed; the message names the
@@ -231,6 +257,7 @@
 //	train -dataset multi-mnist -particles 5 -epochs 3 -seed 1 -out runs/mm3
 //	train -dataset multi-mnist -preset paper -out runs/mm-paper
 //	train -dataset celeba -tasks 10 -particles 5 -out runs/celeba
+//	train -data mydata -model mlp -hidden 128,128 -out runs/mine
 package main
 
 import (
@@ -251,6 +278,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/experiment"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/sysmem"
@@ -270,6 +298,7 @@ type Options struct {
 
 	// Networks.
 	DataDir         string // where data sets are looked for; see data.Dir
+	Data            string // the file data set's directory (-data), which Settings.Files records
 	Preview         string // write a preview PNG of the training set here and exit
 	Stats           bool   // print data set sizes and label histograms and exit
 	Workers         int
@@ -285,7 +314,7 @@ type Options struct {
 // change (the others are fixed by its checkpoint).
 var (
 	toyFlags     = []string{"steps"}
-	networkFlags = []string{"data-dir", "preview", "stats", "epochs", "batch", "tasks", "train-limit", "test-limit", "warmup",
+	networkFlags = []string{"data", "model", "hidden", "data-dir", "preview", "stats", "epochs", "batch", "tasks", "train-limit", "test-limit", "warmup",
 		"head-repulsion", "preset", "score-scale", "u-terms", "kernel-on", "order", "valid", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "device", "dtype",
 		"resume", "checkpoint-every", "best-metric", "log-qp", "overwrite"}
 	resumeFlags = []string{"resume", "epochs", "workers", "device", "data-dir", "progress", "checkpoint-every", "best-metric", "log-qp"}
@@ -335,7 +364,8 @@ func report(err error, out string) int {
 	case errors.Is(err, experiment.ErrUnsaved):
 		log.Error(err)
 		return exitUnsaved
-	case errors.As(err, new(usageError)):
+	case errors.As(err, new(usageError)), errors.Is(err, data.ErrInvalid), errors.Is(err, experiment.ErrUnfit):
+		// A bad command line found once the data loaded, or bad data.
 		log.Error(err)
 		return exitUsage
 	}
@@ -367,6 +397,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 
 	fs.IntVar(&o.Steps, "steps", 1000, "toy problems: optimiser steps")
 
+	fs.StringVar(&o.Data, "data", "", "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name)
+	fs.StringVar(&o.Model, "model", "", "networks: the model, "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's; "+files.Name+": picked from the input shape)")
+	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+")")
 	fs.StringVar(&o.DataDir, "data-dir", "", "networks: data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
 	fs.StringVar(&o.Preview, "preview", "", "networks: write a grid of 16 training examples with their labels to this PNG file and exit")
 	fs.BoolVar(&o.Stats, "stats", false, "networks: print the data sets' sizes and label histograms and exit")
@@ -431,8 +464,24 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		}
 		return o, nil
 	}
+	if set["data"] {
+		switch o.Dataset {
+		case "":
+			o.Dataset = files.Name
+		case files.Name:
+		default:
+			return o, fmt.Errorf("-data DIR trains on the files in DIR; it cannot be given with -dataset %s", o.Dataset)
+		}
+		abs, err := filepath.Abs(o.Data)
+		if err != nil {
+			return o, fmt.Errorf("-data: %w", err)
+		}
+		// The checkpoint records the directory: absolute, so that eval
+		// and train -resume find it from anywhere.
+		o.Files = &files.Spec{Dir: abs}
+	}
 	if o.Dataset == "" {
-		return o, fmt.Errorf("-dataset is required (%s)", strings.Join(datasetNames(), ", "))
+		return o, fmt.Errorf("-dataset is required (%s), or -data DIR for your own files", strings.Join(datasetNames(), ", "))
 	}
 	// An unknown data set first: the flags that follow are judged by
 	// its kind, and a misspelt name would make them look wrong instead.
@@ -499,7 +548,14 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if o.Out == "" {
 		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", o.Dataset, o.Method, o.Seed)
 	}
-	o.Model = d.Model
+	if !set["model"] {
+		o.Model = d.Model
+	} else if _, err := experiment.LookupModel(o.Model); err != nil {
+		return o, fmt.Errorf("-%w", err)
+	}
+	if o.Hidden != "" && o.Model != "mlp" && o.Model != "" {
+		return o, fmt.Errorf("-hidden sizes the mlp's layers; the model is %s", o.Model)
+	}
 	if err := o.check(); err != nil {
 		return o, err
 	}
@@ -657,4 +713,13 @@ func holdsOut(d experiment.Dataset) bool     { return d.CheckValid != nil }
 // datasetNames lists every -dataset the command knows.
 func datasetNames() []string {
 	return append(toy.Names(), experiment.Datasets()...)
+}
+
+// joinInts writes v as a comma-separated list.
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
 }

@@ -523,7 +523,7 @@ func TestPresetFlags(t *testing.T) {
 		{[]string{"-dataset", "multi-mnist", "-score-scale", "median"}, "-score-scale"},
 		{[]string{"-dataset", "multi-mnist", "-u-terms", "two"}, "-u-terms must be full or first"},
 		{[]string{"-dataset", "multi-mnist", "-valid", "3"}, "-valid must be"},
-		{[]string{"-dataset", "sarcos", "-valid", "1000"}, "-valid holds out training examples for validation on multi-mnist, multi-fashion, multi-fashion-mnist; sarcos has its own validation split"},
+		{[]string{"-dataset", "sarcos", "-valid", "1000"}, "-valid holds out training examples for validation on multi-mnist, multi-fashion, multi-fashion-mnist, files; sarcos has its own validation split"},
 		{[]string{"-dataset", "mog3", "-preset", "paper"}, "-preset does not apply to -dataset mog3"},
 	} {
 		if _, err := parseFlags(tc.args, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -80,7 +80,7 @@ func Register() {
 }
 
 // newModel is an MLP with one hidden layer of Hidden units.
-func newModel(shape []int, tasks []data.Task) (models.Model, error) {
+func newModel(shape []int, tasks []data.Task, _ experiment.Settings) (models.Model, error) {
 	if len(shape) != 1 {
 		return nil, fmt.Errorf("%s: inputs of shape %v, want a vector", Model, shape)
 	}

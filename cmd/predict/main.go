@@ -1,0 +1,619 @@
+// Command predict runs a trained ensemble on new inputs and writes, for
+// every example and task, the ensemble's prediction and how much its
+// particles disagree about it.
+//
+// Usage:
+//
+//	predict -ckpt DIR -data FILE.npz -out FILE.csv [-out FILE.npz] [flags]
+//
+// DIR is a checkpoint of a run on your own files (train -data; RUN/best,
+// RUN/last, or a run's directory for RUN/last). FILE.npz holds the inputs
+// as an array x shaped as the training inputs were (N×D or N×C×H×W, or
+// N×H×W for one channel; uint8 or float); a y array there is not read.
+// Or FILE.csv holds them as the training CSV did: a header, one example
+// per line, the input columns found by name; task columns are not read.
+// The inputs are normalised as the run's training split was (the
+// checkpoint records the transform), so the training files need not be
+// at hand.
+//
+// Flags:
+//
+//	-ckpt DIR       checkpoint (required)
+//	-data FILE      .npz or .csv file of inputs (required)
+//	-out FILE       where to write: FILE.csv, FILE.npz, or both with -out
+//	                given twice (required)
+//	-chunk N        examples read and predicted at a time (default 4096):
+//	                memory holds one chunk, whatever the file's size
+//	-show FILE.png  draw the 16 examples with the highest mutual
+//	                information, each with its index and the ensemble's
+//	                labels and confidences (inputs of 1 or 3 channels)
+//	-show-task NAME the classification task -show ranks by (default: the
+//	                first)
+//	-workers N      graphs run at once (default GOMAXPROCS)
+//	-device D       cpu (default) or cuda (a binary built with -tags gpu)
+//	-progress       progress bar on a terminal, else a log line every
+//	                tenth of the work (default true)
+//
+// For a classification task with classes c = 0..C−1, where p_i is
+// particle i's class probabilities (softmax) for the example and
+// p̄ = mean_i p_i the ensemble's, it writes:
+//
+//	probs                 p̄, C columns (CSV: TASK/p0, TASK/p1, …)
+//	label                 the first most probable class of p̄
+//	confidence            p̄[label]
+//	predictive_entropy    H[p̄] = −Σ_c p̄_c log p̄_c (nats)
+//	expected_entropy      mean_i H[p_i]
+//	mutual_information    H[p̄] − mean_i H[p_i], the particles'
+//	                      disagreement: 0 when they agree, up to log M
+//
+// and for a regression task the mean of the particles' predictions and
+// their standard deviation (over particles; population). The probs are
+// those eval's ensemble scores. The CSV has a header and one row per
+// example: index, then each task's columns, named TASK/probs's classes,
+// TASK/label, and so on; numbers as Go's shortest exact form. The NPZ
+// has one array per task and column: TASK/probs (N×C float64),
+// TASK/label (N int64), TASK/confidence, … (N float64). Both are
+// written whole or not at all.
+//
+// Exit statuses: 0 done; 1 error (an unreadable checkpoint, a failed
+// write, an interruption: nothing is written); 2 bad command line or bad
+// input: a flag, a checkpoint not of a run on -data files, or an input
+// file that is malformed or does not fit the model (the message names
+// the file, the array and the index).
+//
+// Example:
+//
+//	predict -ckpt runs/mine/best -data new.npz -out pred.csv -out pred.npz
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	log "github.com/sirupsen/logrus"
+
+	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/files"
+	"github.com/mtsgd/mtsgd/data/npz"
+	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
+	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
+	"github.com/mtsgd/mtsgd/internal/sysmem"
+	"github.com/mtsgd/mtsgd/metrics"
+)
+
+// Options is everything a prediction depends on.
+type Options struct {
+	Checkpoint string
+	Data       string
+	Out        []string // .csv and .npz paths
+	Chunk      int
+	Show       string // PNG of the examples with the highest mutual information
+	ShowTask   string // the task ranked for Show; "": the first classification task
+	Workers    int
+	Device     string
+	Progress   bool
+}
+
+// Exit statuses.
+const (
+	exitError = 1
+	exitUsage = 2
+)
+
+// usageError is bad input found after the command line was read.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func main() {
+	opts, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "predict:", err)
+		os.Exit(exitUsage)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	status := report(run(ctx, opts))
+	stop()
+	os.Exit(status)
+}
+
+// report logs how a prediction ended and returns the exit status.
+func report(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, new(usageError)), errors.Is(err, data.ErrInvalid), errors.Is(err, experiment.ErrUnfit):
+		log.Error(err)
+		return exitUsage
+	}
+	log.Error(err)
+	return exitError
+}
+
+func parseFlags(args []string, stderr io.Writer) (Options, error) {
+	o := Options{}
+	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: predict -ckpt DIR -data FILE.npz -out FILE.csv [-out FILE.npz] [flags]   (see `go doc ./cmd/predict`)")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.Checkpoint, "ckpt", "", "checkpoint of a run on -data files, or its run directory for RUN/last (required)")
+	fs.StringVar(&o.Data, "data", "", ".npz file whose array x holds the inputs, or .csv file (required)")
+	fs.Func("out", "output file, .csv or .npz; give it twice for both (required)", func(v string) error {
+		o.Out = append(o.Out, v)
+		return nil
+	})
+	fs.IntVar(&o.Chunk, "chunk", 4096, "examples read and predicted at a time")
+	fs.StringVar(&o.Show, "show", "", "write a PNG of the 16 examples with the highest mutual information (image inputs)")
+	fs.StringVar(&o.ShowTask, "show-task", "", "the classification task whose mutual information -show ranks by (default: the first)")
+	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
+	fs.StringVar(&o.Device, "device", "cpu", "where the networks predict: cpu or cuda (a build with -tags gpu)")
+	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case o.Checkpoint == "":
+		return o, errors.New("-ckpt is required")
+	case o.Data == "":
+		return o, errors.New("-data is required")
+	case len(o.Out) == 0:
+		return o, errors.New("-out is required: FILE.csv, FILE.npz, or both")
+	case o.Chunk < 1:
+		return o, fmt.Errorf("-chunk must be at least 1, got %d", o.Chunk)
+	case o.Workers < 1:
+		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+	case o.ShowTask != "" && o.Show == "":
+		return o, errors.New("-show-task chooses the task of -show FILE.png; give -show too")
+	case o.Show != "" && filepath.Ext(o.Show) != ".png":
+		return o, fmt.Errorf("-show %s: the name must end in .png", o.Show)
+	}
+	var kinds []string
+	for _, out := range o.Out {
+		ext := filepath.Ext(out)
+		if ext != ".csv" && ext != ".npz" {
+			return o, fmt.Errorf("-out %s: the name must end in .csv or .npz", out)
+		}
+		if slices.Contains(kinds, ext) {
+			return o, fmt.Errorf("-out: two %s files; give one .csv and one .npz", ext)
+		}
+		kinds = append(kinds, ext)
+	}
+	return o, cuda.CheckName(o.Device)
+}
+
+// checkpointDir is dir, or dir/last where dir is a run's directory.
+func checkpointDir(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
+			return filepath.Join(dir, "last")
+		}
+	}
+	return dir
+}
+
+func run(ctx context.Context, o Options) error {
+	sysmem.CollectEarly()
+	dir := checkpointDir(o.Checkpoint)
+	c, err := checkpoints.Load(dir)
+	if err != nil {
+		return err
+	}
+	s, err := experiment.ReadSettings(c)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	if s.Dataset != files.Name || s.Files == nil || s.Files.Input == nil {
+		return usageError{fmt.Errorf("%s is a run on %s; predict reads checkpoints of runs on your own files (train -data DIR); score it with eval", dir, s.Dataset)}
+	}
+	in, err := files.OpenInputs(o.Data, s.Files)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	first, err := in.Next(o.Chunk)
+	if err != nil {
+		return err
+	}
+	dev, err := cuda.OpenNamed(o.Device)
+	if errors.Is(err, cuda.ErrNotBuilt) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	if dev != nil {
+		defer dev.Close()
+	}
+	// The training split is only a placeholder: its shape, tasks and size
+	// rebuild the networks and check the checkpoint's position.
+	d := experiment.Data{Train: files.Placeholder(s.Files), Test: first}
+	if s.Files.Valid > 0 {
+		d.Valid = first // the checkpoint's history has validation lines
+	}
+	r, err := experiment.RestoreWith(c, d, experiment.Components{Device: dev}, o.Workers)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	tasks := s.Files.DataTasks()
+	var top *topMI
+	if o.Show != "" {
+		if top, err = newTopMI(s.Files.Shape, tasks, o.ShowTask); err != nil {
+			return usageError{err}
+		}
+	}
+	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "model": r.Settings.Model, "particles": len(r.Trainer.Particles),
+		"inputs": o.Data, "examples": in.Len()}).Info("predicting")
+
+	tmp, err := os.MkdirTemp(filepath.Dir(o.Out[0]), ".predict-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	w, err := newWriter(tmp, tasks, in.Len())
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	bar := newProgress(o.Progress, "predict", in.Len())
+	done := 0
+	for set := first; set != nil; {
+		err := r.Trainer.Predict(ctx, set, func(b *data.Batch, pred [][][]float64) error {
+			if err := w.batch(pred, b.Size()); err != nil {
+				return err
+			}
+			if top != nil {
+				size := len(b.Inputs) / b.Size()
+				for e := range b.Size() {
+					top.offer(done+e, w.last[top.task][e].MutualInformation, b.Inputs[e*size:(e+1)*size], func() []string { return w.labels(e) })
+				}
+			}
+			done += b.Size()
+			bar.step(done, "")
+			return nil
+		})
+		if err != nil {
+			bar.finish()
+			return err
+		}
+		if set, err = in.Next(o.Chunk); err != nil {
+			bar.finish()
+			return err
+		}
+	}
+	bar.finish()
+	for _, out := range o.Out {
+		if filepath.Ext(out) == ".csv" {
+			err = w.writeCSV(out)
+		} else {
+			err = w.writeNPZ(out)
+		}
+		if err != nil {
+			return err
+		}
+		log.WithField("file", out).Info("wrote predictions")
+	}
+	if top != nil {
+		if err := atomicfile.Write(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) }); err != nil {
+			return err
+		}
+		log.WithField("file", o.Show).Info("wrote the examples with the highest mutual information")
+	}
+	if w.nonFinite > 0 {
+		return fmt.Errorf("%d predictions are not finite (NaN or Inf): the checkpoint has diverged; the files are written", w.nonFinite)
+	}
+	return nil
+}
+
+// column is one output array: its name, its width per example and its
+// NumPy type, streamed to a temporary file.
+type column struct {
+	name  string // TASK/what
+	width int    // values per example (classes for probs, else 1)
+	descr string // <f8 or <i8
+	f     *os.File
+	w     *bufio.Writer
+}
+
+// writer streams each batch's figures to one temporary file per column,
+// so that memory holds a batch, then assembles the CSV and NPZ files.
+type writer struct {
+	tasks     []data.Task
+	cols      [][]*column // per task
+	n         int         // examples expected
+	rows      int         // examples written
+	nonFinite int
+
+	// The last batch's figures per task and example: a classification
+	// task's disagreement, a regression task's mean and spread.
+	last     [][]Disagreement
+	lastMean [][][2]float64
+
+	mean, ent []float64 // scratch
+}
+
+func newWriter(tmp string, tasks []data.Task, n int) (*writer, error) {
+	w := &writer{tasks: tasks, n: n}
+	for j, t := range tasks {
+		var cs []*column
+		if t.Kind == data.Classification {
+			cs = []*column{
+				{name: "probs", width: t.Classes, descr: "<f8"}, {name: "label", width: 1, descr: "<i8"},
+				{name: "confidence", width: 1, descr: "<f8"}, {name: "predictive_entropy", width: 1, descr: "<f8"},
+				{name: "expected_entropy", width: 1, descr: "<f8"}, {name: "mutual_information", width: 1, descr: "<f8"},
+			}
+		} else {
+			cs = []*column{{name: "mean", width: 1, descr: "<f8"}, {name: "std", width: 1, descr: "<f8"}}
+		}
+		for k, c := range cs {
+			c.name = t.Name + "/" + c.name
+			f, err := os.Create(filepath.Join(tmp, fmt.Sprintf("%d-%d", j, k)))
+			if err != nil {
+				w.close()
+				return nil, err
+			}
+			c.f, c.w = f, bufio.NewWriterSize(f, 1<<16)
+		}
+		w.cols = append(w.cols, cs)
+	}
+	return w, nil
+}
+
+func (w *writer) close() {
+	for _, cs := range w.cols {
+		for _, c := range cs {
+			if c.f != nil {
+				c.f.Close()
+			}
+		}
+	}
+}
+
+// Disagreement is the ensemble's class probabilities for one example
+// and what its particles' spread says of them.
+type Disagreement struct {
+	Label                                   int
+	Confidence                              float64
+	Predictive, Expected, MutualInformation float64
+}
+
+// Entropy is −Σ p log p in nats, with 0·log 0 = 0.
+func Entropy(p []float64) float64 {
+	var h float64
+	for _, v := range p {
+		if v > 0 {
+			h -= v * math.Log(v)
+		}
+	}
+	return h
+}
+
+// Disagree computes, from the particles' probabilities ps[i] for one
+// example, the ensemble's mean into mean and its label, confidence and
+// entropies. The mutual information is clamped at 0: it is never
+// negative but for rounding.
+func Disagree(mean []float64, ps [][]float64) Disagreement {
+	metrics.Mean(mean, ps)
+	var d Disagreement
+	for c, v := range mean {
+		if v > mean[d.Label] {
+			d.Label = c
+		}
+	}
+	d.Confidence = mean[d.Label]
+	d.Predictive = Entropy(mean)
+	for _, p := range ps {
+		d.Expected += Entropy(p)
+	}
+	d.Expected /= float64(len(ps))
+	d.MutualInformation = max(0, d.Predictive-d.Expected)
+	return d
+}
+
+// batch writes the figures of one batch of size examples.
+func (w *writer) batch(pred [][][]float64, size int) error {
+	var buf [8]byte
+	put := func(c *column, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			w.nonFinite++
+		}
+		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
+		_, err := c.w.Write(buf[:])
+		return err
+	}
+	putInt := func(c *column, v int) error {
+		binary.LittleEndian.PutUint64(buf[:], uint64(int64(v)))
+		_, err := c.w.Write(buf[:])
+		return err
+	}
+	m := len(pred[0])
+	ps := make([][]float64, m)
+	if w.last == nil {
+		w.last, w.lastMean = make([][]Disagreement, len(w.tasks)), make([][][2]float64, len(w.tasks))
+	}
+	for j, t := range w.tasks {
+		cs := w.cols[j]
+		w.last[j], w.lastMean[j] = w.last[j][:0], w.lastMean[j][:0]
+		if t.Kind == data.Regression {
+			for e := range size {
+				var mean, sq float64
+				for i := range m {
+					mean += pred[j][i][e]
+				}
+				mean /= float64(m)
+				for i := range m {
+					d := pred[j][i][e] - mean
+					sq += d * d
+				}
+				sd := math.Sqrt(sq / float64(m))
+				if err := errors.Join(put(cs[0], mean), put(cs[1], sd)); err != nil {
+					return err
+				}
+				w.lastMean[j] = append(w.lastMean[j], [2]float64{mean, sd})
+			}
+			continue
+		}
+		k := t.Classes
+		if cap(w.mean) < k {
+			w.mean = make([]float64, k)
+		}
+		mean := w.mean[:k]
+		for e := range size {
+			for i := range m {
+				ps[i] = pred[j][i][e*k : (e+1)*k]
+			}
+			d := Disagree(mean, ps)
+			w.last[j] = append(w.last[j], d)
+			for _, v := range mean {
+				if err := put(cs[0], v); err != nil {
+					return err
+				}
+			}
+			err := errors.Join(putInt(cs[1], d.Label), put(cs[2], d.Confidence), put(cs[3], d.Predictive),
+				put(cs[4], d.Expected), put(cs[5], d.MutualInformation))
+			if err != nil {
+				return err
+			}
+		}
+	}
+	w.rows += size
+	return nil
+}
+
+// labels says what the ensemble predicts for example e of the last
+// batch, a line per task.
+func (w *writer) labels(e int) []string {
+	var lines []string
+	for j, t := range w.tasks {
+		if t.Kind == data.Regression {
+			lines = append(lines, fmt.Sprintf("%s: %.3g ± %.2g", t.Name, w.lastMean[j][e][0], w.lastMean[j][e][1]))
+			continue
+		}
+		d := w.last[j][e]
+		label := strconv.Itoa(d.Label)
+		if d.Label < len(t.ClassNames) {
+			label = t.ClassNames[d.Label]
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s (%.2f)", t.Name, label, d.Confidence))
+	}
+	return lines
+}
+
+// finish flushes the columns and rewinds them for reading.
+func (w *writer) finish() error {
+	if w.rows != w.n {
+		return fmt.Errorf("predicted %d examples of %d", w.rows, w.n)
+	}
+	for _, cs := range w.cols {
+		for _, c := range cs {
+			if err := c.w.Flush(); err != nil {
+				return err
+			}
+			if _, err := c.f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeNPZ writes every column as an array of path.
+func (w *writer) writeNPZ(path string) error {
+	if err := w.finish(); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, 0o644, func(out io.Writer) error {
+		z := npz.NewWriter(out)
+		for _, cs := range w.cols {
+			for _, c := range cs {
+				shape := []int{w.n}
+				if c.width > 1 || strings.HasSuffix(c.name, "/probs") {
+					shape = append(shape, c.width)
+				}
+				dst, err := z.Create(c.name, c.descr, shape)
+				if err != nil {
+					return err
+				}
+				if _, err := io.Copy(dst, c.f); err != nil {
+					return err
+				}
+			}
+		}
+		return z.Close()
+	})
+}
+
+// writeCSV writes one row per example, reading the columns side by side.
+func (w *writer) writeCSV(path string) error {
+	if err := w.finish(); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, 0o644, func(out io.Writer) error {
+		bw := bufio.NewWriterSize(out, 1<<16)
+		head := []string{"index"}
+		var all []*column
+		readers := map[*column]*bufio.Reader{}
+		for _, cs := range w.cols {
+			for _, c := range cs {
+				all = append(all, c)
+				readers[c] = bufio.NewReaderSize(c.f, 1<<16)
+				if c.width > 1 || strings.HasSuffix(c.name, "/probs") {
+					task := strings.TrimSuffix(c.name, "/probs")
+					for k := range c.width {
+						head = append(head, fmt.Sprintf("%s/p%d", task, k))
+					}
+				} else {
+					head = append(head, c.name)
+				}
+			}
+		}
+		bw.WriteString(strings.Join(head, ",") + "\n")
+		var buf [8]byte
+		line := make([]byte, 0, 256)
+		for e := range w.n {
+			line = strconv.AppendInt(line[:0], int64(e), 10)
+			for _, c := range all {
+				for range c.width {
+					if _, err := io.ReadFull(readers[c], buf[:]); err != nil {
+						return fmt.Errorf("reading back %s: %w", c.name, err)
+					}
+					u := binary.LittleEndian.Uint64(buf[:])
+					line = append(line, ',')
+					if c.descr == "<i8" {
+						line = strconv.AppendInt(line, int64(u), 10)
+					} else {
+						line = strconv.AppendFloat(line, math.Float64frombits(u), 'g', -1, 64)
+					}
+				}
+			}
+			line = append(line, '\n')
+			if _, err := bw.Write(line); err != nil {
+				return err
+			}
+		}
+		return bw.Flush()
+	})
+}

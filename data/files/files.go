@@ -1,0 +1,805 @@
+// Package files is a multi-task data set that a user brings as files: a
+// directory holding train.npz and optionally valid.npz and test.npz
+// (NumPy archives, numpy.savez) and tasks.json.
+//
+// Each archive holds two arrays: x, the inputs, N×D vectors or N×C×H×W
+// images (N×H×W is read as one channel), uint8, float32 or float64; and
+// y, the targets, N×K (N for one task), one column per task: class
+// indices 0..classes−1 for a classification task (any integer or float
+// type holding whole numbers), real values for a regression task.
+// tasks.json names the tasks, in y's column order, and how inputs are
+// normalised:
+//
+//	{
+//	  "tasks": [
+//	    {"name": "digit", "kind": "classification", "classes": 10},
+//	    {"name": "torque", "kind": "regression"}
+//	  ],
+//	  "input": "standardize"
+//	}
+//
+// input is standardize (the default: each channel of an image, or each
+// feature of a vector, minus its mean and divided by its standard
+// deviation, both computed on the training split), unit (divided by 255,
+// for 0-255 pixels: what the built-in image data sets do) or none. A
+// task may list "class_names". The normalisation computed on the
+// training split is part of the Spec a run's checkpoint records, so that
+// evaluation and prediction on new inputs apply the same transform.
+//
+// A split may be a CSV file instead (train.csv, valid.csv, test.csv),
+// for tabular data: a header, then one example per line; the columns
+// named as tasks are the targets, the others the input features.
+//
+// Without a validation split, Options.Valid training examples, drawn at random
+// with the seed, are held out for validation; without a test split, the
+// validation split is the test split too.
+//
+// Everything is checked while loading, and an inconsistency (a shape or
+// type, a label out of range, a non-finite input or regression target,
+// splits that disagree, tasks.json) is an error wrapping data.ErrInvalid
+// that names the file, the array and the index. The arrays are read
+// through package data/npz, whose reads are bounded by the archive's
+// size.
+package files
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/npz"
+	"github.com/mtsgd/mtsgd/internal/regfile"
+)
+
+// Name is the data set's name for -dataset.
+const Name = "files"
+
+// File names in a data directory.
+const (
+	TasksFile = "tasks.json"
+	TrainFile = "train.npz"
+	ValidFile = "valid.npz"
+	TestFile  = "test.npz"
+)
+
+// Input normalisations (tasks.json's "input").
+const (
+	Standardize = "standardize"
+	Unit        = "unit"
+	None        = "none"
+)
+
+// TaskSpec is one task as tasks.json describes it.
+type TaskSpec struct {
+	Name       string   `json:"name"`
+	Kind       string   `json:"kind"` // classification or regression
+	Classes    int      `json:"classes,omitempty"`
+	ClassNames []string `json:"class_names,omitempty"`
+}
+
+// Description is tasks.json.
+type Description struct {
+	Tasks []TaskSpec `json:"tasks"`
+	Input string     `json:"input,omitempty"`
+}
+
+// Normalization is the transform of the inputs: x' = (x − Mean[g]) /
+// Std[g] for standardize, g an image's channel or a vector's feature;
+// x/255 for unit; x for none.
+type Normalization struct {
+	Kind string    `json:"kind"`
+	Mean []float64 `json:"mean,omitempty"`
+	Std  []float64 `json:"std,omitempty"`
+}
+
+// Spec is what a run records of its file data set: where it is, and
+// what the training split decided, so that a resumed run, an evaluation
+// or a prediction reads inputs as training did.
+type Spec struct {
+	Dir   string         `json:"dir"`
+	Shape []int          `json:"input_shape,omitempty"`
+	Tasks []TaskSpec     `json:"tasks,omitempty"`
+	Input *Normalization `json:"input,omitempty"`
+	// Train is the number of training examples (after the hold-out),
+	// Valid that of validation examples (0: no validation split).
+	Train int `json:"train_examples,omitempty"`
+	Valid int `json:"valid_examples,omitempty"`
+	// Columns are the input columns' names where the training split is
+	// a CSV file: predict finds them by name.
+	Columns []string `json:"columns,omitempty"`
+}
+
+// DataTasks are the spec's tasks as data.Tasks.
+func (s *Spec) DataTasks() []data.Task {
+	tasks := make([]data.Task, len(s.Tasks))
+	for j, t := range s.Tasks {
+		tasks[j] = data.Task{Name: t.Name, Kind: data.Classification, Classes: t.Classes, ClassNames: t.ClassNames}
+		if t.Kind == "regression" {
+			tasks[j].Kind, tasks[j].Classes = data.Regression, 0
+		}
+	}
+	return tasks
+}
+
+// Agrees reports how s, loaded now, differs from rec, recorded by a
+// run: nil when they agree. The normalisation's statistics must agree
+// to the bit: a training file edited since the run started changes them.
+func (s *Spec) Agrees(rec *Spec) error {
+	a, _ := json.Marshal(Spec{Shape: s.Shape, Tasks: s.Tasks, Input: s.Input, Train: s.Train, Valid: s.Valid, Columns: s.Columns})
+	b, _ := json.Marshal(Spec{Shape: rec.Shape, Tasks: rec.Tasks, Input: rec.Input, Train: rec.Train, Valid: rec.Valid, Columns: rec.Columns})
+	if !bytes.Equal(a, b) {
+		return fmt.Errorf("%s has changed since the run started: it now gives %s, the run recorded %s", s.Dir, a, b)
+	}
+	return nil
+}
+
+// Options say how to load a data directory.
+type Options struct {
+	// Valid is the number of training examples held out for validation
+	// when there is no valid.npz: 0 none, AutoValid a tenth.
+	Valid int
+	// Seed draws the held-out examples.
+	Seed uint64
+}
+
+// AutoValid, as Options.Valid, holds out a tenth of the training
+// examples (at least one).
+const AutoValid = -1
+
+// Data are the splits of a data directory and their spec. Valid is nil
+// when there is none; Test is Valid when there is no test.npz.
+type Data struct {
+	Train, Valid, Test *Set
+	Spec               Spec
+}
+
+// Load reads and checks the data directory dir.
+func Load(dir string, o Options) (*Data, error) {
+	desc, err := ReadDescription(filepath.Join(dir, TasksFile))
+	if err != nil {
+		return nil, err
+	}
+	spec := Spec{Dir: dir, Tasks: desc.Tasks}
+	tasks := spec.DataTasks()
+	train, err := readAt(dir, "train", tasks, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if train == nil {
+		return nil, fmt.Errorf("%w: %s has neither %s nor train.csv (a data directory holds %s or train.csv, optionally the valid and test splits, and %s)",
+			data.ErrMissing, dir, TrainFile, TrainFile, TasksFile)
+	}
+	spec.Shape, spec.Columns = train.shape, train.columns
+	d := &Data{Train: train}
+	for _, sp := range []struct {
+		base string
+		dst  **Set
+	}{{"valid", &d.Valid}, {"test", &d.Test}} {
+		if *sp.dst, err = readAt(dir, sp.base, tasks, train.shape, train.columns); err != nil {
+			return nil, err
+		}
+	}
+	if d.Valid == nil && o.Valid != 0 {
+		if d.Train, d.Valid, err = holdOut(train, o.Valid, o.Seed); err != nil {
+			return nil, err
+		}
+	} else if d.Valid != nil && o.Valid > 0 {
+		return nil, &data.SettingError{Setting: "valid", Value: o.Valid,
+			Reason: fmt.Sprintf("%s has a validation split (%s); -valid holds out training examples only where there is none", dir, d.Valid.path)}
+	}
+	if d.Test == nil {
+		if d.Valid == nil {
+			return nil, fmt.Errorf("%w: %s has neither a validation nor a test split (%s, %s), and no training examples are held out (-valid 0): nothing to evaluate on",
+				data.ErrInvalid, dir, ValidFile, TestFile)
+		}
+		d.Test = d.Valid
+	}
+	norm, err := desc.normalization(d.Train)
+	if err != nil {
+		return nil, err
+	}
+	spec.Input = norm
+	spec.Train = d.Train.Len()
+	if d.Valid != nil {
+		spec.Valid = d.Valid.Len()
+	}
+	for _, s := range []*Set{d.Train, d.Valid, d.Test} {
+		if s != nil {
+			s.norm = norm
+		}
+	}
+	d.Spec = spec
+	return d, nil
+}
+
+// maxDescription bounds tasks.json: a few tasks take a few hundred
+// bytes.
+const maxDescription = 1 << 20
+
+// ReadDescription reads and checks tasks.json.
+func ReadDescription(path string) (Description, error) {
+	var desc Description
+	f, _, err := regfile.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return desc, fmt.Errorf("%w: %s: the data directory needs %s naming the tasks (go doc ./data/files)", data.ErrMissing, path, TasksFile)
+		}
+		return desc, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxDescription+1))
+	if err != nil {
+		return desc, err
+	}
+	if len(b) > maxDescription {
+		return desc, fmt.Errorf("%w: %s: more than %d bytes; it names the tasks only", data.ErrInvalid, path, maxDescription)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&desc); err != nil {
+		return desc, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", data.ErrInvalid, path, fmt.Sprintf(format, args...))
+	}
+	if len(desc.Tasks) == 0 {
+		return desc, bad("no tasks")
+	}
+	seen := map[string]bool{}
+	for j, t := range desc.Tasks {
+		switch {
+		case t.Name == "" || strings.ContainsAny(t.Name, ",/\\\n\t\"") || strings.TrimSpace(t.Name) != t.Name:
+			return desc, bad("task %d: name %q (names are non-empty, without commas, slashes, quotes or surrounding spaces)", j, t.Name)
+		case seen[t.Name]:
+			return desc, bad("task %d: name %q used twice", j, t.Name)
+		case t.Kind == "classification" && t.Classes < 2:
+			return desc, bad("task %s: a classification task needs \"classes\" of at least 2, got %d", t.Name, t.Classes)
+		case t.Kind == "regression" && (t.Classes != 0 || t.ClassNames != nil):
+			return desc, bad("task %s: a regression task has no classes", t.Name)
+		case t.Kind != "classification" && t.Kind != "regression":
+			return desc, bad("task %s: kind %q is not classification or regression", t.Name, t.Kind)
+		case t.ClassNames != nil && len(t.ClassNames) != t.Classes:
+			return desc, bad("task %s: %d class names for %d classes", t.Name, len(t.ClassNames), t.Classes)
+		}
+		seen[t.Name] = true
+	}
+	switch desc.Input {
+	case "":
+		desc.Input = Standardize
+	case Standardize, Unit, None:
+	default:
+		return desc, bad("input %q is not %s, %s or %s", desc.Input, Standardize, Unit, None)
+	}
+	return desc, nil
+}
+
+// normalization computes the input transform on the training split.
+func (desc Description) normalization(train *Set) (*Normalization, error) {
+	n := &Normalization{Kind: desc.Input}
+	if n.Kind != Standardize {
+		return n, nil
+	}
+	groups := train.size / train.per
+	sum, sq := make([]float64, groups), make([]float64, groups)
+	cnt := float64(train.Len()) * float64(train.per)
+	// Two passes (mean, then squared deviations) for accuracy.
+	for pass := range 2 {
+		for i := range train.Len() {
+			base := train.rows(i) * train.size
+			for p := range train.size {
+				g := p / train.per
+				v := train.raw(base + p)
+				if pass == 0 {
+					sum[g] += v
+				} else {
+					d := v - n.Mean[g]
+					sq[g] += d * d
+				}
+			}
+		}
+		if pass == 0 {
+			n.Mean = make([]float64, groups)
+			for g := range sum {
+				n.Mean[g] = sum[g] / cnt
+			}
+		}
+	}
+	n.Std = make([]float64, groups)
+	for g := range sq {
+		n.Std[g] = math.Sqrt(sq[g] / cnt)
+		if !(n.Std[g] > 0) {
+			n.Std[g] = 1 // a constant channel: centred, not scaled
+		}
+		if math.IsInf(n.Mean[g], 0) || math.IsInf(n.Std[g], 0) {
+			return nil, fmt.Errorf("%w: %s: the inputs' %s %d overflow float64 statistics", data.ErrInvalid, train.path, train.groupName(), g)
+		}
+	}
+	return n, nil
+}
+
+// Set is one split. It implements data.Dataset.
+type Set struct {
+	name, path string
+	tasks      []data.Task
+	shape      []int     // one input's
+	size       int       // elements per input
+	per        int       // elements per normalisation group
+	bytes      []byte    // uint8 inputs, or
+	floats     []float32 // float inputs
+	y          []float32 // targets, rows × tasks
+	index      []int     // example i is row index[i]; nil: row i
+	norm       *Normalization
+	columns    []string // input columns' names, from a CSV file
+}
+
+func (s *Set) Name() string       { return s.name }
+func (s *Set) Tasks() []data.Task { return s.tasks }
+func (s *Set) InputShape() []int  { return s.shape }
+func (s *Set) Len() int {
+	if s.index != nil {
+		return len(s.index)
+	}
+	return s.rowCount()
+}
+
+// Path is the file the split was read from.
+func (s *Set) Path() string { return s.path }
+
+// HasTargets reports whether the split has targets (y).
+func (s *Set) HasTargets() bool { return s.y != nil }
+
+func (s *Set) rowCount() int {
+	if s.bytes != nil {
+		return len(s.bytes) / s.size
+	}
+	return len(s.floats) / s.size
+}
+
+func (s *Set) rows(i int) int {
+	if s.index != nil {
+		return s.index[i]
+	}
+	return i
+}
+
+func (s *Set) raw(k int) float64 {
+	if s.bytes != nil {
+		return float64(s.bytes[k])
+	}
+	return float64(s.floats[k])
+}
+
+func (s *Set) groupName() string {
+	if len(s.shape) == 1 {
+		return "feature"
+	}
+	return "channel"
+}
+
+// Example writes example i's normalised input into x and its targets
+// into y (zeros for a split without targets).
+func (s *Set) Example(i int, x, y []float32) error {
+	if i < 0 || i >= s.Len() {
+		return fmt.Errorf("example %d out of range [0, %d)", i, s.Len())
+	}
+	r := s.rows(i)
+	base := r * s.size
+	n := s.norm
+	switch {
+	case n == nil || n.Kind == None:
+		for p := range s.size {
+			x[p] = float32(s.raw(base + p))
+		}
+	case n.Kind == Unit && s.bytes != nil:
+		// As the built-in image data sets scale their bytes.
+		for p, v := range s.bytes[base : base+s.size] {
+			x[p] = float32(v) / 255
+		}
+	case n.Kind == Unit:
+		for p, v := range s.floats[base : base+s.size] {
+			x[p] = v / 255
+		}
+	default:
+		for p := range s.size {
+			g := p / s.per
+			x[p] = float32((s.raw(base+p) - n.Mean[g]) / n.Std[g])
+		}
+	}
+	k := len(s.tasks)
+	if s.y == nil {
+		clear(y[:k])
+		return nil
+	}
+	copy(y, s.y[r*k:(r+1)*k])
+	return nil
+}
+
+// holdOut splits n examples, drawn with seed, off s for validation; the
+// training split keeps the others in their order.
+func holdOut(s *Set, n int, seed uint64) (train, valid *Set, err error) {
+	rows := s.Len()
+	if n == AutoValid {
+		n = max(1, rows/10)
+	}
+	if n < 0 || n >= rows {
+		return nil, nil, &data.SettingError{Setting: "valid", Value: n,
+			Reason: fmt.Sprintf("holding out %d of the %d examples of %s for validation leaves none to train on", n, rows, s.path)}
+	}
+	h := fnv.New64a()
+	h.Write([]byte("files/valid"))
+	perm := rand.New(rand.NewPCG(seed, h.Sum64())).Perm(rows)
+	held := perm[:n]
+	slices.Sort(held)
+	in := make([]bool, rows)
+	for _, r := range held {
+		in[r] = true
+	}
+	var kept []int
+	for r := range rows {
+		if !in[r] {
+			kept = append(kept, r)
+		}
+	}
+	tr, va := *s, *s
+	tr.index, va.index = kept, held
+	tr.name, va.name = Name+"/train", Name+"/valid"
+	return &tr, &va, nil
+}
+
+// readAt reads the split base of dir, from base.npz or base.csv; nil
+// where there is neither. shape and columns, if not nil, are the
+// training split's.
+func readAt(dir, base string, tasks []data.Task, shape []int, columns []string) (*Set, error) {
+	npzPath, csvPath := filepath.Join(dir, base+".npz"), filepath.Join(dir, base+".csv")
+	_, errNPZ := os.Stat(npzPath)
+	_, errCSV := os.Stat(csvPath)
+	switch {
+	case errNPZ == nil && errCSV == nil:
+		return nil, fmt.Errorf("%w: %s has both %s.npz and %s.csv: keep one", data.ErrInvalid, dir, base, base)
+	case errNPZ == nil:
+		return readSplit(npzPath, base, tasks, shape, true)
+	case errCSV == nil:
+		return readCSV(csvPath, base, tasks, shape, columns)
+	case !errors.Is(errNPZ, fs.ErrNotExist):
+		return nil, errNPZ
+	case !errors.Is(errCSV, fs.ErrNotExist):
+		return nil, errCSV
+	}
+	return nil, nil
+}
+
+// readSplit reads one archive: x, and y if it has one (needY: it must).
+// shape, if not nil, is the input shape x must have.
+func readSplit(path, split string, tasks []data.Task, shape []int, needY bool) (*Set, error) {
+	f, err := npz.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s not found (a data directory holds %s, optionally %s and %s, and %s)", data.ErrMissing, path, TrainFile, ValidFile, TestFile, TasksFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	s := &Set{name: Name + "/" + split, path: path, tasks: tasks}
+	if err := s.readInputs(f, shape); err != nil {
+		return nil, err
+	}
+	if !f.Has("y") {
+		if needY {
+			return nil, fmt.Errorf("%w: %s: no array y (the targets, one column per task)", data.ErrInvalid, path)
+		}
+		return s, nil
+	}
+	if err := s.readTargets(f); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Set) bad(array, format string, args ...any) error {
+	return fmt.Errorf("%w: %s: array %s: %s", data.ErrInvalid, s.path, array, fmt.Sprintf(format, args...))
+}
+
+// readInputs reads x and checks its shape (against want, if not nil),
+// type and values.
+func (s *Set) readInputs(f *npz.File, want []int) error {
+	a, err := f.Array("x")
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	dims := a.Shape
+	switch len(dims) {
+	case 2:
+		s.shape = []int{dims[1]}
+	case 3:
+		s.shape = []int{1, dims[1], dims[2]}
+	case 4:
+		s.shape = slices.Clone(dims[1:])
+	default:
+		return s.bad("x", "shape %v: want N×D vectors or N×C×H×W images (N×H×W for one channel)", dims)
+	}
+	if dims[0] == 0 {
+		return s.bad("x", "no examples (shape %v)", dims)
+	}
+	s.size = a.Len / dims[0]
+	if s.size == 0 {
+		return s.bad("x", "inputs of no values (shape %v)", dims)
+	}
+	s.per = 1
+	if len(s.shape) == 3 {
+		s.per = s.shape[1] * s.shape[2]
+	}
+	if want != nil && !slices.Equal(want, s.shape) {
+		return s.bad("x", "inputs of shape %v, the training split's are %v", s.shape, want)
+	}
+	switch {
+	case a.DType.Kind == 'u' && a.DType.Size == 1:
+		s.bytes = make([]byte, a.Len)
+		return a.ReadBytes(s.bytes)
+	case a.DType.Float():
+		s.floats = make([]float32, a.Len)
+		if err := a.ReadFloat32(s.floats); err != nil {
+			return err
+		}
+		for k, v := range s.floats {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return s.bad("x", "example %d, element %d is %v (inputs must be finite)", k/s.size, k%s.size, v)
+			}
+		}
+		return nil
+	}
+	return s.bad("x", "element type %s: inputs must be uint8, float32 or float64", a.DType)
+}
+
+// readTargets reads y and checks it against the inputs and the tasks.
+func (s *Set) readTargets(f *npz.File) error {
+	a, err := f.Array("y")
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	k, n := len(s.tasks), s.rowCount()
+	switch {
+	case len(a.Shape) == 2 && a.Shape[0] == n && a.Shape[1] == k, len(a.Shape) == 1 && a.Shape[0] == n && k == 1:
+	case len(a.Shape) >= 1 && a.Shape[0] != n:
+		return s.bad("y", "%d rows for the %d examples of x", a.Shape[0], n)
+	default:
+		return s.bad("y", "shape %v: want N×%d, one column per task of %s (%s)", a.Shape, k, TasksFile, taskNames(s.tasks))
+	}
+	y := make([]float64, a.Len)
+	if err := a.ReadFloat64(y); err != nil {
+		return err
+	}
+	s.y = make([]float32, len(y))
+	for i, v := range y {
+		if msg := checkTarget(s.tasks[i%k], v); msg != "" {
+			return s.bad("y", "y[%d, %d] = %v%s", i/k, i%k, v, msg)
+		}
+		s.y[i] = float32(v)
+	}
+	return nil
+}
+
+// checkTarget says what is wrong with v as a target of t, to follow
+// the value in a message, or "".
+func checkTarget(t data.Task, v float64) string {
+	switch {
+	case t.Kind == data.Regression && (math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32):
+		return fmt.Sprintf(": task %s's target must be a finite float32", t.Name)
+	case t.Kind == data.Classification && (v != math.Trunc(v) || v < 0 || v >= float64(t.Classes)):
+		return fmt.Sprintf(" is not a class of task %s (0..%d)", t.Name, t.Classes-1)
+	}
+	return ""
+}
+
+func taskNames(tasks []data.Task) string {
+	names := make([]string, len(tasks))
+	for j, t := range tasks {
+		names[j] = t.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Inputs reads a file of inputs to predict on, a chunk at a time, so
+// that memory does not grow with the file: an archive's x, shaped as the
+// spec's training split was (a y there is not read), or a CSV file's
+// input columns (task columns there are not read).
+type Inputs struct {
+	path  string
+	f     *npz.File
+	x     *npz.Array
+	csv   *csvInputs
+	spec  *Spec
+	tasks []data.Task
+	shape []int
+	n     int // examples
+	done  int
+}
+
+// OpenInputs opens path, an .npz archive with x or a .csv file, and
+// checks the inputs' shape and type against spec.
+func OpenInputs(path string, spec *Spec) (*Inputs, error) {
+	if filepath.Ext(path) == ".csv" {
+		in := &Inputs{path: path, spec: spec, tasks: spec.DataTasks()}
+		if err := in.openCSV(); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	f, err := npz.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in := &Inputs{path: path, f: f, spec: spec, tasks: spec.DataTasks()}
+	if err := in.open(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *Inputs) open() error {
+	s := &Set{path: in.path}
+	var err error
+	if in.x, err = in.f.Array("x"); err != nil {
+		return err
+	}
+	dims := in.x.Shape
+	var shape []int
+	switch len(dims) {
+	case 2:
+		shape = []int{dims[1]}
+	case 3:
+		shape = []int{1, dims[1], dims[2]}
+	case 4:
+		shape = slices.Clone(dims[1:])
+	}
+	if shape == nil || !slices.Equal(shape, in.spec.Shape) || dims[0] == 0 {
+		return s.bad("x", "shape %v: the model was trained on N×%s inputs", dims, shapeString(in.spec.Shape))
+	}
+	if !(in.x.DType.Kind == 'u' && in.x.DType.Size == 1) && !in.x.DType.Float() {
+		return s.bad("x", "element type %s: inputs must be uint8, float32 or float64", in.x.DType)
+	}
+	in.shape, in.n = shape, dims[0]
+	return nil
+}
+
+func shapeString(shape []int) string {
+	s := make([]string, len(shape))
+	for i, d := range shape {
+		s[i] = fmt.Sprint(d)
+	}
+	return strings.Join(s, "×")
+}
+
+// Len is the number of examples in the file.
+func (in *Inputs) Len() int { return in.n }
+
+// Next reads the next chunk of at most n examples as a Set without
+// targets (normalised as the spec says), or returns nil at the end.
+func (in *Inputs) Next(n int) (*Set, error) {
+	m := min(n, in.n-in.done)
+	if m <= 0 {
+		return nil, nil
+	}
+	s := &Set{name: fmt.Sprintf("%s[%d:%d]", filepath.Base(in.path), in.done, in.done+m), path: in.path, tasks: in.tasks,
+		shape: in.shape, norm: in.spec.Input, per: 1}
+	s.size = data.InputSize(s)
+	if len(s.shape) == 3 {
+		s.per = s.shape[1] * s.shape[2]
+	}
+	if in.csv != nil {
+		if err := in.csv.next(in.path, s, m); err != nil {
+			return nil, err
+		}
+	} else if in.x.DType.Kind == 'u' {
+		s.bytes = make([]byte, m*s.size)
+		if err := in.x.ReadBytes(s.bytes); err != nil {
+			return nil, err
+		}
+	} else {
+		s.floats = make([]float32, m*s.size)
+		if err := in.x.ReadFloat32(s.floats); err != nil {
+			return nil, err
+		}
+		for k, v := range s.floats {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, s.bad("x", "example %d, element %d is %v (inputs must be finite)", in.done+k/s.size, k%s.size, v)
+			}
+		}
+	}
+	in.done += m
+	return s, nil
+}
+
+// Close closes the file.
+func (in *Inputs) Close() error {
+	if in.csv != nil {
+		return in.csv.f.Close()
+	}
+	if in.x != nil {
+		in.x.Close()
+	}
+	return in.f.Close()
+}
+
+// Placeholder is a data set that stands for a run's training split when
+// only its checkpoint is at hand (prediction): its shape, tasks and
+// size, without examples.
+func Placeholder(spec *Spec) data.Dataset { return placeholder{spec} }
+
+type placeholder struct{ spec *Spec }
+
+func (p placeholder) Name() string       { return Name + "/train" }
+func (p placeholder) Tasks() []data.Task { return p.spec.DataTasks() }
+func (p placeholder) InputShape() []int  { return p.spec.Shape }
+func (p placeholder) Len() int           { return p.spec.Train }
+func (p placeholder) Example(i int, _, _ []float32) error {
+	return fmt.Errorf("example %d: the training split of %s is not loaded", i, p.spec.Dir)
+}
+
+// WriteSplit writes the archive of one split to path: x, of shape
+// (N, ...) and type []uint8, []float32 or []float64, and, unless y is
+// nil, y as N×K float64 targets (K = len(y)/N). It is how a data
+// directory can be written from Go (see docs/own-data.md).
+func WriteSplit(path string, x any, shape []int, y []float64) error {
+	var descr string
+	switch x.(type) {
+	case []uint8:
+		descr = "|u1"
+	case []float32:
+		descr = "<f4"
+	case []float64:
+		descr = "<f8"
+	default:
+		return fmt.Errorf("files: inputs of type %T, want []uint8, []float32 or []float64", x)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := npz.NewWriter(f)
+	out, err := w.Create("x", descr, shape)
+	if err == nil {
+		err = binary.Write(out, binary.LittleEndian, x)
+	}
+	if err == nil && y != nil {
+		n := shape[0]
+		if n == 0 || len(y)%n != 0 {
+			err = fmt.Errorf("files: %d targets for %d examples", len(y), n)
+		} else {
+			err = w.WriteFloat64("y", []int{n, len(y) / n}, y)
+		}
+	}
+	if err == nil {
+		err = w.Close()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteDescription writes desc as dir/tasks.json.
+func WriteDescription(dir string, desc Description) error {
+	b, err := json.MarshalIndent(desc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, TasksFile), append(b, '\n'), 0o644)
+}
