@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mtsgd/mtsgd/internal/regfile"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
@@ -109,7 +110,7 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 		return nil, nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: not a regular file but %s", path, kind(st.Mode()))
+		return nil, nil, fmt.Errorf("%s: not a regular file but %s", path, regfile.Kind(st.Mode()))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -125,23 +126,6 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, opened, nil
-}
-
-// kind names what a file that is not regular is.
-func kind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
 }
 
 // contents is a manifest whose numbers parseManifest has checked, with
