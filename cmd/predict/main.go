@@ -94,6 +94,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
+	"github.com/mtsgd/mtsgd/internal/progress"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 )
@@ -278,7 +279,7 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer w.close()
-	bar := newProgress(o.Progress, "predict", in.Len())
+	bar := progress.New(o.Progress, "predict", "examples", in.Len())
 	done := 0
 	for set := first; set != nil; {
 		err := r.Trainer.Predict(ctx, set, func(b *data.Batch, pred [][][]float64) error {
@@ -292,19 +293,19 @@ func run(ctx context.Context, o Options) error {
 				}
 			}
 			done += b.Size()
-			bar.step(done, "")
+			bar.Done(done, "")
 			return nil
 		})
 		if err != nil {
-			bar.finish()
+			bar.Finish()
 			return err
 		}
 		if set, err = in.Next(o.Chunk); err != nil {
-			bar.finish()
+			bar.Finish()
 			return err
 		}
 	}
-	bar.finish()
+	bar.Finish()
 	for _, out := range o.Out {
 		if filepath.Ext(out) == ".csv" {
 			err = w.writeCSV(out)

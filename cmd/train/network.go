@@ -18,6 +18,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
+	"github.com/mtsgd/mtsgd/internal/progress"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -232,21 +233,21 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 	if o.BestMetric != "" {
 		r.Best = o.BestMetric
 	}
-	var bar *progress
+	var bar *progress.Bar
 	parts := make([]string, len(r.TrainSet.Tasks()))
 	r.Hooks = experiment.Hooks{
 		EpochStart: func(epoch, batches, done int) {
-			bar = newProgress(o.Progress, fmt.Sprintf("epoch %d/%d", epoch+1, r.Settings.Epochs), batches)
-			bar.skip(done)
+			bar = progress.New(o.Progress, fmt.Sprintf("epoch %d/%d", epoch+1, r.Settings.Epochs), "it", batches)
+			bar.Skip(done)
 		},
 		Step: func(_, batch int, loss []float64) {
 			for j, t := range r.TrainSet.Tasks() {
 				parts[j] = fmt.Sprintf("%s %.4f", t.Name, loss[j])
 			}
-			bar.step(batch, "loss "+strings.Join(parts, ", "))
+			bar.Done(batch, "loss "+strings.Join(parts, ", "))
 		},
 		EpochEnd: func(epoch int, lines []experiment.MetricsLine) {
-			bar.finish()
+			bar.Finish()
 			for _, l := range lines {
 				log.WithFields(scoreFields(l.Score)).WithFields(log.Fields{"epoch": epoch + 1, "task": l.Task, "train_loss": fmt.Sprintf("%.4f", l.Loss)}).
 					Info("ensemble on " + r.Settings.Dataset + "/" + l.Split)
@@ -265,7 +266,7 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 	start := time.Now()
 	if err := r.Train(ctx); err != nil {
 		if bar != nil {
-			bar.finish()
+			bar.Finish()
 		}
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/progress"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
 
@@ -48,7 +49,7 @@ func runToy(ctx context.Context, o Options) error {
 		"steps": o.Steps, "lr": o.LR, "optimizer": o.Optimizer, "seed": o.Seed,
 	}).Info("training")
 
-	progress := newProgress(o.Progress, "steps", o.Steps)
+	bar := progress.New(o.Progress, "steps", "it", o.Steps)
 	start := time.Now()
 	theta, err := toy.Run(ctx, toy.Config{
 		Problem:   problem,
@@ -57,9 +58,9 @@ func runToy(ctx context.Context, o Options) error {
 		Particles: o.Particles,
 		Steps:     o.Steps,
 		Seed:      o.Seed,
-		OnStep:    func(n int) { progress.step(n, "") },
+		OnStep:    func(n int) { bar.Done(n, "") },
 	})
-	progress.finish()
+	bar.Finish()
 	if err != nil {
 		return err
 	}
