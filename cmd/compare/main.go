@@ -47,7 +47,10 @@
 // candidate rate (-lrs, default 0.001,0.003,0.01,0.03; a kernel method
 // without MT-SGD's presets, moo-svgd or svgd, also once per score scale,
 // mean and normalized, since the scale sets its step as much as the
-// rate), -search-epochs epochs (default 2) on the first
+// rate), and then at each rate of -extend-lrs (default 0.1, 0.3) in turn
+// while its best so far is the largest rate it tried (a choice at the
+// grid's edge may not be the best; an extension not needed is recorded
+// as such), -search-epochs epochs (default 2) on the first
 // -search-train-limit training examples (default 55000, half of
 // Multi-*'s), with the first seed. Each method's choice is the candidate
 // with the lowest validation NLL averaged over the tasks (MSE for
@@ -75,6 +78,9 @@
 //	-lr RATE           learning rate (default: the data set's)
 //	-optimizer NAME    sgd or adam for every method (default: the data set's)
 //	-lrs LIST          -protocol tuned: candidate rates (default 0.001,0.003,0.01,0.03)
+//	-extend-lrs LIST   -protocol tuned: rates above -lrs, each tried while a
+//	                   method's best so far is the largest it tried
+//	                   (default 0.1,0.3; "" none)
 //	-search-epochs N   -protocol tuned: epochs of a search run (default 2)
 //	-search-train-limit N
 //	                   -protocol tuned: search runs train on the first N
@@ -327,7 +333,7 @@ func (e usageError) Unwrap() error { return e.error }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	var o Options
-	var methods, seeds, proto, lrs string
+	var methods, seeds, proto, lrs, extend string
 	var search Search
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -343,6 +349,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default: the data set's)")
 	fs.StringVar(&o.Optimizer, "optimizer", "", "sgd or adam for every method (default: the data set's)")
 	fs.StringVar(&lrs, "lrs", "", "with -protocol tuned: the candidate learning rates, comma-separated (default "+floats(tunedProtocol.Search.LRs)+")")
+	fs.StringVar(&extend, "extend-lrs", floats(tunedProtocol.Search.Extend), "with -protocol tuned: rates above -lrs, each tried while a method's best so far is the largest it tried (\"\": none)")
 	fs.IntVar(&search.Epochs, "search-epochs", tunedProtocol.Search.Epochs, "with -protocol tuned: epochs per search run")
 	fs.IntVar(&search.TrainLimit, "search-train-limit", tunedProtocol.Search.TrainLimit, "with -protocol tuned: search runs train on the first N examples (0: as the final runs)")
 	fs.IntVar(&o.Particles, "particles", 5, "particles per run")
@@ -415,7 +422,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 			seeds = p.Seeds
 		}
 	}
-	for _, f := range []string{"lrs", "search-epochs", "search-train-limit"} {
+	for _, f := range []string{"lrs", "extend-lrs", "search-epochs", "search-train-limit"} {
 		if set[f] && proto != "tuned" {
 			return o, fmt.Errorf("-%s needs -protocol tuned", f)
 		}
@@ -433,6 +440,18 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 			var err error
 			if search.LRs, err = parseRates(lrs); err != nil {
 				return o, fmt.Errorf("-lrs: %w", err)
+			}
+		}
+		if extend != "" {
+			var err error
+			if search.Extend, err = parseRates(extend); err != nil {
+				return o, fmt.Errorf("-extend-lrs: %w", err)
+			}
+			if !set["extend-lrs"] { // the default extends any grid upwards
+				search.Extend = slices.DeleteFunc(search.Extend, func(r float64) bool { return r <= search.LRs[len(search.LRs)-1] })
+			}
+			if len(search.Extend) > 0 && search.Extend[0] <= search.LRs[len(search.LRs)-1] {
+				return o, fmt.Errorf("-extend-lrs: %v is not above the largest of -lrs, %v", search.Extend[0], search.LRs[len(search.LRs)-1])
 			}
 		}
 		switch {
@@ -474,7 +493,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	o.Search.Seed = o.Seeds[0]
 	for _, m := range o.Methods {
-		for _, c := range o.Search.candidates(m) {
+		cs, _ := o.Search.candidates(m)
+		for _, c := range cs {
 			if err := o.searchSettings(m, c).Check(); err != nil {
 				return o, fmt.Errorf("%s at %s: %w", m, c, err)
 			}
@@ -578,7 +598,7 @@ func checkModes(o Options, set map[string]bool) error {
 		if !set["out"] {
 			return fmt.Errorf("%s needs -out, the sweep's directory", modes[0])
 		}
-		for _, f := range []string{"dataset", "protocol", "methods", "seeds", "epochs", "lr", "optimizer", "lrs", "search-epochs",
+		for _, f := range []string{"dataset", "protocol", "methods", "seeds", "epochs", "lr", "optimizer", "lrs", "extend-lrs", "search-epochs",
 			"search-train-limit", "particles", "train-limit", "test-limit"} {
 			if set[f] {
 				return fmt.Errorf("-%s with %s: the comparison is the one in OUT/%s", f, modes[0], PlanFile)
@@ -615,7 +635,14 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		if i > 0 && c.Seed != p.Cells[i-1].Seed {
 			d = nil // each seed loads its own data (its validation split)
 		}
-		s, err := cellSettings(o.Out, p, c)
+		skipped, err := skipExtension(o.Out, p, c)
+		if skipped {
+			continue
+		}
+		var s experiment.Settings
+		if err == nil {
+			s, err = cellSettings(o.Out, p, c)
+		}
 		if err == nil {
 			var res runResult
 			res, err = runOne(ctx, o, s, c, &d)

@@ -69,8 +69,11 @@ type Cell struct {
 	Settings experiment.Settings `json:"settings"`
 	// Stage is the tuned protocol's "search" or "final"; "" otherwise.
 	Stage string `json:"stage,omitempty"`
-	// Candidate is what a search cell tries.
+	// Candidate is what a search cell tries, and Level its place in the
+	// search: 0 the grid, n > 0 the n-th rate above it, tried only if
+	// the lower levels' best is the largest rate they tried.
 	Candidate Candidate `json:"candidate,omitzero"`
+	Level     int       `json:"level,omitempty"`
 }
 
 // The stages of the tuned protocol.
@@ -96,9 +99,10 @@ func (o Options) plan() Plan {
 		search := *o.Search
 		p.Search, stage = &search, stageFinal
 		for _, method := range o.Methods {
-			for _, c := range o.Search.candidates(method) {
+			cs, levels := o.Search.candidates(method)
+			for i, c := range cs {
 				p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: method, Seed: o.Search.Seed,
-					Dir: searchDir(method, c), Settings: o.searchSettings(method, c), Stage: stageSearch, Candidate: c})
+					Dir: searchDir(method, c), Settings: o.searchSettings(method, c), Stage: stageSearch, Candidate: c, Level: levels[i]})
 			}
 		}
 	}
@@ -203,6 +207,12 @@ func runCell(ctx context.Context, o Options, i int) error {
 		return usageError{fmt.Errorf("-cell %d: the plan in %s has cells 0 to %d", i, o.Out, len(p.Cells)-1)}
 	}
 	c := p.Cells[i]
+	if skipped, err := skipExtension(o.Out, p, c); skipped || err != nil {
+		if err != nil {
+			return fmt.Errorf("cell %d (%s seed %d): %w", i, c.Method, c.Seed, err)
+		}
+		return nil
+	}
 	s, err := cellSettings(o.Out, p, c)
 	if err != nil {
 		return fmt.Errorf("cell %d (%s seed %d): %w", i, c.Method, c.Seed, err)
@@ -214,6 +224,69 @@ func runCell(ctx context.Context, o Options, i int) error {
 		return fmt.Errorf("cell %d (%s seed %d): %w", i, c.Method, c.Seed, err)
 	}
 	return nil
+}
+
+// skipExtension decides an extension cell of the search (Level > 0)
+// from its method's runs below its level, which must have finished: if
+// it does not extend their best, it writes the cell's result as skipped,
+// saying why, and returns true. Other cells are never skipped.
+func skipExtension(out string, p Plan, c Cell) (bool, error) {
+	if c.Stage != stageSearch || c.Level == 0 {
+		return false, nil
+	}
+	dir := filepath.Join(out, c.Dir)
+	if res, ok, err := readResult(dir); err != nil || ok {
+		return ok && res.Skipped != "", err // decided already
+	}
+	var below []searched
+	var missing []string
+	for _, b := range p.Cells {
+		if b.Stage != stageSearch || b.Method != c.Method || b.Level >= c.Level {
+			continue
+		}
+		st, err := readCell(out, b, b.Settings)
+		if err != nil {
+			return false, err
+		}
+		if !st.Done {
+			missing = append(missing, fmt.Sprintf("%d %s: %s", b.Index, b.Dir, st.Why))
+			continue
+		}
+		r, err := searchedOf(b, st)
+		if err != nil {
+			return false, err
+		}
+		below = append(below, r)
+	}
+	if len(missing) > 0 {
+		return false, fmt.Errorf("the search of %s below this rate has not finished (cells %s): run them first", c.Method, strings.Join(missing, "; "))
+	}
+	ok, why := extends(c.Candidate, below)
+	if ok {
+		return false, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	release, err := lock(dir)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	return true, writeResult(dir, runResult{Settings: c.Settings, Skipped: why})
+}
+
+// searchedOf is a finished search cell as the choice sees it.
+func searchedOf(c Cell, st cellState) (searched, error) {
+	r := searched{Method: c.Method, Candidate: c.Candidate, Diverged: st.Diverged, Skipped: st.Skipped, Criterion: math.Inf(1)}
+	if st.Diverged != "" || st.Skipped != "" {
+		return r, nil
+	}
+	var err error
+	if r.Criterion, r.Valid, err = criterion(st.History); err != nil {
+		return r, fmt.Errorf("cell %d: %w", c.Index, err)
+	}
+	return r, nil
 }
 
 // cellSettings are what cell c of p trains with: its own settings, or for
@@ -267,11 +340,9 @@ func readSearch(out string, p Plan) (searchState, error) {
 			ss.missing[c.Method] = append(ss.missing[c.Method], fmt.Sprintf("%d %s: %s", c.Index, c.Dir, st.Why))
 			continue
 		}
-		r := searched{Method: c.Method, Candidate: c.Candidate, Diverged: st.Diverged, Criterion: math.Inf(1)}
-		if st.Diverged == "" {
-			if r.Criterion, r.Valid, err = criterion(st.History); err != nil {
-				return ss, fmt.Errorf("cell %d: %w", c.Index, err)
-			}
+		r, err := searchedOf(c, st)
+		if err != nil {
+			return ss, err
 		}
 		ss.runs[c.Method] = append(ss.runs[c.Method], r)
 	}
@@ -295,6 +366,7 @@ type cellState struct {
 	Lines    []experiment.MetricsLine // the last epoch's test lines when Done
 	History  []experiment.MetricsLine // every epoch's lines when Done
 	Diverged string                   // when Done: why the run stopped early
+	Skipped  string                   // when Done: why an extension of the search was not tried
 	Why      string                   // why not done: not started, running, epoch e of n
 }
 
@@ -329,7 +401,7 @@ func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) 
 			return cellState{}, other(res.Settings)
 		}
 		if res.Settings.Epochs == asked.Epochs {
-			return cellState{Done: true, Lines: lastTest(res.History), History: res.History, Diverged: res.Diverged}, nil
+			return cellState{Done: true, Lines: lastTest(res.History), History: res.History, Diverged: res.Diverged, Skipped: res.Skipped}, nil
 		}
 	}
 	ck, err := checkpoints.Load(filepath.Join(dir, "last"))

@@ -26,6 +26,9 @@ type runResult struct {
 	// Diverged is the error that stopped a run of the tuned protocol on
 	// a NaN or Inf; History then holds the epochs before it.
 	Diverged string `json:"diverged,omitempty"`
+	// Skipped says why a search cell above the grid was not tried
+	// (Search.Extend); History is then empty.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 func writeResult(dir string, r runResult) error {
@@ -54,7 +57,7 @@ func readResult(dir string) (r runResult, ok bool, err error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return runResult{}, false, fmt.Errorf("%s: %w", path, err)
 	}
-	if r.Diverged == "" && len(r.History) == 0 {
+	if r.Diverged == "" && r.Skipped == "" && len(r.History) == 0 {
 		return runResult{}, false, fmt.Errorf("%s: no scores", path)
 	}
 	return r, true, nil

@@ -87,13 +87,8 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 		fmt.Fprintln(stdout, "wrote", path)
 	}
 	sbatch := filepath.Join(out, SbatchFile)
-	searchCells := 0
-	for _, c := range p.Cells {
-		if c.Stage == stageSearch {
-			searchCells++
-		}
-	}
-	if searchCells == 0 {
+	stages := arrays(p)
+	if len(stages) == 1 {
 		if !o.Slurm.Submit {
 			fmt.Fprintf(stdout, "submit with: sbatch %s\n", sbatch)
 			return nil
@@ -106,25 +101,61 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 		_, err = fmt.Fprintln(stdout, id)
 		return err
 	}
-	// The final cells of the tuned protocol wait for the search: two
-	// arrays, the second started once the first has ended.
-	searchArray := fmt.Sprintf("--array=0-%d", searchCells-1)
-	finalArray := fmt.Sprintf("--array=%d-%d", searchCells, len(p.Cells)-1)
+	// The tuned protocol's stages wait for each other: one array each,
+	// each started once the one before has ended.
 	if !o.Slurm.Submit {
-		fmt.Fprintf(stdout, "submit with: sbatch %s %s, then sbatch %s --dependency=afterany:JOBID %s\n", searchArray, sbatch, finalArray, sbatch)
+		fmt.Fprintf(stdout, "submit with: sbatch --array=%s %s, then each of", stages[0], sbatch)
+		for _, a := range stages[1:] {
+			fmt.Fprintf(stdout, " sbatch --array=%s --dependency=afterany:JOBID %s,", a, sbatch)
+		}
+		fmt.Fprintln(stdout, " JOBID that of the array before")
 		return nil
 	}
-	id, err := submit(ctx, sbatch, searchArray)
-	if err != nil {
-		return err
+	var ids []string
+	for i, a := range stages {
+		args := []string{"--array=" + a}
+		if i > 0 {
+			args = append(args, "--dependency=afterany:"+ids[i-1])
+		}
+		id, err := submit(ctx, sbatch, args...)
+		if err != nil {
+			if i > 0 {
+				return fmt.Errorf("jobs %s are submitted: %w", strings.Join(ids, ","), err)
+			}
+			return err
+		}
+		ids = append(ids, id)
 	}
-	final, err := submit(ctx, sbatch, finalArray, "--dependency=afterany:"+id)
-	if err != nil {
-		return fmt.Errorf("the search is submitted as job %s: %w", id, err)
-	}
-	log.WithFields(log.Fields{"search": id, "final": final}).Infof("submitted; watch with squeue -j %s,%s, then compare -aggregate -out %s", id, final, o.Out)
-	_, err = fmt.Fprintf(stdout, "%s\n%s\n", id, final)
+	log.WithField("jobs", strings.Join(ids, ",")).Infof("submitted; watch with squeue -j %s, then compare -aggregate -out %s", strings.Join(ids, ","), o.Out)
+	_, err = fmt.Fprintln(stdout, strings.Join(ids, "\n"))
 	return err
+}
+
+// arrays are the plan's cells as sbatch --array lists, one per stage
+// that must wait for the one before: all cells in one for a comparison at
+// one rate; for the tuned protocol the search's grid, each level above
+// it (Cell.Level), then the final cells.
+func arrays(p Plan) []string {
+	if p.Search == nil {
+		return []string{fmt.Sprintf("0-%d", len(p.Cells)-1)}
+	}
+	stage := func(c Cell) int {
+		if c.Stage == stageFinal {
+			return len(p.Search.Extend) + 1
+		}
+		return c.Level
+	}
+	lists := make([][]string, len(p.Search.Extend)+2)
+	for _, c := range p.Cells {
+		lists[stage(c)] = append(lists[stage(c)], strconv.Itoa(c.Index))
+	}
+	var out []string
+	for _, l := range lists {
+		if len(l) > 0 {
+			out = append(out, strings.Join(l, ","))
+		}
+	}
+	return out
 }
 
 // submit runs sbatch on script, with options before it, and returns the

@@ -135,15 +135,17 @@ func TestSlurm(t *testing.T) {
 	if stdout, err = cmd.Output(); err != nil {
 		t.Fatalf("compare -protocol tuned -slurm -submit: %v\n%s%s", err, stdout, stderr.String())
 	}
+	// One array for the search's grid, one for the rate above it, one for
+	// the final runs: three job ids, printed last.
 	jobs := strings.Fields(string(stdout))
-	jobs = jobs[max(0, len(jobs)-2):]
+	jobs = jobs[max(0, len(jobs)-3):]
 	for _, j := range jobs {
-		if _, err := strconv.ParseUint(j, 10, 64); err != nil || len(jobs) != 2 {
-			t.Fatalf("compare -protocol tuned -slurm -submit printed %q, not two job ids last", stdout)
+		if _, err := strconv.ParseUint(j, 10, 64); err != nil || len(jobs) != 3 {
+			t.Fatalf("compare -protocol tuned -slurm -submit printed %q, not three job ids last", stdout)
 		}
 	}
-	c.job = jobs[1]
-	c.wait(t, jobs[0]+","+jobs[1], tuned)
+	c.job = jobs[2]
+	c.wait(t, strings.Join(jobs, ","), tuned)
 	agg, err = compareCmd("-aggregate", "-out", tuned)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,10 @@ import (
 type Search struct {
 	// LRs are the candidate learning rates, ascending.
 	LRs []float64 `json:"lrs"`
+	// Extend are rates above LRs, ascending, each tried only while the
+	// method's best rate so far is the largest it tried: a choice at the
+	// grid's edge says a larger rate may be better still.
+	Extend []float64 `json:"extend,omitempty"`
 	// ScoreScales are the candidate score scales of the kernel methods
 	// that do not take MT-SGD's presets (moo-svgd, svgd): the score
 	// scale decides their step size as much as the learning rate does.
@@ -48,8 +52,8 @@ var tunedProtocol = struct {
 	Seeds   string
 	Methods []string
 }{
-	Search: Search{LRs: []float64{1e-3, 3e-3, 1e-2, 3e-2}, ScoreScales: []string{"mean", "normalized"},
-		Epochs: 2, TrainLimit: 55_000},
+	Search: Search{LRs: []float64{1e-3, 3e-3, 1e-2, 3e-2}, Extend: []float64{0.1, 0.3},
+		ScoreScales: []string{"mean", "normalized"}, Epochs: 2, TrainLimit: 55_000},
 	Epochs:  3,
 	Seeds:   "1,2,3",
 	Methods: []string{"mtsgd:" + experiment.DefaultPreset, "linear", "mgda", "pareto-mtl", "moo-svgd", "single"},
@@ -91,20 +95,52 @@ func (c Candidate) apply(s *experiment.Settings) {
 
 // candidates are what the search tries for a method spec: every rate,
 // and for a kernel method without MT-SGD's presets every score scale
-// with every rate.
-func (s Search) candidates(method string) []Candidate {
+// with every rate (level 0); then each rate of Extend with every scale,
+// at levels 1, 2, …, each tried only where it extends the best so far
+// (extends).
+func (s Search) candidates(method string) (cs []Candidate, levels []int) {
 	scales := []string{""}
 	name, _, _ := strings.Cut(method, ":")
 	if m, err := experiment.LookupMethod(name); err == nil && m.Kernels && !m.Presets {
 		scales = s.ScoreScales
 	}
-	var cs []Candidate
 	for _, sc := range scales {
 		for _, lr := range s.LRs {
-			cs = append(cs, Candidate{LR: lr, ScoreScale: sc})
+			cs, levels = append(cs, Candidate{LR: lr, ScoreScale: sc}), append(levels, 0)
 		}
 	}
-	return cs
+	for i, lr := range s.Extend {
+		for _, sc := range scales {
+			cs, levels = append(cs, Candidate{LR: lr, ScoreScale: sc}), append(levels, i+1)
+		}
+	}
+	return cs, levels
+}
+
+// extends says whether an extension candidate c is worth trying given
+// the method's finished runs below its level: only if their choice is
+// the largest rate they tried, with c's score scale, and c's rate is
+// larger. why says why not.
+func extends(c Candidate, below []searched) (ok bool, why string) {
+	best, err := choose(below)
+	if err != nil {
+		return false, "not tried: " + err.Error()
+	}
+	top := 0.0
+	for _, r := range below {
+		if r.Skipped == "" {
+			top = max(top, r.Candidate.LR)
+		}
+	}
+	switch {
+	case best.LR < top:
+		return false, fmt.Sprintf("not needed: the choice so far, %s, is inside the rates tried", best)
+	case best.ScoreScale != c.ScoreScale:
+		return false, fmt.Sprintf("not needed: the choice so far, %s, has the other score scale", best)
+	case c.LR <= best.LR:
+		return false, fmt.Sprintf("not needed: the choice so far, %s, is as large", best)
+	}
+	return true, ""
 }
 
 // searchDir is the run directory of a method's search candidate,
@@ -140,6 +176,9 @@ type searched struct {
 	// Valid are the last epoch's validation lines.
 	Valid    []experiment.MetricsLine
 	Diverged string
+	// Skipped says why an extension candidate was not tried; its
+	// Criterion is +Inf.
+	Skipped string
 }
 
 // criterion is the choice's figure of a search run: the mean over tasks
@@ -211,7 +250,10 @@ func searchTable(methods []string, runs map[string][]searched, chosen map[string
 	for _, m := range methods {
 		for _, r := range runs[m] {
 			crit, per := "diverged", "—"
-			if r.Diverged == "" {
+			if r.Skipped != "" {
+				crit = r.Skipped
+			}
+			if r.Diverged == "" && r.Skipped == "" {
 				crit = fmt.Sprintf("%.4f", r.Criterion)
 				var fs []string
 				for _, l := range r.Valid {
@@ -271,10 +313,14 @@ func searchRule(p Plan) string {
 	if s.TrainLimit > 0 {
 		limit = fmt.Sprintf("the first %d training examples", s.TrainLimit)
 	}
-	return fmt.Sprintf("Search: every method at learning rates %s (kernel methods without MT-SGD's presets also with score scales %s), "+
+	extend := ""
+	if len(s.Extend) > 0 {
+		extend = fmt.Sprintf(", then %s in turn while the best rate so far is the largest tried", floats(s.Extend))
+	}
+	return fmt.Sprintf("Search: every method at learning rates %s%s (kernel methods without MT-SGD's presets also with score scales %s), "+
 		"%d epochs on %s, seed %d. Choice: the lowest mean over tasks of the validation NLL (MSE for regression) after the last epoch; "+
 		"within %g of it, the lowest rate. Diverged runs are never chosen. The test split plays no part.",
-		strings.Join(lrs, ", "), strings.Join(s.ScoreScales, ", "), s.Epochs, limit, s.Seed, tieTolerance)
+		strings.Join(lrs, ", "), extend, strings.Join(s.ScoreScales, ", "), s.Epochs, limit, s.Seed, tieTolerance)
 }
 
 // tunedNote is what compare.md says below a tuned comparison's table.

@@ -75,10 +75,11 @@ func TestCriterion(t *testing.T) {
 }
 
 // tunedArgs is a tiny tuned comparison on real Multi-MNIST: linear and
-// MOO-SVGD (whose search also tries the score scales), rates 0.01 and
-// 0.03, 2 seeds, 2 particles, a few hundred composites.
+// MOO-SVGD (whose search also tries the score scales), rates 0.003 and
+// 0.01 and above them 0.03, 2 seeds, 2 particles, a few hundred
+// composites.
 func tunedArgs(out string) []string {
-	return []string{"-dataset", "multi-mnist", "-protocol", "tuned", "-methods", "linear,moo-svgd", "-lrs", "0.03,0.01",
+	return []string{"-dataset", "multi-mnist", "-protocol", "tuned", "-methods", "linear,moo-svgd", "-lrs", "0.01,0.003", "-extend-lrs", "0.03",
 		"-seeds", "1,2", "-epochs", "1", "-search-epochs", "1", "-search-train-limit", "200",
 		"-particles", "2", "-train-limit", "300", "-test-limit", "100", "-out", out}
 }
@@ -109,13 +110,19 @@ func TestTunedProtocol(t *testing.T) {
 			final = append(final, c)
 		}
 	}
-	// linear: 2 rates; moo-svgd: 2 rates × 2 scales; then 2 methods × 2 seeds.
-	if len(search) != 6 || len(final) != 4 || p.Cells[0].Candidate.LR != 0.01 || final[0].Settings.LR != 0 {
-		t.Fatalf("plan: %d search and %d final cells, first %+v", len(search), len(final), p.Cells[0])
+	// linear: 2 rates and 1 above; moo-svgd: (2 rates and 1 above) × 2
+	// scales; then 2 methods × 2 seeds.
+	if len(search) != 9 || len(final) != 4 || p.Cells[0].Candidate.LR != 0.003 || final[0].Settings.LR != 0 ||
+		p.Cells[2].Level != 1 || p.Cells[2].Candidate.LR != 0.03 {
+		t.Fatalf("plan: %d search and %d final cells, first %+v, third %+v", len(search), len(final), p.Cells[0], p.Cells[2])
 	}
 	cell := func(c Cell) error { return runCell(context.Background(), Options{Out: out, Workers: 2}, c.Index) }
 	if err := cell(final[0]); err == nil || !strings.Contains(err.Error(), "the search of linear has not finished") {
 		t.Fatalf("final cell before the search: %v", err)
+	}
+	// An extension before the grid below it has finished is refused.
+	if err := cell(p.Cells[2]); err == nil || !strings.Contains(err.Error(), "the search of linear below this rate has not finished") {
+		t.Fatalf("extension before its grid: %v", err)
 	}
 	for _, c := range search {
 		if err := cell(c); err != nil {
@@ -124,12 +131,15 @@ func TestTunedProtocol(t *testing.T) {
 	}
 
 	// Per method: the candidate of the lowest validation NLL, computed
-	// here from the result files; the test lines are then edited so that
-	// the worst validation candidate is by far the best on test.
+	// here from the result files; an extension is tried exactly when the
+	// grid's best (for its scale) is the grid's largest rate. The test
+	// lines are then edited so that the worst validation candidate is by
+	// far the best on test.
 	wantLR := map[string]Candidate{}
 	for _, m := range p.Methods {
-		best, worst := math.Inf(1), math.Inf(-1)
+		worst := math.Inf(-1)
 		var worstDir string
+		var grid, all []scored
 		for _, c := range search {
 			if c.Method != m {
 				continue
@@ -137,19 +147,33 @@ func TestTunedProtocol(t *testing.T) {
 			path := filepath.Join(out, c.Dir, ResultFile)
 			var res runResult
 			readJSON(t, path, &res)
+			if c.Level > 0 {
+				gridBest := byRule(grid)
+				tried := res.Skipped == ""
+				want := gridBest.LR == 0.01 && gridBest.ScoreScale == c.Candidate.ScoreScale
+				t.Logf("%s: tried %v (the grid's best %v) %s", c.Dir, tried, gridBest, res.Skipped)
+				if tried != want {
+					t.Errorf("%s: tried %v (%s), the grid's best %v", c.Dir, tried, res.Skipped, gridBest)
+				}
+				if !tried {
+					continue
+				}
+			}
 			var sum float64
 			for _, l := range res.History {
 				if l.Split == "valid" {
 					sum += l.NLL / 2
 				}
 			}
-			if sum < best {
-				best, wantLR[m] = sum, c.Candidate
+			if c.Level == 0 {
+				grid = append(grid, scored{c.Candidate, sum})
 			}
+			all = append(all, scored{c.Candidate, sum})
 			if sum > worst {
 				worst, worstDir = sum, c.Dir
 			}
 		}
+		wantLR[m] = byRule(all)
 		res := filepath.Join(out, worstDir, ResultFile)
 		testenv.EditJSON(t, res, func(v map[string]any) {
 			for _, l := range v["history"].([]any) {
@@ -261,8 +285,14 @@ func TestTunedFlags(t *testing.T) {
 		t.Errorf("defaults: %+v, search %+v", o, *o.Search)
 	}
 	p := o.plan()
-	if n := 5*4 + 8 + 3*6; len(p.Cells) != n {
-		t.Errorf("%d cells, want %d (4 rates per method, 8 candidates for moo-svgd, 3 seeds × 6 methods)", len(p.Cells), n)
+	if n := 5*(4+2) + 2*(4+2) + 3*6; len(p.Cells) != n {
+		t.Errorf("%d cells, want %d (4 rates and 2 above per method, twice for moo-svgd's scales, 3 seeds × 6 methods)", len(p.Cells), n)
+	}
+	if got, want := arrays(p), 4; len(got) != want {
+		t.Errorf("Slurm arrays %q, want %d (the grid, two levels above, the final runs)", got, want)
+	}
+	if o, err := parseFlags([]string{"-dataset", "multi-mnist", "-protocol", "tuned", "-lrs", "0.1,0.2"}, &bytes.Buffer{}); err != nil || !slices.Equal(o.Search.Extend, []float64{0.3}) {
+		t.Errorf("-lrs 0.1,0.2: extension %v, %v; want the default's rates above, 0.3", o.Search, err)
 	}
 	for _, tc := range []struct {
 		args []string
@@ -274,13 +304,14 @@ func TestTunedFlags(t *testing.T) {
 		{[]string{"-protocol", "tuned", "-lrs", "0.1,-1"}, `-lrs: "-1" is not a positive learning rate`},
 		{[]string{"-protocol", "tuned", "-search-epochs", "0"}, "-search-epochs must be at least 1"},
 		{[]string{"-protocol", "fast"}, "not reduced, paper or tuned"},
+		{[]string{"-protocol", "tuned", "-extend-lrs", "0.01"}, "-extend-lrs: 0.01 is not above the largest of -lrs, 0.03"},
 	} {
 		_, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
 	}
-	for _, f := range []string{"-lrs", "-search-epochs", "-search-train-limit", "-optimizer"} {
+	for _, f := range []string{"-lrs", "-extend-lrs", "-search-epochs", "-search-train-limit", "-optimizer"} {
 		_, err := parseFlags([]string{"-aggregate", "-out", "x", f, "1"}, &bytes.Buffer{})
 		if want := f + " with -aggregate"; err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("-aggregate %s: %v, want %q", f, err, want)
@@ -369,4 +400,26 @@ func needMultiMNIST(t *testing.T) {
 	testenv.CheckData(t, err)
 	log.SetOutput(&bytes.Buffer{})
 	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+}
+
+// scored is a candidate and its mean validation NLL.
+type scored struct {
+	c   Candidate
+	nll float64
+}
+
+// byRule is the documented choice, computed here on its own: the lowest
+// NLL; within 1e-4 of it, the lowest rate, then the first listed.
+func byRule(runs []scored) Candidate {
+	best := math.Inf(1)
+	for _, r := range runs {
+		best = min(best, r.nll)
+	}
+	var c Candidate
+	for _, r := range runs {
+		if r.nll <= best+1e-4 && (c.LR == 0 || r.c.LR < c.LR) {
+			c = r.c
+		}
+	}
+	return c
 }
