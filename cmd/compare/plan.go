@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 
+	log "github.com/sirupsen/logrus"
+
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
@@ -273,6 +275,7 @@ func skipExtension(out string, p Plan, c Cell) (bool, error) {
 		return false, err
 	}
 	defer release()
+	log.WithField("run", dir).Info(why)
 	return true, writeResult(dir, runResult{Settings: c.Settings, Skipped: why})
 }
 
