@@ -315,7 +315,7 @@ func searchRule(p Plan) string {
 	}
 	extend := ""
 	if len(s.Extend) > 0 {
-		extend = fmt.Sprintf(", then %s in turn while the best rate so far is the largest tried", floats(s.Extend))
+		extend = fmt.Sprintf(", then %s in turn while the best rate so far is the largest tried", strings.ReplaceAll(floats(s.Extend), ",", ", "))
 	}
 	return fmt.Sprintf("Search: every method at learning rates %s%s (kernel methods without MT-SGD's presets also with score scales %s), "+
 		"%d epochs on %s, seed %d. Choice: the lowest mean over tasks of the validation NLL (MSE for regression) after the last epoch; "+
