@@ -296,3 +296,29 @@ func timeSteps(b *testing.B, e *Trainer, batch *data.Batch, u Update) {
 	}
 	b.StopTimer()
 }
+
+// BenchmarkStepPreset times the LeNet step (5 particles, batch 256) of
+// MT-SGD's authors-params preset (one gradient evaluation, kernels over
+// the parameters) and of its authors preset (heads first, kernels over
+// the features and outputs), the ratio:
+//
+//	go test -tags openblas ./engine -run '^$' -bench StepPreset -benchtime 5x
+func BenchmarkStepPreset(b *testing.B) {
+	rules := func() (particles.Rule, particles.Rule) {
+		return &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.0015, FirstTermOnly: true},
+			&particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.25}
+	}
+	for _, preset := range []string{"authors-params", "authors"} {
+		b.Run(preset, func(b *testing.B) {
+			e, data, _ := lenetStep(b, 5, 256)
+			trunk, head := rules()
+			u := Update{Trunk: trunk, Head: head, Scale: ScoreNormalized}
+			if preset == "authors" {
+				u.Kernel, u.OutputKernel, u.HeadsFirst = KernelOutputs, particles.RBF{Scale: 1}, true
+			}
+			timeSteps(b, e, data, u)
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/step")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}

@@ -24,7 +24,7 @@ func kernelTrainer(t *testing.T) *Trainer {
 	if err := e.in.Load(e.cfg, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.gradients(1, true, nil); err != nil {
+	if err := e.gradients(1, true, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -78,7 +78,7 @@ func TestOutputKernelRepulsionMatchesFiniteDifferences(t *testing.T) {
 		v[l] = old + h
 		defer func() { v[l] = old }()
 		out := NewGrads(e.cfg)
-		if err := machineFor(t, e.cfg).gradients(p, e.in, out); err != nil {
+		if err := machineFor(t, e.cfg).gradients(p, e.in, out, true); err != nil {
 			t.Fatal(err)
 		}
 		if heads {
@@ -273,9 +273,9 @@ func TestHeadsFirstRepulsionReplays(t *testing.T) {
 	}
 	u := newRules()
 	for _, f := range []func() error{
-		func() error { return s.gradients(1, true, nil) },
+		func() error { return s.gradients(1, true, true, nil) },
 		func() error { return s.moveHeads(u, 1) },
-		func() error { return s.gradients(1, false, nil) },
+		func() error { return s.gradients(1, false, true, nil) },
 		func() error { return s.moveTrunks(u, 1) },
 	} {
 		if err := f(); err != nil {

@@ -124,8 +124,11 @@ func NewGrads(cfg *Config) *Grads {
 // gradients evaluates every task's loss on in for particle p and its
 // gradients with respect to the trunk and the task's head, into out. The
 // loss is the batch mean: the graphs weight each real example 1/in.N and
-// padding 0.
-func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
+// padding 0. Without trunk, the trunk gradients of the tasks after the
+// first, which a pass of their own computes, are left as they were: a
+// heads-first step moves the heads on this evaluation and takes the
+// trunks' gradients from another.
+func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool) error {
 	if err := m.trainingGraphs(); err != nil {
 		return err
 	}
@@ -137,7 +140,7 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads) error {
 		}
 		features = append(features, f...)
 	}
-	if m.trunk == nil {
+	if m.trunk == nil || !trunk {
 		return nil
 	}
 	tg := m.trunk

@@ -151,7 +151,7 @@ func (tr *Trainer) Gradients(i int, in *Inputs, out *Grads) error {
 	if err := tr.Sync(); err != nil {
 		return err
 	}
-	return tr.machines[0].gradients(tr.Particles[i], in, out)
+	return tr.machines[0].gradients(tr.Particles[i], in, out, true)
 }
 
 // Config returns the ensemble's configuration.
@@ -230,7 +230,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 	if err := tr.in.Load(tr.cfg, b); err != nil {
 		return nil, err
 	}
-	if err := tr.gradients(step, true, nil); err != nil {
+	if err := tr.gradients(step, true, !u.HeadsFirst, nil); err != nil {
 		return nil, err
 	}
 	if u.HeadsFirst {
@@ -250,7 +250,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 			}
 			u.Kernel = kernelMapped
 		}
-		if err := tr.gradients(step, false, after); err != nil {
+		if err := tr.gradients(step, false, true, after); err != nil {
 			return nil, err
 		}
 		if err := tr.moveTrunks(u, step); err != nil {
@@ -270,14 +270,15 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 
 // gradients evaluates every particle's losses and gradients on the loaded
 // batch into the scores (the graphs write them negated); the losses go to
-// tr.losses if report. after, if not nil, runs on the same worker right
-// after each particle's evaluation.
-func (tr *Trainer) gradients(step int, report bool, after func(w, i int) error) error {
+// tr.losses if report. Without trunk the later tasks' trunk scores are
+// not computed (machine.gradients). after, if not nil, runs on the same
+// worker right after each particle's evaluation.
+func (tr *Trainer) gradients(step int, report, trunk bool, after func(w, i int) error) error {
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	tr.allocateStep()
 	err := tr.parallel(m, func(w, i int) error {
 		g := tr.grads[i]
-		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g); err != nil {
+		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g, trunk); err != nil {
 			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
 		}
 		if after != nil {
