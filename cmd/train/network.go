@@ -100,7 +100,7 @@ func runNetwork(ctx context.Context, o Options) error {
 	f := log.Fields{
 		"dataset": s.Dataset, "method": s.Method, "particles": s.Particles,
 		"epochs": s.Epochs, "batch": s.Batch, "train": r.TrainSet.Len(), "test": r.TestSet.Len(), "model": s.Model,
-		"lr": s.LR, "optimizer": s.Optimizer, "seed": s.Seed, "out": o.Out, "device": o.Device,
+		"lr": s.LR, "optimizer": s.Optimizer, "seed": s.Seed, "out": o.Out, "device": o.Device, "dtype": s.Dtype,
 	}
 	if r.ValidSet != nil {
 		f["valid"] = r.ValidSet.Len()
