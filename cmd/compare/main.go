@@ -723,9 +723,7 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 	case err != nil:
 		return runResult{}, err
 	case ok && !sameRun(res.Settings, s):
-		a, _ := json.Marshal(res.Settings)
-		b, _ := json.Marshal(s)
-		return runResult{}, fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out", dir, a, b)
+		return runResult{}, otherRun(dir, res.Settings, s)
 	case ok && res.Settings.Epochs == s.Epochs:
 		log.WithField("run", dir).Info("finished already")
 		return res, nil
@@ -752,9 +750,7 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 		}
 		asked.Resolve(n) // a saved run records its resolved weights
 		if saved != asked {
-			a, _ := json.Marshal(saved)
-			b, _ := json.Marshal(s)
-			return runResult{}, fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out", dir, a, b)
+			return runResult{}, otherRun(dir, saved, s)
 		}
 		if ck.Epoch >= s.Epochs && ck.Batch == 0 {
 			log.WithField("run", dir).Info("finished already")

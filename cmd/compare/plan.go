@@ -281,7 +281,8 @@ func skipExtension(out string, p Plan, c Cell) (bool, error) {
 
 // searchedOf is a finished search cell as the choice sees it.
 func searchedOf(c Cell, st cellState) (searched, error) {
-	r := searched{Method: c.Method, Candidate: c.Candidate, Diverged: st.Diverged, Skipped: st.Skipped, Criterion: math.Inf(1)}
+	r := searched{Method: c.Method, Candidate: c.Candidate, Diverged: st.Diverged, Skipped: st.Skipped, Criterion: math.Inf(1),
+		Seconds: lastSeconds(st.History)}
 	if st.Diverged != "" || st.Skipped != "" {
 		return r, nil
 	}
@@ -323,6 +324,7 @@ type searchState struct {
 	chosen  map[string]Candidate  // method → its choice, once its search has finished
 	failed  map[string]error      // method → why its finished search chose nothing
 	missing map[string][]string   // method → its unfinished search cells, "I DIR: why"
+	pending map[int]string        // an unfinished search cell's index → "I DIR: why"
 }
 
 // readSearch reads the search cells of p in OUT and makes the choice of
@@ -330,7 +332,7 @@ type searchState struct {
 // alone (criterion).
 func readSearch(out string, p Plan) (searchState, error) {
 	ss := searchState{runs: map[string][]searched{}, chosen: map[string]Candidate{},
-		failed: map[string]error{}, missing: map[string][]string{}}
+		failed: map[string]error{}, missing: map[string][]string{}, pending: map[int]string{}}
 	for _, c := range p.Cells {
 		if c.Stage != stageSearch {
 			continue
@@ -340,7 +342,9 @@ func readSearch(out string, p Plan) (searchState, error) {
 			return ss, fmt.Errorf("cell %d: %w", c.Index, err)
 		}
 		if !st.Done {
-			ss.missing[c.Method] = append(ss.missing[c.Method], fmt.Sprintf("%d %s: %s", c.Index, c.Dir, st.Why))
+			why := fmt.Sprintf("%d %s: %s", c.Index, c.Dir, st.Why)
+			ss.missing[c.Method] = append(ss.missing[c.Method], why)
+			ss.pending[c.Index] = why
 			continue
 		}
 		r, err := searchedOf(c, st)
@@ -390,18 +394,13 @@ func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) 
 		return cellState{}, err
 	}
 	defer l.Release()
-	other := func(saved experiment.Settings) error {
-		a, _ := json.Marshal(saved)
-		b, _ := json.Marshal(asked)
-		return fmt.Errorf("%s holds a run with other settings than cell %d:\n  there: %s\n  plan:  %s", dir, c.Index, a, b)
-	}
 	res, ok, err := readResult(dir)
 	if err != nil {
 		return cellState{}, err
 	}
 	if ok {
 		if !sameRun(res.Settings, asked) {
-			return cellState{}, other(res.Settings)
+			return cellState{}, otherRun(dir, res.Settings, asked)
 		}
 		if res.Settings.Epochs == asked.Epochs {
 			return cellState{Done: true, Lines: lastTest(res.History), History: res.History, Diverged: res.Diverged, Skipped: res.Skipped}, nil
@@ -419,7 +418,7 @@ func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) 
 		return cellState{}, err
 	}
 	if !sameRun(saved, asked) {
-		return cellState{}, other(saved)
+		return cellState{}, otherRun(dir, saved, asked)
 	}
 	if ck.Epoch < asked.Epochs || ck.Batch != 0 {
 		return cellState{Why: fmt.Sprintf("interrupted in epoch %d of %d", ck.Epoch+1, asked.Epochs)}, nil
@@ -460,18 +459,16 @@ func aggregate(o Options, stdout io.Writer) error {
 	histories := map[string][][]experiment.MetricsLine{}
 	var missing, indices, diverged []string
 	var spent float64 // seconds of training and evaluation in the finished cells
+	for _, runs := range ss.runs {
+		for _, r := range runs {
+			spent += r.Seconds
+		}
+	}
 	for _, c := range p.Cells {
 		if c.Stage == stageSearch {
-			for _, r := range ss.runs[c.Method] {
-				if r.Candidate == c.Candidate {
-					spent += lastSeconds(r.Valid)
-				}
-			}
-			for _, m := range ss.missing[c.Method] {
-				if strings.HasPrefix(m, strconv.Itoa(c.Index)+" ") {
-					missing = append(missing, m)
-					indices = append(indices, strconv.Itoa(c.Index))
-				}
+			if why, ok := ss.pending[c.Index]; ok {
+				missing = append(missing, why)
+				indices = append(indices, strconv.Itoa(c.Index))
 			}
 			continue
 		}

@@ -77,3 +77,11 @@ func sameRun(saved, asked experiment.Settings) bool {
 	}
 	return saved == asked
 }
+
+// otherRun is the error for a run directory dir that holds a run saved
+// with settings saved where settings asked were asked for.
+func otherRun(dir string, saved, asked experiment.Settings) error {
+	a, _ := json.Marshal(saved)
+	b, _ := json.Marshal(asked)
+	return fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out, or remove it", dir, a, b)
+}

@@ -179,6 +179,8 @@ type searched struct {
 	// Skipped says why an extension candidate was not tried; its
 	// Criterion is +Inf.
 	Skipped string
+	// Seconds is the run's training and evaluation time.
+	Seconds float64
 }
 
 // criterion is the choice's figure of a search run: the mean over tasks
