@@ -61,7 +61,9 @@
 // The search runs go to OUT/search/METHOD-lrRATE[-SCALE], the final ones
 // to OUT/METHOD-seedS; the tables name each method's choice, and OUT
 // also gets search.md (every candidate's validation figures),
-// summary.md (a line per method, a column per task) and
+// summary.md (a line per method, a column per task; then, per task and
+// metric, MT-SGD against the best other method, and whether the gap is
+// larger than the sum of their seed standard deviations) and
 // compare-time.png (test NLL against seconds of training, mean ± sd over
 // the seeds). Default methods: mtsgd:authors-params, linear, mgda,
 // pareto-mtl, moo-svgd, single; -lr is refused (-lrs gives the
@@ -671,6 +673,9 @@ func writeTables(o Options, results map[string][][]experiment.MetricsLine, chose
 	files := map[string]string{"compare.md": md, "compare.csv": csv}
 	if chosen != nil {
 		files[SummaryFile] = summary(o.Dataset, o.Methods, rows, chosen)
+		if v := verdict(o.Methods, rows); v != "" {
+			files[SummaryFile] += "\n" + v
+		}
 	}
 	for name, text := range files {
 		path := filepath.Join(o.Out, name)
