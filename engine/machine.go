@@ -132,6 +132,14 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool) err
 	if err := m.trainingGraphs(); err != nil {
 		return err
 	}
+	// The K trunk passes read the same patches: their small layers'
+	// filter gradients are one product each, after the last pass.
+	stack := trunk && stackFilterGrads && m.trunk != nil && m.trunk.replayed && out.rows == nil && m.cfg.Device == nil
+	if stack {
+		rec := m.steps[0].trunkOps
+		rec.StackFilterGrads(len(m.cfg.Tasks))
+		defer rec.StackFilterGrads(0)
+	}
 	var features []*ops.Kept // per task j ≥ 1, with a trunk
 	for _, sg := range m.steps {
 		f, err := m.runStep(sg, p, in, out)
@@ -168,7 +176,88 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool) err
 			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
 		}
 	}
+	if stack {
+		return m.putStackedFilterGrads(out)
+	}
 	return nil
+}
+
+// stackFilterGrads is whether machine.gradients stacks the trunk passes'
+// filter gradients (ops.Recording.StackFilterGrads); tests turn it off to
+// compare.
+var stackFilterGrads = true
+
+// putStackedFilterGrads computes the filter gradients the trunk passes
+// stacked and writes each task's into its place in out, as the passes
+// wrote the other gradients (negated for scores, in float32 for float32
+// scores), noting any that is not finite.
+func (m *machine) putStackedFilterGrads(out *Grads) error {
+	if err := m.steps[0].trunkOps.FlushFilterGrads(); err != nil {
+		return err
+	}
+	params := m.cfg.Model.TrunkParams()
+	for j := range m.cfg.Tasks {
+		nodes := m.trunk.trunkGrad
+		if j == 0 {
+			nodes = m.steps[0].trunkGrad
+		}
+		offset := 0
+		for i, n := range nodes {
+			size := models.Size(params[i : i+1])
+			if v, ok := ops.StackedFilterGrad(n, j); ok {
+				finite := true
+				var err error
+				switch {
+				case out.scores && out.trunk32 != nil:
+					finite, err = negateAny(v, out.trunk32[j][offset:offset+size])
+				case out.scores:
+					finite, err = negateAny(v, out.Trunk[j][offset:offset+size])
+				default:
+					err = copyAny(v, out.Trunk[j][offset:offset+size])
+				}
+				if err != nil {
+					return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
+				}
+				if !finite {
+					out.notFinite[j][0] = true
+				}
+			}
+			offset += size
+		}
+	}
+	return nil
+}
+
+// negateAny is negateInto for src a []float32 or []float64.
+func negateAny[D float](src any, dst []D) (bool, error) {
+	switch s := src.(type) {
+	case []float32:
+		return negateInto(s, dst)
+	case []float64:
+		return negateInto(s, dst)
+	}
+	return false, fmt.Errorf("engine: gradient of type %T", src)
+}
+
+// copyAny copies src, a []float32 or []float64, into dst.
+func copyAny(src any, dst []float64) error {
+	switch s := src.(type) {
+	case []float32:
+		if len(s) == len(dst) {
+			for i, v := range s {
+				dst[i] = float64(v)
+			}
+			return nil
+		}
+	case []float64:
+		if len(s) == len(dst) {
+			copy(dst, s)
+			return nil
+		}
+	default:
+		return fmt.Errorf("engine: gradient of type %T", src)
+	}
+	return fmt.Errorf("engine: a stacked gradient for %d values", len(dst))
 }
 
 // putTrunkScore writes the negated values of nodes, on dev (nil: the

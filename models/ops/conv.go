@@ -243,6 +243,10 @@ type convOp struct {
 	twin      *convOp // the recorded op this one replays (see Record)
 	out       buffer
 	state     any // *convState[T]
+	// Filter gradients stacked over runs (StackFilterGrads): how many
+	// runs are armed, how many kept their output gradient, and how many
+	// the last flush computed.
+	stackRuns, stackFilled, stackDone int
 }
 
 // convState is what a convolution keeps between runs, in its dtype.
@@ -251,6 +255,9 @@ type convState[T float] struct {
 	input scratch[T] // a leaf input's values when cols were made from it
 	prod  scratch[T] // o × chunk·positions(): filters · patches
 	dcols scratch[T] // rows() × chunk·positions(): patches' gradient
+	// With stacked filter gradients: the runs' output gradients (runs·o ×
+	// n·positions()) and their filter gradients (runs·o × rows()).
+	stack, stackDW scratch[T]
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -440,6 +447,13 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	g := op.fwd.g
+	if op.fwd.stackRuns > 0 {
+		// Stacked: FlushFilterGrads computes it with the other runs'.
+		if err := op.fwd.keep(gm); err != nil {
+			return nil, err
+		}
+		return op.out.get(gm.Dtype(), true, g.o, g.c, g.k, g.k), nil
+	}
 	out := op.out.get(gm.Dtype(), false, g.o, g.c, g.k, g.k)
 	np := g.n * g.positions()
 	switch gm.Dtype() {

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/gonum"
+	"gorgonia.org/tensor"
+)
+
+// Stacking the trunk passes' filter gradients (ops.Recording.
+// StackFilterGrads) changes no step: two ensembles from one seed, one
+// stacking and one not, take three MT-SGD steps on the same batches
+// (float32 graphs: float32 trunk scores; float64: float64 scores) and
+// must hold the same particles, and Gradients (unnegated float64
+// gradients) the same values. With gonum's BLAS (the tests' build) each
+// filter-gradient entry is the same dot product in the same order, so
+// they must agree to the bit. OpenBLAS splits a product differently when
+// it has more rows, so there the sums' order changes: the bound is then
+// relative to the vectors' norms, 1e-5 in float32 (a few units of
+// rounding on sums of 10⁴-10⁵ terms) and 1e-12 in float64.
+func TestStackedFilterGradsChangeNothing(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			var bitwise bool
+			tol := 1e-12
+			if dt == tensor.Float32 {
+				_, bitwise = blas32.Implementation().(gonum.Implementation)
+				tol = 1e-5
+			} else {
+				_, bitwise = blas64.Implementation().(gonum.Implementation)
+			}
+			same := func(what string, got, want []float64) {
+				t.Helper()
+				if bitwise {
+					if !slices.Equal(got, want) {
+						t.Errorf("%s: stacked differs from unstacked", what)
+					}
+					return
+				}
+				var d, n float64
+				for i := range got {
+					d += (got[i] - want[i]) * (got[i] - want[i])
+					n += want[i] * want[i]
+				}
+				if math.Sqrt(d) > tol*math.Sqrt(n) {
+					t.Errorf("%s: stacked differs from unstacked by %.3g of the norm", what, math.Sqrt(d/n))
+				}
+			}
+			defer func(old bool) { stackFilterGrads = old }(stackFilterGrads)
+			run := func(stack bool) (*Trainer, *Grads) {
+				stackFilterGrads = stack
+				e := newTrainerOf(t, dt, 3, 8, 0.05)
+				rng := rand.New(rand.NewPCG(30, 0))
+				for range 3 {
+					if _, err := e.Step(randomBatch(rng, 8, 2), mtsgdUpdate()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				g := NewGrads(e.cfg)
+				if err := e.Gradients(1, load(t, e.cfg, randomBatch(rng, 8, 2)), g); err != nil {
+					t.Fatal(err)
+				}
+				return e, g
+			}
+			stacked, gs := run(true)
+			plain, gp := run(false)
+			for i := range stacked.Particles {
+				same("trunk", stacked.Particles[i].Trunk, plain.Particles[i].Trunk)
+				for j := range stacked.Particles[i].Heads {
+					same("head", stacked.Particles[i].Heads[j], plain.Particles[i].Heads[j])
+				}
+			}
+			for j := range gs.Trunk {
+				same("trunk gradient", gs.Trunk[j], gp.Trunk[j])
+				if slices.Equal(gs.Trunk[j], gp.Trunk[j]) && j > 0 && slices.Equal(gs.Trunk[j], gs.Trunk[0]) {
+					t.Errorf("task %d's trunk gradient is task 0's", j)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,69 @@
+package ops
+
+import (
+	"fmt"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+
+	_ "github.com/mtsgd/mtsgd/internal/openblas" // the BLAS of the README's build, with -tags openblas
+)
+
+// BenchmarkLeNetProducts times the matrix products of LeNet's
+// convolutions at batch 256 as a step makes them, one particle and one
+// task at a time (o = the layer's filters), and as they would be with
+// the products of several tasks (filter gradients) or, for the first
+// layer, whose patches are the images' and so the same for every
+// particle, of several particles stacked into one product. It reports
+// the arithmetic rate, to say what stacking would gain
+// (docs/performance.md):
+//
+//	go test -tags openblas ./models/ops -run '^$' -bench LeNetProducts -benchtime 5x
+func BenchmarkLeNetProducts(b *testing.B) {
+	const batch = 256
+	for _, c := range []struct {
+		layer       string
+		rows, cols  int // the patch matrix: C·k·k × batch·positions
+		filters     int
+		stacks      []int // how many particles or tasks stacked
+		filterGrad  bool  // G·Pᵀ (o × rows) rather than W·P (o × cols)
+		stackedWhat string
+	}{
+		{"conv1-forward", 81, batch * 28 * 28, 10, []int{1, 5}, false, "particles"},
+		{"conv1-filter-grad", 81, batch * 28 * 28, 10, []int{1, 2, 10}, true, "particles×tasks"},
+		{"conv2-forward", 250, batch * 10 * 10, 20, []int{1}, false, ""},
+		{"conv2-filter-grad", 250, batch * 10 * 10, 20, []int{1, 2}, true, "tasks"},
+	} {
+		patches := make([]float32, c.rows*c.cols)
+		for i := range patches {
+			patches[i] = float32(i%13)/13 - 0.5
+		}
+		for _, s := range c.stacks {
+			o := c.filters * s
+			b.Run(fmt.Sprintf("%s/o=%d", c.layer, o), func(b *testing.B) {
+				if c.filterGrad {
+					g := make([]float32, o*c.cols)
+					for i := range g {
+						g[i] = float32(i%7)/7 - 0.5
+					}
+					dw := make([]float32, o*c.rows)
+					for range b.N {
+						gemm(blas.NoTrans, blas.Trans, o, c.rows, c.cols, g, c.cols, patches, c.cols, 0, dw, c.rows)
+					}
+				} else {
+					w := make([]float32, o*c.rows)
+					for i := range w {
+						w[i] = float32(i%5)/5 - 0.5
+					}
+					prod := make([]float32, o*c.cols)
+					for range b.N {
+						gemm(blas.NoTrans, blas.NoTrans, o, c.cols, c.rows, w, c.rows, patches, c.cols, 0, prod, c.cols)
+					}
+				}
+				flops := 2 * float64(o) * float64(c.rows) * float64(c.cols) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/float64(s)*1e3, "ms/product")
+			})
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package ops
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/blas"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// StackMaxFilters is the most filters a convolution may have for its
+// filter gradients to be stacked (StackFilterGrads). A layer with few
+// filters makes a filter-gradient product with few rows, which runs far
+// below the machine's rate and reads the whole patch matrix for little
+// arithmetic; stacking K runs' output gradients gives one product with K
+// times the rows, which reads the patches once (on LeNet's layers, 10 and
+// 20 filters, two tasks' products took about the time of one; see
+// BenchmarkLeNetProducts). Wider layers gain little and their stacks
+// would cost memory.
+const StackMaxFilters = 63
+
+// StackFilterGrads arms r for the next runs runs (runs ≥ 2) of graphs
+// that record or replay it: the filter gradient of each of its
+// convolutions with at most StackMaxFilters filters is not multiplied
+// out at each run. The run's output gradient is kept in its place in a
+// stack, in the order of the runs, the gradient node holds zeros, and
+// FlushFilterGrads then computes every run's filter gradient in one
+// product per convolution (StackedFilterGrad reads them). Package engine
+// arms it for the K trunk passes of a particle's step: the step graph's,
+// for the first task, then the trunk graph's for each other, all
+// reading the same patches.
+//
+// The products are the same to the bit as one per run: each filter
+// gradient's entry is the same dot product over the batch's positions,
+// whatever the number of rows (TestStackedFilterGrads). runs = 0
+// disarms r without computing anything.
+func (r *Recording) StackFilterGrads(runs int) {
+	for _, op := range r.ops {
+		c, ok := op.(*convOp)
+		if !ok || c.dev != nil || !c.keepCols || c.g.o > StackMaxFilters {
+			continue
+		}
+		c.stackRuns, c.stackFilled, c.stackDone = runs, 0, 0
+	}
+}
+
+// FlushFilterGrads computes the filter gradients r's armed convolutions
+// kept since StackFilterGrads, and disarms r. It fails unless every
+// armed convolution kept as many runs as it was armed for.
+func (r *Recording) FlushFilterGrads() error {
+	var err error
+	for _, op := range r.ops {
+		c, ok := op.(*convOp)
+		if !ok || c.stackRuns == 0 {
+			continue
+		}
+		runs, filled := c.stackRuns, c.stackFilled
+		c.stackRuns, c.stackFilled = 0, 0
+		if filled != runs {
+			if err == nil {
+				err = fmt.Errorf("ops: %s: %d of the %d stacked runs kept their filter gradients", c.name, filled, runs)
+			}
+			continue
+		}
+		switch st := c.state.(type) {
+		case *convState[float32]:
+			flushStack(c.g, st, runs)
+		case *convState[float64]:
+			flushStack(c.g, st, runs)
+		}
+		c.stackDone = runs
+	}
+	return err
+}
+
+// flushStack is ∂L/∂w of every run at once: the runs' output gradients
+// (runs·O × n·positions) times the patches' transpose.
+func flushStack[T float](g geometry, st *convState[T], runs int) {
+	np := g.n * g.positions()
+	dw := st.stackDW.get(runs * g.o * g.rows())
+	gemm(blas.NoTrans, blas.Trans, runs*g.o, g.rows(), np, st.stack.get(runs*g.o*np), np, st.cols, np, 0, dw, g.rows())
+}
+
+// keep stores the output gradient gm of one run in the stack, in place
+// of computing its filter gradient.
+func (c *convOp) keep(gm *tensor.Dense) error {
+	if c.stackFilled >= c.stackRuns {
+		return fmt.Errorf("ops: %s: more runs than the %d stacked", c.name, c.stackRuns)
+	}
+	size := c.g.o * c.g.n * c.g.positions()
+	switch gm.Dtype() {
+	case tensor.Float32:
+		st := state[convState[float32]](&c.state)
+		copy(st.stack.get(c.stackRuns * size)[c.stackFilled*size:], data[float32](gm))
+	default:
+		st := state[convState[float64]](&c.state)
+		copy(st.stack.get(c.stackRuns * size)[c.stackFilled*size:], data[float64](gm))
+	}
+	c.stackFilled++
+	return nil
+}
+
+// StackedFilterGrad returns, after FlushFilterGrads, run's filter
+// gradient for the gradient node n ([]float32 or []float64, the filters'
+// values in order), or false when n is not the filter gradient of a
+// convolution whose runs were stacked.
+func StackedFilterGrad(n *gorgonia.Node, run int) (any, bool) {
+	op, ok := n.Op().(*convGradFilters)
+	if !ok {
+		return nil, false
+	}
+	c := op.fwd
+	if run < 0 || run >= c.stackDone {
+		return nil, false
+	}
+	size := c.g.o * c.g.rows()
+	switch st := c.state.(type) {
+	case *convState[float32]:
+		return []float32(st.stackDW[run*size : (run+1)*size]), true
+	case *convState[float64]:
+		return []float64(st.stackDW[run*size : (run+1)*size]), true
+	}
+	return nil, false
+}
