@@ -355,8 +355,11 @@ func copyResults(t *testing.T, src, dst string) {
 
 // The README's tuned tables are what -aggregate makes of the committed
 // result files: for every sweep under docs/results, a copy of its plan and
-// result files is aggregated here, and the README must hold the summary
-// table exactly once any final run has finished.
+// result files is aggregated here, and once every cell of the sweep has
+// finished the README must hold its summary exactly. A sweep still
+// running (scripts/tuned-sweep --commit commits each cell as it
+// finishes) is reported in docs/results-tuned.md, not the README, so
+// that main stays green between its cells.
 func TestREADMEShowsTunedResults(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
@@ -372,15 +375,16 @@ func TestREADMEShowsTunedResults(t *testing.T) {
 		src := filepath.Dir(plan)
 		out := t.TempDir()
 		copyResults(t, src, out)
-		if err := aggregate(Options{Out: out}, &bytes.Buffer{}); err != nil && !errors.Is(err, errMissing) {
+		err := aggregate(Options{Out: out}, &bytes.Buffer{})
+		if errors.Is(err, errMissing) {
+			continue // cells still to run
+		}
+		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
 		summary, err := os.ReadFile(filepath.Join(out, SummaryFile))
 		if err != nil {
 			t.Fatal(err)
-		}
-		if strings.Count(string(summary), "\n") <= 2 {
-			continue // no final run yet: a header alone
 		}
 		if !bytes.Contains(readme, summary) {
 			t.Errorf("README.md does not show the table of %s as compare -aggregate makes it:\n%s", src, summary)
