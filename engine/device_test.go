@@ -89,12 +89,12 @@ func TestGradientsOnDevice(t *testing.T) {
 					b := c.batch(rng, c.n)
 					want, got := NewGrads(cpu), NewGrads(&onDev)
 					mc, md := newTestMachine(t, cpu), newTestMachine(t, &onDev)
-					if err := mc.gradients(p, load(t, cpu, b), want, true); err != nil {
+					if err := mc.gradients(p, load(t, cpu, b), want, true, nil); err != nil {
 						t.Fatal(err)
 					}
 					// Twice: the second run reuses every buffer.
 					for range 2 {
-						if err := md.gradients(p, load(t, &onDev, b), got, true); err != nil {
+						if err := md.gradients(p, load(t, &onDev, b), got, true, nil); err != nil {
 							t.Fatal(err)
 						}
 					}

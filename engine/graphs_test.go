@@ -87,7 +87,7 @@ func machineFor(t *testing.T, cfg *Config) *machine {
 func gradients(t *testing.T, p *Particle, in *Inputs, task int) grads {
 	t.Helper()
 	out := NewGrads(in.cfg)
-	if err := machineFor(t, in.cfg).gradients(p, in, out, true); err != nil {
+	if err := machineFor(t, in.cfg).gradients(p, in, out, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	return grads{loss: out.Loss[task], trunk: out.Trunk[task], head: out.Head[task]}

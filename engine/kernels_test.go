@@ -24,7 +24,7 @@ func kernelTrainer(t *testing.T) *Trainer {
 	if err := e.in.Load(e.cfg, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.gradients(1, true, true, nil); err != nil {
+	if err := e.gradients(1, true, true, false); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -78,7 +78,7 @@ func TestOutputKernelRepulsionMatchesFiniteDifferences(t *testing.T) {
 		v[l] = old + h
 		defer func() { v[l] = old }()
 		out := NewGrads(e.cfg)
-		if err := machineFor(t, e.cfg).gradients(p, e.in, out, true); err != nil {
+		if err := machineFor(t, e.cfg).gradients(p, e.in, out, true, nil); err != nil {
 			t.Fatal(err)
 		}
 		if heads {
@@ -207,7 +207,7 @@ func TestOutputKernelSmoothing(t *testing.T) {
 // trunk then follows the mean of its task gradients taken through the
 // moved heads, recomputed here on a copy of the particle whose heads were
 // moved by hand. The trunk gradients at the old heads give another answer.
-// Tolerance 1e-12.
+// The losses the step reports are those at the old heads. Tolerance 1e-12.
 func TestHeadsFirstOrder(t *testing.T) {
 	const m, lr = 3, 0.5
 	e := newTestTrainer(t, m, 4, lr)
@@ -215,9 +215,11 @@ func TestHeadsFirstOrder(t *testing.T) {
 	in := load(t, e.cfg, b)
 	want := make([][]float64, m)
 	stale := make([][]float64, m)
+	var losses [2][]float64 // the losses the step must report: at the old heads
 	for i, p := range e.Particles {
 		moved := &Particle{Trunk: slices.Clone(p.Trunk), Stats: p.Stats}
 		old := [2]grads{gradients(t, p, in, 0), gradients(t, p, in, 1)}
+		losses[0], losses[1] = append(losses[0], old[0].loss), append(losses[1], old[1].loss)
 		for j := range 2 {
 			h := slices.Clone(p.Heads[j])
 			for d := range h {
@@ -234,8 +236,16 @@ func TestHeadsFirstOrder(t *testing.T) {
 		}
 	}
 	u := Update{Trunk: &particles.Linear{}, Head: &particles.Linear{}, HeadsFirst: true}
-	if _, err := e.Step(b, u); err != nil {
+	got, err := e.Step(b, u)
+	if err != nil {
 		t.Fatal(err)
+	}
+	for j := range 2 {
+		for i := range m {
+			if math.Abs(got[j][i]-losses[j][i]) > 1e-12 {
+				t.Errorf("task %d particle %d: the step reports loss %.15g, want %.15g (at the old heads)", j, i, got[j][i], losses[j][i])
+			}
+		}
 	}
 	differs := false
 	for i, p := range e.Particles {
@@ -273,9 +283,9 @@ func TestHeadsFirstRepulsionReplays(t *testing.T) {
 	}
 	u := newRules()
 	for _, f := range []func() error{
-		func() error { return s.gradients(1, true, true, nil) },
+		func() error { return s.gradients(1, true, true, false) },
 		func() error { return s.moveHeads(u, 1) },
-		func() error { return s.gradients(1, false, true, nil) },
+		func() error { return s.gradients(1, false, true, false) },
 		func() error { return s.moveTrunks(u, 1) },
 	} {
 		if err := f(); err != nil {

@@ -21,7 +21,10 @@ type machine struct {
 	// symbolically differentiable ops (its own max-pooling's, for one), and
 	// without a trunk each head holds its own layers.
 	steps []*stepGraph
-	trunk *trunkGraph // nil with one task or no trunk parameters
+	// headSteps is the heads-only step graph, built when first needed,
+	// for a heads-first step's first evaluation (a model with a trunk).
+	headSteps *stepGraph
+	trunk     *trunkGraph // nil with one task or no trunk parameters
 	// Built when first needed, for the kernels over outputs: a trunk
 	// graph that runs its own forward pass (m.trunk itself unless that
 	// one replays), and each task's head graph.
@@ -56,14 +59,14 @@ func (m *machine) trainingGraphs() error {
 	}
 	var steps []*stepGraph
 	if len(cfg.Model.TrunkParams()) > 0 {
-		sg, err := newStepGraph(cfg, all)
+		sg, err := newStepGraph(cfg, all, false)
 		if err != nil {
 			return err
 		}
 		steps = append(steps, sg)
 	} else {
 		for _, j := range all {
-			sg, err := newStepGraph(cfg, []int{j})
+			sg, err := newStepGraph(cfg, []int{j}, false)
 			if err != nil {
 				return err
 			}
@@ -124,31 +127,59 @@ func NewGrads(cfg *Config) *Grads {
 // gradients evaluates every task's loss on in for particle p and its
 // gradients with respect to the trunk and the task's head, into out. The
 // loss is the batch mean: the graphs weight each real example 1/in.N and
-// padding 0. Without trunk, the trunk gradients of the tasks after the
-// first, which a pass of their own computes, are left as they were: a
+// padding 0. Without trunk, a heads-only step graph runs in place of the
+// step graph and the trunk gradients are left as they were: a
 // heads-first step moves the heads on this evaluation and takes the
-// trunks' gradients from another.
-func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool) error {
+// trunks' gradients from another. With extra (and trunk), one more
+// vector-Jacobian product of the trunk on the same batch follows the
+// tasks' (the kernel's repulsion, mapped from the features' space).
+func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, extra *vjpRequest) error {
 	if err := m.trainingGraphs(); err != nil {
 		return err
 	}
-	// The K trunk passes read the same patches: their small layers'
-	// filter gradients are one product each, after the last pass.
+	// The K trunk passes (and extra's) read the same patches: their small
+	// layers' filter gradients are one product each, after the last pass.
 	stack := trunk && stackFilterGrads && m.trunk != nil && m.trunk.replayed && out.rows == nil && m.cfg.Device == nil
 	if stack {
 		rec := m.steps[0].trunkOps
-		rec.StackFilterGrads(len(m.cfg.Tasks))
+		runs := len(m.cfg.Tasks)
+		if extra != nil {
+			runs++
+		}
+		rec.StackFilterGrads(runs)
 		defer rec.StackFilterGrads(0)
 	}
+	steps := m.steps
+	if !trunk && len(m.cfg.Model.TrunkParams()) > 0 {
+		// Only the heads' gradients are wanted: a graph without the
+		// trunk's backward pass computes them.
+		if m.headSteps == nil {
+			sg, err := newStepGraph(m.cfg, steps[0].tasks, true)
+			if err != nil {
+				return err
+			}
+			m.headSteps = sg
+		}
+		steps = []*stepGraph{m.headSteps}
+		for j := range out.notFinite {
+			out.notFinite[j][0] = false
+		}
+	}
 	var features []*ops.Kept // per task j ≥ 1, with a trunk
-	for _, sg := range m.steps {
+	for _, sg := range steps {
 		f, err := m.runStep(sg, p, in, out)
 		if err != nil {
 			return err
 		}
 		features = append(features, f...)
 	}
-	if m.trunk == nil || !trunk {
+	if !trunk {
+		return nil
+	}
+	if m.trunk == nil {
+		if extra != nil {
+			return m.trunkVJPAfter(p, in, extra.upstream, extra.dst)
+		}
 		return nil
 	}
 	tg := m.trunk
@@ -176,11 +207,23 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool) err
 			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
 		}
 	}
-	if stack {
-		return m.putStackedFilterGrads(out)
+	switch {
+	case stack && extra != nil:
+		if err := tg.vjp(extra.upstream, extra.dst); err != nil {
+			return err
+		}
+		return m.putStackedFilterGrads(out, extra.dst)
+	case stack:
+		return m.putStackedFilterGrads(out, nil)
+	case extra != nil:
+		return m.trunkVJPAfter(p, in, extra.upstream, extra.dst)
 	}
 	return nil
 }
+
+// vjpRequest asks machine.gradients for one more vector-Jacobian product
+// of the trunk: the gradient of ⟨features, upstream⟩ into dst.
+type vjpRequest struct{ upstream, dst []float64 }
 
 // stackFilterGrads is whether machine.gradients stacks the trunk passes'
 // filter gradients (ops.Recording.StackFilterGrads); tests turn it off to
@@ -190,13 +233,18 @@ var stackFilterGrads = true
 // putStackedFilterGrads computes the filter gradients the trunk passes
 // stacked and writes each task's into its place in out, as the passes
 // wrote the other gradients (negated for scores, in float32 for float32
-// scores), noting any that is not finite.
-func (m *machine) putStackedFilterGrads(out *Grads) error {
+// scores), noting any that is not finite; then, with extra, the extra
+// pass's into it, as they are.
+func (m *machine) putStackedFilterGrads(out *Grads, extra []float64) error {
 	if err := m.steps[0].trunkOps.FlushFilterGrads(); err != nil {
 		return err
 	}
 	params := m.cfg.Model.TrunkParams()
-	for j := range m.cfg.Tasks {
+	runs := len(m.cfg.Tasks)
+	if extra != nil {
+		runs++
+	}
+	for j := range runs {
 		nodes := m.trunk.trunkGrad
 		if j == 0 {
 			nodes = m.steps[0].trunkGrad
@@ -208,6 +256,8 @@ func (m *machine) putStackedFilterGrads(out *Grads) error {
 				finite := true
 				var err error
 				switch {
+				case j == len(m.cfg.Tasks):
+					err = copyAny(v, extra[offset:offset+size])
 				case out.scores && out.trunk32 != nil:
 					finite, err = negateAny(v, out.trunk32[j][offset:offset+size])
 				case out.scores:
@@ -216,7 +266,7 @@ func (m *machine) putStackedFilterGrads(out *Grads) error {
 					err = copyAny(v, out.Trunk[j][offset:offset+size])
 				}
 				if err != nil {
-					return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
+					return fmt.Errorf("stacked trunk gradient %d: %w", j, err)
 				}
 				if !finite {
 					out.notFinite[j][0] = true

@@ -102,7 +102,7 @@ func TestResNetEvaluationUsesRunningStatistics(t *testing.T) {
 	initial := slices.Clone(p.Stats)
 	g := NewGrads(cfg)
 	mc := machineFor(t, cfg)
-	if err := mc.gradients(p, in, g, true); err != nil {
+	if err := mc.gradients(p, in, g, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	train := g.Loss[0]

@@ -12,14 +12,17 @@ import (
 )
 
 // stepGraph computes every task's loss on a batch and the gradients of
-// the package doc.
+// the package doc; a heads-only one computes only the heads' gradients
+// (a heads-first step's first evaluation, whose trunk gradients another
+// replaces).
 type stepGraph struct {
-	tasks  []int // the tasks it computes; the slices below follow them
-	g      *gorgonia.ExprGraph
-	dev    *ops.Device // nil on the CPU
-	vm     gorgonia.VM
-	vals   *values
-	inputs []binding // x, weight, then each task's target
+	tasks     []int // the tasks it computes; the slices below follow them
+	headsOnly bool
+	g         *gorgonia.ExprGraph
+	dev       *ops.Device // nil on the CPU
+	vm        gorgonia.VM
+	vals      *values
+	inputs    []binding // x, weight, then each task's target
 	// Copied out as a run computes them (gorgonia.Read, ops.Keep): the
 	// tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
@@ -33,9 +36,9 @@ type stepGraph struct {
 	trunkOps     *ops.Recording // the trunk's ops, for the trunk graph to replay
 }
 
-func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
+func newStepGraph(cfg *Config, only []int, headsOnly bool) (*stepGraph, error) {
 	g := gorgonia.NewGraph()
-	sg := &stepGraph{g: g, tasks: only}
+	sg := &stepGraph{g: g, tasks: only, headsOnly: headsOnly}
 	if cfg.Device != nil {
 		sg.dev = ops.OnDevice(g, cfg.Device)
 	}
@@ -71,7 +74,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 		target := targetNode(g, cfg, tj)
 		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev})
 		in := features
-		if j > 0 && len(trunk) > 0 {
+		if j > 0 && len(trunk) > 0 && !headsOnly {
 			// Task j's own copy of the features.
 			if in, err = ops.Copy(features); err != nil {
 				return nil, err
@@ -87,7 +90,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 			return nil, fmt.Errorf("engine: task %s loss: %w", t.Name, err)
 		}
 		tasks[j].wrt = heads[tj]
-		if j == 0 {
+		if j == 0 && !headsOnly {
 			tasks[j].wrt = append(slices.Clone(trunk), heads[tj]...)
 		} else if tasks[j].features != nil {
 			tasks[j].wrt = append([]*gorgonia.Node{in}, heads[tj]...)
@@ -107,7 +110,7 @@ func newStepGraph(cfg *Config, only []int) (*stepGraph, error) {
 			return nil, fmt.Errorf("engine: task %s gradient: %w", cfg.Tasks[only[j]].Name, err)
 		}
 		switch {
-		case j == 0:
+		case j == 0 && !headsOnly:
 			sg.trunkGrad, grads = grads[:len(trunk)], grads[len(trunk):]
 		case tasks[j].features != nil:
 			featureGrads[j], grads = grads[0], grads[1:]
@@ -184,6 +187,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 			}
 		}
 		switch j := sg.tasks[0]; {
+		case sg.headsOnly:
 		case out.rows != nil:
 			if err := storeTo(sg.dev, sg.trunkGrad, out.rows.trunkScore[j], -1); err != nil {
 				return err

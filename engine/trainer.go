@@ -151,7 +151,7 @@ func (tr *Trainer) Gradients(i int, in *Inputs, out *Grads) error {
 	if err := tr.Sync(); err != nil {
 		return err
 	}
-	return tr.machines[0].gradients(tr.Particles[i], in, out, true)
+	return tr.machines[0].gradients(tr.Particles[i], in, out, true, nil)
 }
 
 // Config returns the ensemble's configuration.
@@ -230,7 +230,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 	if err := tr.in.Load(tr.cfg, b); err != nil {
 		return nil, err
 	}
-	if err := tr.gradients(step, true, !u.HeadsFirst, nil); err != nil {
+	if err := tr.gradients(step, true, !u.HeadsFirst, false); err != nil {
 		return nil, err
 	}
 	if u.HeadsFirst {
@@ -242,15 +242,13 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 		// have not changed, so their kernel is known before that pass,
 		// and each particle's repulsion is mapped right after its
 		// gradients, while its trunk's forward pass is at hand.
-		var after func(w, i int) error
+		repulsion := false
 		if u.Kernel == KernelOutputs && len(tr.trunks[0]) > 0 {
 			tr.evaluateTrunkKernel(u.OutputKernel)
-			after = func(w, i int) error {
-				return tr.machines[w].trunkVJPAfter(tr.Particles[i], tr.in, tr.kernels.upstream[i], tr.kernels.trunk.Repulsion[i])
-			}
+			repulsion = true
 			u.Kernel = kernelMapped
 		}
-		if err := tr.gradients(step, false, true, after); err != nil {
+		if err := tr.gradients(step, false, true, repulsion); err != nil {
 			return nil, err
 		}
 		if err := tr.moveTrunks(u, step); err != nil {
@@ -270,21 +268,22 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 
 // gradients evaluates every particle's losses and gradients on the loaded
 // batch into the scores (the graphs write them negated); the losses go to
-// tr.losses if report. Without trunk the later tasks' trunk scores are
-// not computed (machine.gradients). after, if not nil, runs on the same
-// worker right after each particle's evaluation.
-func (tr *Trainer) gradients(step int, report, trunk bool, after func(w, i int) error) error {
+// tr.losses if report. Without trunk the trunk scores are not computed
+// (machine.gradients). With repulsion, each particle's trunk repulsion
+// is mapped from the features' space (tr.kernels, see
+// evaluateTrunkKernel) with its trunk's gradients, while its forward
+// pass is at hand.
+func (tr *Trainer) gradients(step int, report, trunk, repulsion bool) error {
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	tr.allocateStep()
 	err := tr.parallel(m, func(w, i int) error {
 		g := tr.grads[i]
-		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g, trunk); err != nil {
-			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
+		var extra *vjpRequest
+		if repulsion {
+			extra = &vjpRequest{upstream: tr.kernels.upstream[i], dst: tr.kernels.trunk.Repulsion[i]}
 		}
-		if after != nil {
-			if err := after(w, i); err != nil {
-				return fmt.Errorf("step %d, particle %d: %w", step, i, err)
-			}
+		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g, trunk, extra); err != nil {
+			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
 		}
 		for j := range k {
 			if report {
