@@ -258,6 +258,7 @@ type convState[T float] struct {
 	// With stacked filter gradients: the runs' output gradients (runs·o ×
 	// n·positions()) and their filter gradients (runs·o × rows()).
 	stack, stackDW scratch[T]
+	slots          []*tensor.Dense // tensors over the stack's runs
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -362,7 +363,7 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 		}
 	}
 	src.keepCols = true
-	gm, err := gorgonia.ApplyOp(&convGradMatrix{base: op.derive(op.name+"∂out", 4, 2), g: op.g}, grad)
+	gm, err := gorgonia.ApplyOp(&convGradMatrix{base: op.derive(op.name+"∂out", 4, 2), g: op.g, fwd: src}, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -390,6 +391,7 @@ type convGradMatrix struct {
 	base
 	gpu onGPU // on a device: see deviceDo
 	g   geometry
+	fwd *convOp // whose stack, when armed, it writes into (StackFilterGrads)
 	out buffer
 }
 
@@ -405,7 +407,10 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := op.out.get(grad.Dtype(), false, op.g.o, op.g.n*op.g.positions())
+	out := op.fwd.nextSlot(grad.Dtype()) // the stack's next run, if armed
+	if out == nil {
+		out = op.out.get(grad.Dtype(), false, op.g.o, op.g.n*op.g.positions())
+	}
 	switch grad.Dtype() {
 	case tensor.Float32:
 		toChannelMajor(op.g, data[float32](grad), data[float32](out))

@@ -82,21 +82,62 @@ func flushStack[T float](g geometry, st *convState[T], runs int) {
 }
 
 // keep stores the output gradient gm of one run in the stack, in place
-// of computing its filter gradient.
+// of computing its filter gradient: gm is already there when the
+// gradient matrix was written into the run's slot (nextSlot).
 func (c *convOp) keep(gm *tensor.Dense) error {
 	if c.stackFilled >= c.stackRuns {
 		return fmt.Errorf("ops: %s: more runs than the %d stacked", c.name, c.stackRuns)
 	}
-	size := c.g.o * c.g.n * c.g.positions()
 	switch gm.Dtype() {
 	case tensor.Float32:
-		st := state[convState[float32]](&c.state)
-		copy(st.stack.get(c.stackRuns * size)[c.stackFilled*size:], data[float32](gm))
+		keepIn(c, state[convState[float32]](&c.state), data[float32](gm))
 	default:
-		st := state[convState[float64]](&c.state)
-		copy(st.stack.get(c.stackRuns * size)[c.stackFilled*size:], data[float64](gm))
+		keepIn(c, state[convState[float64]](&c.state), data[float64](gm))
 	}
 	c.stackFilled++
+	return nil
+}
+
+func keepIn[T float](c *convOp, st *convState[T], gm []T) {
+	if slot := stackSlot(c, st); &slot[0] != &gm[0] {
+		copy(slot, gm)
+	}
+}
+
+// stackSlot is the stack's place for the next run's output gradient.
+func stackSlot[T float](c *convOp, st *convState[T]) []T {
+	size := c.g.o * c.g.n * c.g.positions()
+	return st.stack.get(c.stackRuns * size)[c.stackFilled*size : (c.stackFilled+1)*size]
+}
+
+// slotTensor is a tensor over stackSlot, kept per slot while the stack
+// stays where it is.
+func slotTensor[T float](c *convOp, st *convState[T]) *tensor.Dense {
+	buf, i := stackSlot(c, st), c.stackFilled
+	for len(st.slots) <= i {
+		st.slots = append(st.slots, nil)
+	}
+	if t := st.slots[i]; t != nil && &data[T](t)[0] == &buf[0] {
+		return t
+	}
+	st.slots[i] = tensor.New(tensor.WithShape(c.g.o, c.g.n*c.g.positions()), tensor.WithBacking(buf))
+	return st.slots[i]
+}
+
+// nextSlot returns, while c's filter gradients are stacked, a tensor of
+// the output gradient matrix's shape (O × batch·positions) whose values
+// are the stack's place for the next run, so that the gradient matrix is
+// written there and not copied; nil otherwise (or on a device).
+func (c *convOp) nextSlot(dt tensor.Dtype) *tensor.Dense {
+	if c == nil || c.dev != nil || c.stackRuns == 0 || c.stackFilled >= c.stackRuns {
+		return nil
+	}
+	switch dt {
+	case tensor.Float32:
+		return slotTensor(c, state[convState[float32]](&c.state))
+	case tensor.Float64:
+		return slotTensor(c, state[convState[float64]](&c.state))
+	}
 	return nil
 }
 
