@@ -19,8 +19,8 @@ import (
 // would cost memory.
 const StackMaxFilters = 63
 
-// StackFilterGrads arms r for the next runs runs (runs ≥ 2) of graphs
-// that record or replay it: the filter gradient of each of its
+// StackFilterGrads arms r for the next runs runs of graphs that record
+// or replay it: the filter gradient of each of its
 // convolutions with at most StackMaxFilters filters is not multiplied
 // out at each run. The run's output gradient is kept in its place in a
 // stack, in the order of the runs, the gradient node holds zeros, and
@@ -30,10 +30,12 @@ const StackMaxFilters = 63
 // for the first task, then the trunk graph's for each other, all
 // reading the same patches.
 //
-// The products are the same to the bit as one per run: each filter
-// gradient's entry is the same dot product over the batch's positions,
-// whatever the number of rows (TestStackedFilterGrads). runs = 0
-// disarms r without computing anything.
+// Each filter gradient's entry is the same dot product over the batch's
+// positions, whatever the number of rows: with gonum's BLAS the results
+// are those of one product per run to the bit; OpenBLAS splits a product
+// with more rows differently, which changes the order of its sums
+// (TestStackedFilterGrads bounds the difference). runs = 0 disarms r
+// without computing anything.
 func (r *Recording) StackFilterGrads(runs int) {
 	for _, op := range r.ops {
 		c, ok := op.(*convOp)
