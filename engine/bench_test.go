@@ -324,19 +324,6 @@ func BenchmarkStepPreset(b *testing.B) {
 	}
 }
 
-// lenetMemory is n random Multi-MNIST-shaped examples in memory.
-type lenetMemory struct{ b *data.Batch }
-
-func (d lenetMemory) Name() string       { return "lenet-memory" }
-func (d lenetMemory) Tasks() []data.Task { return twoTasks }
-func (d lenetMemory) InputShape() []int  { return []int{1, 36, 36} }
-func (d lenetMemory) Len() int           { return d.b.Size() }
-func (d lenetMemory) Example(i int, x, y []float32) error {
-	copy(x, d.b.Inputs[i*36*36:(i+1)*36*36])
-	y[0], y[1] = d.b.Targets[0][i], d.b.Targets[1][i]
-	return nil
-}
-
 // BenchmarkEvaluate times an evaluation of 5 LeNet particles (batch 256,
 // float32) on 2,560 examples, as an epoch's validation and test
 // evaluations run it, reporting examples per second:
@@ -344,7 +331,7 @@ func (d lenetMemory) Example(i int, x, y []float32) error {
 //	go test -tags openblas ./engine -run '^$' -bench Evaluate -benchtime 5x
 func BenchmarkEvaluate(b *testing.B) {
 	e, _, _ := lenetStep(b, 5, 256)
-	d := lenetMemory{randomBatch(rand.New(rand.NewPCG(40, 0)), 2560, 2)}
+	d := memory{randomBatch(rand.New(rand.NewPCG(40, 0)), 2560, 2)}
 	if _, err := e.Evaluate(context.Background(), d); err != nil {
 		b.Fatal(err)
 	}

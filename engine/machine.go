@@ -25,6 +25,9 @@ type machine struct {
 	// for a heads-first step's first evaluation (a model with a trunk).
 	headSteps *stepGraph
 	trunk     *trunkGraph // nil with one task or no trunk parameters
+	// trunkSizes is each trunk parameter's number of values (none
+	// without a trunk), where its gradient lies in a trunk vector.
+	trunkSizes []int
 	// Built when first needed, for the kernels over outputs: a trunk
 	// graph that runs its own forward pass (m.trunk itself unless that
 	// one replays), and each task's head graph.
@@ -58,7 +61,12 @@ func (m *machine) trainingGraphs() error {
 		all[j] = j
 	}
 	var steps []*stepGraph
-	if len(cfg.Model.TrunkParams()) > 0 {
+	params := cfg.Model.TrunkParams()
+	m.trunkSizes = m.trunkSizes[:0]
+	for i := range params {
+		m.trunkSizes = append(m.trunkSizes, models.Size(params[i:i+1]))
+	}
+	if len(params) > 0 {
 		sg, err := newStepGraph(cfg, all, false)
 		if err != nil {
 			return err
@@ -73,7 +81,7 @@ func (m *machine) trainingGraphs() error {
 			steps = append(steps, sg)
 		}
 	}
-	if len(cfg.Tasks) > 1 && len(cfg.Model.TrunkParams()) > 0 {
+	if len(cfg.Tasks) > 1 && len(params) > 0 {
 		tg, err := newTrunkGraph(cfg, steps[0].trunkOps)
 		if err != nil {
 			return err
@@ -150,7 +158,7 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, ext
 		defer rec.StackFilterGrads(0)
 	}
 	steps := m.steps
-	if !trunk && len(m.cfg.Model.TrunkParams()) > 0 {
+	if !trunk && len(m.trunkSizes) > 0 {
 		// Only the heads' gradients are wanted: a graph without the
 		// trunk's backward pass computes them.
 		if m.headSteps == nil {
@@ -239,7 +247,6 @@ func (m *machine) putStackedFilterGrads(out *Grads, extra []float64) error {
 	if err := m.steps[0].trunkOps.FlushFilterGrads(); err != nil {
 		return err
 	}
-	params := m.cfg.Model.TrunkParams()
 	runs := len(m.cfg.Tasks)
 	if extra != nil {
 		runs++
@@ -251,19 +258,19 @@ func (m *machine) putStackedFilterGrads(out *Grads, extra []float64) error {
 		}
 		offset := 0
 		for i, n := range nodes {
-			size := models.Size(params[i : i+1])
+			size := m.trunkSizes[i]
 			if v, ok := ops.StackedFilterGrad(n, j); ok {
 				finite := true
 				var err error
 				switch {
 				case j == len(m.cfg.Tasks):
-					err = copyAny(v, extra[offset:offset+size])
+					err = getFloats(nil, v, extra[offset:offset+size])
 				case out.scores && out.trunk32 != nil:
-					finite, err = negateAny(v, out.trunk32[j][offset:offset+size])
+					finite, err = negatedFloats(v, out.trunk32[j][offset:offset+size])
 				case out.scores:
-					finite, err = negateAny(v, out.Trunk[j][offset:offset+size])
+					finite, err = negatedFloats(v, out.Trunk[j][offset:offset+size])
 				default:
-					err = copyAny(v, out.Trunk[j][offset:offset+size])
+					err = getFloats(nil, v, out.Trunk[j][offset:offset+size])
 				}
 				if err != nil {
 					return fmt.Errorf("stacked trunk gradient %d: %w", j, err)
@@ -276,38 +283,6 @@ func (m *machine) putStackedFilterGrads(out *Grads, extra []float64) error {
 		}
 	}
 	return nil
-}
-
-// negateAny is negateInto for src a []float32 or []float64.
-func negateAny[D float](src any, dst []D) (bool, error) {
-	switch s := src.(type) {
-	case []float32:
-		return negateInto(s, dst)
-	case []float64:
-		return negateInto(s, dst)
-	}
-	return false, fmt.Errorf("engine: gradient of type %T", src)
-}
-
-// copyAny copies src, a []float32 or []float64, into dst.
-func copyAny(src any, dst []float64) error {
-	switch s := src.(type) {
-	case []float32:
-		if len(s) == len(dst) {
-			for i, v := range s {
-				dst[i] = float64(v)
-			}
-			return nil
-		}
-	case []float64:
-		if len(s) == len(dst) {
-			copy(dst, s)
-			return nil
-		}
-	default:
-		return fmt.Errorf("engine: gradient of type %T", src)
-	}
-	return fmt.Errorf("engine: a stacked gradient for %d values", len(dst))
 }
 
 // putTrunkScore writes the negated values of nodes, on dev (nil: the

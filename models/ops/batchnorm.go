@@ -212,19 +212,11 @@ func bnParamGrad[T float](op *bnGradParam, x, g, dst []T) {
 			gs := g[off : off+f.hw]
 			xs := x[off : off+f.hw]
 			xs = xs[:len(gs)]
-			j := 0
 			if !op.scale {
-				for ; j+4 <= len(gs); j += 4 {
-					sum[0] += float64(gs[j])
-					sum[1] += float64(gs[j+1])
-					sum[2] += float64(gs[j+2])
-					sum[3] += float64(gs[j+3])
-				}
-				for ; j < len(gs); j++ {
-					sum[0] += float64(gs[j])
-				}
+				addTo4(&sum, gs)
 				continue
 			}
+			j := 0
 			for ; j+4 <= len(gs); j += 4 {
 				sum[0] += float64(gs[j]) * (float64(xs[j]) - m)
 				sum[1] += float64(gs[j+1]) * (float64(xs[j+1]) - m)

@@ -258,7 +258,8 @@ type convState[T float] struct {
 	// With stacked filter gradients: the runs' output gradients (runs·o ×
 	// n·positions()) and their filter gradients (runs·o × rows()).
 	stack, stackDW scratch[T]
-	slots          []*tensor.Dense // tensors over the stack's runs
+	slots          views[T] // tensors over the stack's runs
+	dwSlots        views[T] // and over their filter gradients
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -562,22 +563,26 @@ func sums[T float](m []T, rows, cols int, byColumn bool, dst []T) {
 		return
 	}
 	for r := range rows {
-		// Four partial sums, so that each addition need not wait on the
-		// last. Their order shows in the last bits of a float64 result;
-		// in a float32 one only for a sum within about 2⁻²⁹ of a rounding
+		// Their order shows in the last bits of a float64 result; in a
+		// float32 one only for a sum within about 2⁻²⁹ of a rounding
 		// boundary.
-		row := m[r*cols : (r+1)*cols]
 		var s [4]float64
-		i := 0
-		for ; i+4 <= len(row); i += 4 {
-			s[0] += float64(row[i])
-			s[1] += float64(row[i+1])
-			s[2] += float64(row[i+2])
-			s[3] += float64(row[i+3])
-		}
-		for ; i < len(row); i++ {
-			s[0] += float64(row[i])
-		}
+		addTo4(&s, m[r*cols:(r+1)*cols])
 		dst[r] = T((s[0] + s[1]) + (s[2] + s[3]))
+	}
+}
+
+// addTo4 adds v's values into four partial sums in turn, so that each
+// addition need not wait on the last.
+func addTo4[T float](s *[4]float64, v []T) {
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s[0] += float64(v[i])
+		s[1] += float64(v[i+1])
+		s[2] += float64(v[i+2])
+		s[3] += float64(v[i+3])
+	}
+	for ; i < len(v); i++ {
+		s[0] += float64(v[i])
 	}
 }

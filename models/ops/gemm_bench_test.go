@@ -22,40 +22,28 @@ import (
 func BenchmarkLeNetProducts(b *testing.B) {
 	const batch = 256
 	for _, c := range []struct {
-		layer       string
-		rows, cols  int // the patch matrix: C·k·k × batch·positions
-		filters     int
-		stacks      []int // how many particles or tasks stacked
-		filterGrad  bool  // G·Pᵀ (o × rows) rather than W·P (o × cols)
-		stackedWhat string
+		layer      string
+		rows, cols int // the patch matrix: C·k·k × batch·positions
+		filters    int
+		stacks     []int // how many stacked: particles (forward), particles × tasks (filter gradients)
+		filterGrad bool  // G·Pᵀ (o × rows) rather than W·P (o × cols)
 	}{
-		{"conv1-forward", 81, batch * 28 * 28, 10, []int{1, 5}, false, "particles"},
-		{"conv1-filter-grad", 81, batch * 28 * 28, 10, []int{1, 2, 10}, true, "particles×tasks"},
-		{"conv2-forward", 250, batch * 10 * 10, 20, []int{1}, false, ""},
-		{"conv2-filter-grad", 250, batch * 10 * 10, 20, []int{1, 2}, true, "tasks"},
+		{"conv1-forward", 81, batch * 28 * 28, 10, []int{1, 5}, false},
+		{"conv1-filter-grad", 81, batch * 28 * 28, 10, []int{1, 2, 10}, true},
+		{"conv2-forward", 250, batch * 10 * 10, 20, []int{1}, false},
+		{"conv2-filter-grad", 250, batch * 10 * 10, 20, []int{1, 2}, true},
 	} {
-		patches := make([]float32, c.rows*c.cols)
-		for i := range patches {
-			patches[i] = float32(i%13)/13 - 0.5
-		}
+		patches := sawtooth(c.rows*c.cols, 13)
 		for _, s := range c.stacks {
 			o := c.filters * s
 			b.Run(fmt.Sprintf("%s/o=%d", c.layer, o), func(b *testing.B) {
 				if c.filterGrad {
-					g := make([]float32, o*c.cols)
-					for i := range g {
-						g[i] = float32(i%7)/7 - 0.5
-					}
-					dw := make([]float32, o*c.rows)
+					g, dw := sawtooth(o*c.cols, 7), make([]float32, o*c.rows)
 					for range b.N {
 						gemm(blas.NoTrans, blas.Trans, o, c.rows, c.cols, g, c.cols, patches, c.cols, 0, dw, c.rows)
 					}
 				} else {
-					w := make([]float32, o*c.rows)
-					for i := range w {
-						w[i] = float32(i%5)/5 - 0.5
-					}
-					prod := make([]float32, o*c.cols)
+					w, prod := sawtooth(o*c.rows, 5), make([]float32, o*c.cols)
 					for range b.N {
 						gemm(blas.NoTrans, blas.NoTrans, o, c.cols, c.rows, w, c.rows, patches, c.cols, 0, prod, c.cols)
 					}
@@ -66,4 +54,14 @@ func BenchmarkLeNetProducts(b *testing.B) {
 			})
 		}
 	}
+}
+
+// sawtooth is n values in [−0.5, 0.5) repeating with the period: inputs
+// for products whose values do not matter.
+func sawtooth(n, period int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(i%period)/float32(period) - 0.5
+	}
+	return v
 }

@@ -92,18 +92,19 @@ func (c *convOp) keep(gm *tensor.Dense) error {
 	}
 	switch gm.Dtype() {
 	case tensor.Float32:
-		keepIn(c, state[convState[float32]](&c.state), data[float32](gm))
+		keepIn(c, state[convState[float32]](&c.state), gm)
 	default:
-		keepIn(c, state[convState[float64]](&c.state), data[float64](gm))
+		keepIn(c, state[convState[float64]](&c.state), gm)
 	}
 	c.stackFilled++
 	return nil
 }
 
-func keepIn[T float](c *convOp, st *convState[T], gm []T) {
-	if slot := stackSlot(c, st); &slot[0] != &gm[0] {
-		copy(slot, gm)
+func keepIn[T float](c *convOp, st *convState[T], gm *tensor.Dense) {
+	if i := c.stackFilled; i < len(st.slots) && st.slots[i].t == gm && st.slots[i].at == &stackSlot(c, st)[0] {
+		return // written there by convGradMatrix (nextSlot)
 	}
+	copy(stackSlot(c, st), data[T](gm))
 }
 
 // stackSlot is the stack's place for the next run's output gradient.
@@ -115,15 +116,29 @@ func stackSlot[T float](c *convOp, st *convState[T]) []T {
 // slotTensor is a tensor over stackSlot, kept per slot while the stack
 // stays where it is.
 func slotTensor[T float](c *convOp, st *convState[T]) *tensor.Dense {
-	buf, i := stackSlot(c, st), c.stackFilled
-	for len(st.slots) <= i {
-		st.slots = append(st.slots, nil)
+	return st.slots.over(c.stackFilled, stackSlot(c, st), c.g.o, c.g.n*c.g.positions())
+}
+
+// views are tensors over parts of a buffer, kept per index while the
+// part stays where it is, so that a step makes none.
+type views[T float] []struct {
+	t  *tensor.Dense
+	at *T // the part's first value
+}
+
+// over returns view i over part, with shape.
+func (v *views[T]) over(i int, part []T, shape ...int) *tensor.Dense {
+	for len(*v) <= i {
+		*v = append(*v, struct {
+			t  *tensor.Dense
+			at *T
+		}{})
 	}
-	if t := st.slots[i]; t != nil && &data[T](t)[0] == &buf[0] {
-		return t
+	w := &(*v)[i]
+	if w.t == nil || w.at != &part[0] {
+		w.t, w.at = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(part)), &part[0]
 	}
-	st.slots[i] = tensor.New(tensor.WithShape(c.g.o, c.g.n*c.g.positions()), tensor.WithBacking(buf))
-	return st.slots[i]
+	return w.t
 }
 
 // nextSlot returns, while c's filter gradients are stacked, a tensor of
@@ -144,10 +159,10 @@ func (c *convOp) nextSlot(dt tensor.Dtype) *tensor.Dense {
 }
 
 // StackedFilterGrad returns, after FlushFilterGrads, run's filter
-// gradient for the gradient node n ([]float32 or []float64, the filters'
-// values in order), or false when n is not the filter gradient of a
-// convolution whose runs were stacked.
-func StackedFilterGrad(n *gorgonia.Node, run int) (any, bool) {
+// gradient for the gradient node n, in the filters' shape, or false when
+// n is not the filter gradient of a convolution whose runs were stacked.
+// The tensor holds the flush's result until the next.
+func StackedFilterGrad(n *gorgonia.Node, run int) (*tensor.Dense, bool) {
 	op, ok := n.Op().(*convGradFilters)
 	if !ok {
 		return nil, false
@@ -156,12 +171,18 @@ func StackedFilterGrad(n *gorgonia.Node, run int) (any, bool) {
 	if run < 0 || run >= c.stackDone {
 		return nil, false
 	}
-	size := c.g.o * c.g.rows()
 	switch st := c.state.(type) {
 	case *convState[float32]:
-		return []float32(st.stackDW[run*size : (run+1)*size]), true
+		return dwTensor(c.g, st, run), true
 	case *convState[float64]:
-		return []float64(st.stackDW[run*size : (run+1)*size]), true
+		return dwTensor(c.g, st, run), true
 	}
 	return nil, false
+}
+
+// dwTensor is a tensor over run's part of the stacked filter gradients,
+// kept per run while they stay where they are.
+func dwTensor[T float](g geometry, st *convState[T], run int) *tensor.Dense {
+	size := g.o * g.rows()
+	return st.dwSlots.over(run, st.stackDW[run*size:(run+1)*size], g.o, g.c, g.k, g.k)
 }

@@ -114,7 +114,7 @@ func TestStackedFilterGrads(t *testing.T) {
 				if !ok {
 					t.Fatalf("round %d, run %d: no stacked gradient for parameter %d", round, r, i)
 				}
-				if !same(v.([]float64), want[r][i]) {
+				if !same(floats(v), want[r][i]) {
 					t.Errorf("round %d, run %d: stacked filter gradient %d\n got %v\nwant %v", round, r, i, v, want[r][i])
 				}
 			}
