@@ -65,3 +65,21 @@ func sawtooth(n, period int) []float32 {
 	}
 	return v
 }
+
+// BenchmarkGEMMRate times large square float32 products, the best rate
+// this machine's BLAS reaches: the rate behind the step's floor in
+// docs/performance.md (the step's arithmetic divided by it).
+//
+//	go test -tags openblas ./models/ops -run '^$' -bench GEMMRate -benchtime 10x
+func BenchmarkGEMMRate(b *testing.B) {
+	for _, n := range []int{512, 1024, 2048} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x, y, z := sawtooth(n*n, 5), sawtooth(n*n, 7), make([]float32, n*n)
+			for range b.N {
+				gemm(blas.NoTrans, blas.NoTrans, n, n, n, x, n, y, n, 0, z, n)
+			}
+			flops := 2 * float64(n) * float64(n) * float64(n) * float64(b.N)
+			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
