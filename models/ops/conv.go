@@ -89,7 +89,12 @@ func im2col[T float](g geometry, x []T, n0, n1 int, cols []T, ld int) {
 					clear(dst)
 				}
 				if taps.runs != nil {
-					for _, r := range taps.runs[taps.start[t]:taps.start[t+1]] {
+					runs := taps.runs[taps.start[t]:taps.start[t+1]]
+					if dst32, ok := any(dst).([]float32); ok {
+						copyRunsFloat32(dst32, any(plane).([]float32), runs)
+						continue
+					}
+					for _, r := range runs {
 						copy(dst[r.pos:r.pos+r.n], plane[r.at:r.at+r.n])
 					}
 					continue
@@ -150,25 +155,37 @@ func col2im[T float](g geometry, cols []T, ld, n0, n1 int, dx []T) {
 	}
 }
 
-// col2imRuns is col2im for taps listed as runs.
+// col2imRuns is col2im for taps listed as runs. In float32 an assembly
+// loop adds the runs (addRunsFloat32: 1.3 ns per addition in Go, the
+// largest cost of LeNet's step after the products).
 func col2imRuns[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []T) {
 	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
+	cols32, _ := any(cols).([]float32)
+	dx32, _ := any(dx).([]float32)
 	for c := range g.c {
 		for t := range kk {
 			row := cols[(c*kk+t)*ld:]
 			runs := taps.runs[taps.start[t]:taps.start[t+1]]
 			for n := n0; n < n1; n++ {
-				src := row[(n-n0)*p:][:p]
-				plane := dx[(n*g.c+c)*hw:][:hw]
-				for _, r := range runs {
-					s := src[r.pos : r.pos+r.n]
-					d := plane[r.at : r.at+r.n]
-					d = d[:len(s)]
-					for i, v := range s {
-						d[i] += v
-					}
+				at, to := (c*kk+t)*ld+(n-n0)*p, (n*g.c+c)*hw
+				if cols32 != nil {
+					addRunsFloat32(dx32[to:][:hw], cols32[at:][:p], runs)
+					continue
 				}
+				addRunsGo(dx[to:][:hw], row[(n-n0)*p:][:p], runs)
 			}
+		}
+	}
+}
+
+// addRunsGo adds src's runs into plane: plane[r.at+i] += src[r.pos+i].
+func addRunsGo[T float](plane, src []T, runs []tapRun) {
+	for _, r := range runs {
+		s := src[r.pos : r.pos+r.n]
+		d := plane[r.at : r.at+r.n]
+		d = d[:len(s)]
+		for i, v := range s {
+			d[i] += v
 		}
 	}
 }

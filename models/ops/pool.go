@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -64,6 +65,10 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	switch x.Dtype() {
 	case tensor.Float32:
+		if g.twoByTwo() {
+			pool2x2Float32(g, data[float32](x), data[float32](out), op.argmax)
+			break
+		}
 		poolForward(g, data[float32](x), data[float32](out), op.argmax)
 	default:
 		poolForward(g, data[float64](x), data[float64](out), op.argmax)
@@ -72,7 +77,7 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func poolForward[T float](g geometry, x, y []T, argmax []int32) {
-	if g.k == 2 && g.stride == 2 && g.pad == 0 {
+	if g.twoByTwo() {
 		pool2x2(g, x, y, argmax)
 		return
 	}
@@ -129,6 +134,52 @@ func pool2x2[T float](g geometry, x, y []T, argmax []int32) {
 			}
 		}
 	}
+}
+
+// twoByTwo reports whether the windows are LeNet's: 2×2 with stride 2
+// and no padding, so that every window lies inside the input.
+func (g geometry) twoByTwo() bool { return g.k == 2 && g.stride == 2 && g.pad == 0 }
+
+// pool2x2Float32 is pool2x2 for float32 without branches on the data:
+// a window's maximum and argmax are picked by comparing the values' bits
+// as integers (which orders non-negative floats as their values) and
+// selecting with masks: the comparisons' branches, taken at random, made
+// the loop 1.4 times as slow (BenchmarkPool2x2). Results are those of the general
+// loop, bit for bit, NaNs included: a value only wins if it is greater
+// than the best so far, and a NaN or a value ≤ 0 never is
+// (TestPool2x2Float32).
+func pool2x2Float32(g geometry, x, y []float32, argmax []int32) {
+	hw, p := g.h*g.w, g.positions()
+	for plane := range g.n * g.c {
+		in := x[plane*hw : (plane+1)*hw]
+		out, arg := y[plane*p:(plane+1)*p], argmax[plane*p:(plane+1)*p]
+		for oy := range g.oh {
+			top := 2 * oy * g.w
+			r0, r1 := in[top:top+2*g.ow], in[top+g.w:top+g.w+2*g.ow]
+			o, a := out[oy*g.ow:(oy+1)*g.ow], arg[oy*g.ow:(oy+1)*g.ow]
+			a = a[:len(o)]
+			for ox := range o {
+				j := 2 * ox
+				best, at := int32(0), int32(-1)
+				best, at = greaterBits(best, at, r0[j], int32(top+j))
+				best, at = greaterBits(best, at, r0[j+1], int32(top+j+1))
+				best, at = greaterBits(best, at, r1[j], int32(top+g.w+j))
+				best, at = greaterBits(best, at, r1[j+1], int32(top+g.w+j+1))
+				o[ox], a[ox] = math.Float32frombits(uint32(best)), at
+			}
+		}
+	}
+}
+
+// greaterBits returns (v's bits, i) if v > the float whose bits are best
+// (non-negative, at most +Inf's), and (best, at) otherwise. A negative v
+// or a NaN counts as 0, which never wins.
+func greaterBits(best, at int32, v float32, i int32) (int32, int32) {
+	b := int32(math.Float32bits(v))
+	b &^= b >> 31                // negative (sign bit set): 0
+	b &^= (0x7f800000 - b) >> 31 // NaN (above +Inf's bits): 0
+	m := (best - b) >> 31        // all ones iff b > best
+	return best ^ ((best ^ b) & m), at ^ ((at ^ i) & m)
 }
 
 func (op *poolOp) DiffWRT(int) []bool { return []bool{true} }

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package ops
+
+func addRunsFloat32(plane, src []float32, runs []tapRun) { addRunsGo(plane, src, runs) }
+
+func copyRunsFloat32(dst, plane []float32, runs []tapRun) {
+	for _, r := range runs {
+		copy(dst[r.pos:r.pos+r.n], plane[r.at:r.at+r.n])
+	}
+}
