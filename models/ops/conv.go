@@ -76,8 +76,12 @@ func (g geometry) chunk() int {
 // position; taps in the padding are zero. Like col2im it walks the
 // geometry's taps and writes cols row by row.
 func im2col[T float](g geometry, x []T, n0, n1 int, cols []T, ld int) {
+	im2colTaps(g, tapsOf(g), x, n0, n1, cols, ld)
+}
+
+// im2colTaps is im2col with the given taps of g.
+func im2colTaps[T float](g geometry, taps *taps, x []T, n0, n1 int, cols []T, ld int) {
 	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
-	taps := tapsOf(g)
 	for c := range g.c {
 		for t := range kk {
 			row := cols[(c*kk+t)*ld:]
@@ -132,7 +136,11 @@ func (g geometry) inside(j, in, out int) (lo, hi int) {
 // layers have planes of 2×2 to 8×8 positions, where loops over rows
 // spend more on their bounds than on the additions.
 func col2im[T float](g geometry, cols []T, ld, n0, n1 int, dx []T) {
-	taps := tapsOf(g)
+	col2imTaps(g, tapsOf(g), cols, ld, n0, n1, dx)
+}
+
+// col2imTaps is col2im with the given taps of g.
+func col2imTaps[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []T) {
 	if taps.runs != nil {
 		col2imRuns(g, taps, cols, ld, n0, n1, dx)
 		return
@@ -209,10 +217,11 @@ type taps struct {
 // positions from at on.
 type tapRun struct{ pos, at, n int32 }
 
-// minRun is the shortest output row col2im walks as runs (measured by
-// BenchmarkCol2im: runs of 10 and 16 go faster, of 2 and 8 with
-// stride 2 slower).
-const minRun = 9
+// minRun is the shortest output row col2im and im2col walk as runs
+// (BenchmarkCol2im, BenchmarkIm2col: with the float32 runs in assembly,
+// rows of 8 go 1.2-1.8 times as fast as runs as position by position
+// and rows of 4 no slower; rows of 2 were slower with the Go loops).
+const minRun = 4
 
 // tapCache holds the taps of each geometry met, keyed by the geometry
 // without its batch size.
@@ -223,8 +232,13 @@ func tapsOf(g geometry) *taps {
 	if t, ok := tapCache.Load(g); ok {
 		return t.(*taps)
 	}
+	actual, _ := tapCache.LoadOrStore(g, makeTaps(g, g.stride == 1 && g.ow >= minRun))
+	return actual.(*taps)
+}
+
+// makeTaps lists g's taps, as runs (stride 1 only) or one by one.
+func makeTaps(g geometry, asRuns bool) *taps {
 	t := &taps{start: make([]int32, 1, g.k*g.k+1)}
-	asRuns := g.stride == 1 && g.ow >= minRun
 	for i := range g.k {
 		ylo, yhi := g.inside(i, g.h, g.oh)
 		for j := range g.k {
@@ -245,8 +259,7 @@ func tapsOf(g geometry) *taps {
 			t.covered = append(t.covered, (yhi-ylo)*(xhi-xlo) == g.positions())
 		}
 	}
-	actual, _ := tapCache.LoadOrStore(g, t)
-	return actual.(*taps)
+	return t
 }
 
 // convOp is the forward convolution.
