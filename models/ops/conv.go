@@ -409,7 +409,11 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 	}
 	if op.bias {
 		shape := inputs[2].Shape().Clone()
-		if grads[2], err = gorgonia.ApplyOp(&biasGrad{base: op.derive(op.name+"∂b", 2, len(shape)), shape: shape}, gm); err != nil {
+		// The bias's gradient is the output gradient's channel sums,
+		// which the reordering makes as it passes over it.
+		m := gm.Op().(*convGradMatrix)
+		m.rowSums = make([]float64, op.g.o)
+		if grads[2], err = gorgonia.ApplyOp(&biasGrad{base: op.derive(op.name+"∂b", 2, len(shape)), shape: shape, summed: m}, gm); err != nil {
 			return nil, err
 		}
 	}
@@ -424,6 +428,12 @@ type convGradMatrix struct {
 	g   geometry
 	fwd *convOp // whose stack, when armed, it writes into (StackFilterGrads)
 	out buffer
+	// rowSums, when set (a bias's gradient reads them), receives each
+	// channel's sum of the gradient as the reordering passes over it;
+	// sumsOK says whether the last run made them (see withSums).
+	rowSums []float64
+	sumsOK  bool
+	part    [][4]float64 // the sums' partial sums
 }
 
 func (op *convGradMatrix) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -442,21 +452,43 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if out == nil {
 		out = op.out.get(grad.Dtype(), false, op.g.o, op.g.n*op.g.positions())
 	}
+	op.sumsOK = op.rowSums != nil && op.g.positions()%4 == 0
+	var part [][4]float64
+	if op.sumsOK {
+		if len(op.part) != op.g.o {
+			op.part = make([][4]float64, op.g.o)
+		}
+		part = op.part
+	}
 	switch grad.Dtype() {
 	case tensor.Float32:
-		toChannelMajor(op.g, data[float32](grad), data[float32](out))
+		toChannelMajor(op.g, data[float32](grad), data[float32](out), part, op.rowSums)
 	default:
-		toChannelMajor(op.g, data[float64](grad), data[float64](out))
+		toChannelMajor(op.g, data[float64](grad), data[float64](out), part, op.rowSums)
 	}
 	return out, nil
 }
 
-func toChannelMajor[T float](g geometry, src, dst []T) {
+// toChannelMajor reorders src (examples, o, positions) into dst (o,
+// examples × positions). With part (o partial sums), it also sets
+// sums[o] to channel o's sum, the very sum biasGrad makes of dst's row o
+// (addTo4's four partial sums), which needs positions a multiple of 4:
+// then adding an example's positions in turn gives each value the
+// partial sum it gets in the whole row.
+func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums []float64) {
 	p := g.positions()
+	clear(part)
 	for n := range g.n {
 		for o := range g.o {
-			copy(dst[o*g.n*p+n*p:o*g.n*p+(n+1)*p], src[(n*g.o+o)*p:])
+			piece := src[(n*g.o+o)*p:][:p]
+			copy(dst[o*g.n*p+n*p:o*g.n*p+(n+1)*p], piece)
+			if part != nil {
+				addTo4(&part[o], piece)
+			}
 		}
+	}
+	for o := range part {
+		sums[o] = (part[o][0] + part[o][1]) + (part[o][2] + part[o][3])
 	}
 }
 
@@ -554,6 +586,7 @@ type biasGrad struct {
 	shape    tensor.Shape
 	byColumn bool
 	out      buffer
+	summed   *convGradMatrix // when set, the op whose run made the sums
 }
 
 func (op *biasGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -569,6 +602,17 @@ func (op *biasGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	out := op.out.get(gm.Dtype(), false, op.shape...)
+	if m := op.summed; m != nil && m.sumsOK {
+		switch d := out.Data().(type) {
+		case []float32:
+			for i, v := range m.rowSums {
+				d[i] = float32(v)
+			}
+		case []float64:
+			copy(d, m.rowSums)
+		}
+		return out, nil
+	}
 	rows, cols := gm.Shape()[0], gm.Shape()[1]
 	switch gm.Dtype() {
 	case tensor.Float32:
