@@ -39,8 +39,11 @@ type poolOp struct {
 	gpu    onGPU // on a device: see deviceDo
 	g      geometry
 	argmax []int32 // per output: the index of its input within the plane, −1 if the output is 0
-	twin   *poolOp // the recorded op this one replays (see Record)
-	out    buffer
+	// grads is set when the op is differentiated: only then are the
+	// argmaxes needed (a forward-only graph, as prediction's, skips them).
+	grads bool
+	twin  *poolOp // the recorded op this one replays (see Record)
+	out   buffer
 }
 
 func (op *poolOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -65,6 +68,10 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	switch x.Dtype() {
 	case tensor.Float32:
+		if g.twoByTwo() && !op.grads {
+			pool2x2MaxFloat32(g, data[float32](x), data[float32](out))
+			break
+		}
 		if g.twoByTwo() {
 			pool2x2Float32(g, data[float32](x), data[float32](out), op.argmax)
 			break
@@ -175,11 +182,39 @@ func pool2x2Float32(g geometry, x, y []float32, argmax []int32) {
 // (non-negative, at most +Inf's), and (best, at) otherwise. A negative v
 // or a NaN counts as 0, which never wins.
 func greaterBits(best, at int32, v float32, i int32) (int32, int32) {
+	b := reluBits(v)
+	m := (best - b) >> 31 // all ones iff b > best
+	return best ^ ((best ^ b) & m), at ^ ((at ^ i) & m)
+}
+
+// pool2x2MaxFloat32 is pool2x2Float32 without the argmaxes: each
+// window's largest value's bits, a negative value or a NaN counting as
+// +0, which gives the same outputs bit for bit (TestPool2x2Float32).
+func pool2x2MaxFloat32(g geometry, x, y []float32) {
+	hw, p := g.h*g.w, g.positions()
+	for plane := range g.n * g.c {
+		in := x[plane*hw : (plane+1)*hw]
+		out := y[plane*p : (plane+1)*p]
+		for oy := range g.oh {
+			top := 2 * oy * g.w
+			r0, r1 := in[top:top+2*g.ow], in[top+g.w:top+g.w+2*g.ow]
+			o := out[oy*g.ow : (oy+1)*g.ow]
+			for ox := range o {
+				j := 2 * ox
+				m := max(reluBits(r0[j]), reluBits(r0[j+1]), reluBits(r1[j]), reluBits(r1[j+1]))
+				o[ox] = math.Float32frombits(uint32(m))
+			}
+		}
+	}
+}
+
+// reluBits is v's bits as an integer, which orders non-negative floats
+// as their values, with a negative v or a NaN as 0 (+0's bits).
+func reluBits(v float32) int32 {
 	b := int32(math.Float32bits(v))
 	b &^= b >> 31                // negative (sign bit set): 0
 	b &^= (0x7f800000 - b) >> 31 // NaN (above +Inf's bits): 0
-	m := (best - b) >> 31        // all ones iff b > best
-	return best ^ ((best ^ b) & m), at ^ ((at ^ i) & m)
+	return b
 }
 
 func (op *poolOp) DiffWRT(int) []bool { return []bool{true} }
@@ -189,6 +224,7 @@ func (op *poolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.No
 	if op.twin != nil {
 		src = op.twin
 	}
+	src.grads = true
 	dx, err := gorgonia.ApplyOp(&poolGrad{base: op.derive(op.name+"∂x", 4, 4), fwd: src}, grad)
 	if err != nil {
 		return nil, err

@@ -108,9 +108,10 @@ func specialFloat32(rng *rand.Rand) float32 {
 	}
 }
 
-// TestPool2x2Float32 checks the branch-free float32 2×2 pool against the
-// generic loop (pool2x2) bit for bit, outputs and argmaxes, on inputs full
-// of ties, signed zeros, infinities and NaNs, and on random normals.
+// TestPool2x2Float32 checks the branch-free float32 2×2 pools, with and
+// without argmaxes, against the generic loop (pool2x2) bit for bit,
+// outputs and argmaxes, on inputs full of ties, signed zeros, infinities
+// and NaNs, and on random normals.
 func TestPool2x2Float32(t *testing.T) {
 	for _, special := range []bool{true, false} {
 		// 7×11: the last row and column are in no window.
@@ -134,9 +135,14 @@ func TestPool2x2Float32(t *testing.T) {
 		wantArg, gotArg := make([]int32, outs), make([]int32, outs)
 		pool2x2(g, x, want, wantArg)
 		pool2x2Float32(g, x, got, gotArg)
+		values := make([]float32, outs)
+		pool2x2MaxFloat32(g, x, values)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || gotArg[i] != wantArg[i] {
 				t.Fatalf("special %v, output %d: %v at %d, want %v at %d", special, i, got[i], gotArg[i], want[i], wantArg[i])
+			}
+			if math.Float32bits(values[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("special %v, output %d without argmaxes: %v, want %v", special, i, values[i], want[i])
 			}
 		}
 	}
@@ -161,6 +167,11 @@ func BenchmarkPool2x2(b *testing.B) {
 	b.Run("forward/float32", func(b *testing.B) {
 		for b.Loop() {
 			pool2x2Float32(g, x, y, arg)
+		}
+	})
+	b.Run("forward/float32-no-argmax", func(b *testing.B) {
+		for b.Loop() {
+			pool2x2MaxFloat32(g, x, y)
 		}
 	})
 }
