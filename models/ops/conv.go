@@ -285,6 +285,8 @@ type convState[T float] struct {
 	input scratch[T] // a leaf input's values when cols were made from it
 	prod  scratch[T] // o × chunk·positions(): filters · patches
 	dcols scratch[T] // rows() × chunk·positions(): patches' gradient
+	// dcolsClear: every entry of dcols is +0 (see convBackInput).
+	dcolsClear bool
 	// With stacked filter gradients: the runs' output gradients (runs·o ×
 	// n·positions()) and their filter gradients (runs·o × rows()).
 	stack, stackDW scratch[T]
@@ -566,15 +568,52 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	return out, nil
 }
 
+// convBackInput computes ∂L/∂x from the output gradient gm (channel-major)
+// into dx, a chunk of examples at a time: the patches' gradient wᵀ·G,
+// then col2im.
+//
+// Where col2im reads every entry of the patches' gradient (no tap in the
+// padding) in float32, it clears each entry as it reads it, and the next
+// product adds into the cleared buffer (β = 1) instead of having the BLAS
+// clear it first (β = 0, a pass over the buffer that cost 4.6% of LeNet's
+// step): the same additions onto the same zeros.
 func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
 	chunk := g.chunk()
+	taps := tapsOf(g)
+	clears := taps.runs != nil && !slices.Contains(taps.covered, false)
 	for n0 := 0; n0 < g.n; n0 += chunk {
 		n1 := min(g.n, n0+chunk)
 		cols := (n1 - n0) * p
 		dcols := st.dcols.get(rows * cols)
-		gemm(blas.Trans, blas.NoTrans, rows, cols, g.o, w, rows, gm[n0*p:], np, 0, dcols, cols)
-		col2im(g, dcols, cols, n0, n1, dx)
+		dcols32, float32s := any(dcols).([]float32)
+		var beta T // 0: the BLAS clears the buffer
+		if clears && float32s && st.dcolsClear {
+			beta = 1
+		}
+		gemm(blas.Trans, blas.NoTrans, rows, cols, g.o, w, rows, gm[n0*p:], np, beta, dcols, cols)
+		if clears && float32s {
+			col2imRunsClearing(g, taps, dcols32, cols, n0, n1, any(dx).([]float32))
+			st.dcolsClear = true
+			continue
+		}
+		col2imTaps(g, taps, dcols, cols, n0, n1, dx)
+		st.dcolsClear = false
+	}
+}
+
+// col2imRunsClearing is col2imRuns in float32 that sets each entry of
+// cols it reads to +0 (addRunsClearingFloat32).
+func col2imRunsClearing(g geometry, taps *taps, cols []float32, ld, n0, n1 int, dx []float32) {
+	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
+	for c := range g.c {
+		for t := range kk {
+			runs := taps.runs[taps.start[t]:taps.start[t+1]]
+			for n := n0; n < n1; n++ {
+				at, to := (c*kk+t)*ld+(n-n0)*p, (n*g.c+c)*hw
+				addRunsClearingFloat32(dx[to:][:hw], cols[at:][:p], runs)
+			}
+		}
 	}
 }
 

@@ -19,3 +19,9 @@ func addRunsFloat32(plane, src []float32, runs []tapRun)
 //
 //go:noescape
 func copyRunsFloat32(dst, plane []float32, runs []tapRun)
+
+// addRunsClearingFloat32 is addRunsFloat32 that also sets each entry of
+// src it reads to +0.
+//
+//go:noescape
+func addRunsClearingFloat32(plane, src []float32, runs []tapRun)

@@ -9,3 +9,10 @@ func copyRunsFloat32(dst, plane []float32, runs []tapRun) {
 		copy(dst[r.pos:r.pos+r.n], plane[r.at:r.at+r.n])
 	}
 }
+
+func addRunsClearingFloat32(plane, src []float32, runs []tapRun) {
+	addRunsGo(plane, src, runs)
+	for _, r := range runs {
+		clear(src[r.pos : r.pos+r.n])
+	}
+}

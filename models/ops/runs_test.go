@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/blas"
 )
 
 // TestAddRunsFloat32 checks the assembly loop against the Go one bit for
@@ -138,6 +140,94 @@ func TestChannelSumsMatchBiasGrad(t *testing.T) {
 		for o := range want {
 			if got[o] != want[o] {
 				t.Errorf("%d positions, channel %d: %v, want %v", g.positions(), o, got[o], want[o])
+			}
+		}
+	}
+}
+
+// TestAddRunsClearingFloat32 checks that the clearing form of the runs'
+// addition adds as addRunsGo does, bit for bit, and leaves +0 in every
+// entry of src its runs read and nothing else changed.
+func TestAddRunsClearingFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	const size = 64
+	for trial := range 200 {
+		src := make([]float32, size)
+		for i := range src {
+			src[i] = float32(rng.NormFloat64())
+		}
+		plane := make([]float32, size)
+		for i := range plane {
+			plane[i] = float32(rng.NormFloat64())
+		}
+		// Runs reading disjoint parts of src, as a tap's do.
+		var runs []tapRun
+		for pos := 0; pos < size; {
+			n := rng.IntN(12)
+			if pos+n > size {
+				break
+			}
+			runs = append(runs, tapRun{pos: int32(pos), at: int32(rng.IntN(size - n + 1)), n: int32(n)})
+			pos += n + rng.IntN(3)
+		}
+		want, got := append([]float32(nil), plane...), append([]float32(nil), plane...)
+		wantSrc := append([]float32(nil), src...)
+		addRunsGo(want, src, runs)
+		for _, r := range runs {
+			clear(wantSrc[r.pos : r.pos+r.n])
+		}
+		addRunsClearingFloat32(got, src, runs)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("trial %d, plane entry %d: %v, want %v", trial, i, got[i], want[i])
+			}
+			if math.Float32bits(src[i]) != math.Float32bits(wantSrc[i]) {
+				t.Fatalf("trial %d, src entry %d: %v, want %v", trial, i, src[i], wantSrc[i])
+			}
+		}
+	}
+}
+
+// TestConvBackInputClearing checks that the input gradient made with the
+// patches' gradient cleared by col2im (β = 1 on the cleared buffer) is
+// the one made with the BLAS clearing it (β = 0), bit for bit, over
+// several runs and a last chunk smaller than the others, and that the
+// buffer is all +0 after each run.
+func TestConvBackInputClearing(t *testing.T) {
+	g := geometry{n: 23, c: 3, h: 14, w: 14, o: 4, k: 5, stride: 1, oh: 10, ow: 10} // chunks of 10, 10, 3
+	rng := rand.New(rand.NewPCG(39, 40))
+	draw := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	w := draw(g.o * g.rows())
+	var clearing, plain convState[float32]
+	for run := range 3 {
+		gm := draw(g.o * g.n * g.positions())
+		want := make([]float32, g.n*g.c*g.h*g.w)
+		got := make([]float32, len(want))
+		for n0 := 0; n0 < g.n; n0 += g.chunk() { // the path without clearing
+			n1 := min(g.n, n0+g.chunk())
+			cols := (n1 - n0) * g.positions()
+			dcols := plain.dcols.get(g.rows() * cols)
+			gemm(blas.Trans, blas.NoTrans, g.rows(), cols, g.o, w, g.rows(), gm[n0*g.positions():], g.n*g.positions(), 0, dcols, cols)
+			col2im(g, dcols, cols, n0, n1, want)
+		}
+		convBackInput(g, &clearing, w, gm, got)
+		if !clearing.dcolsClear {
+			t.Fatal("the clearing path was not taken")
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("run %d, entry %d: %v, want %v", run, i, got[i], want[i])
+			}
+		}
+		for i, v := range clearing.dcols[:cap(clearing.dcols)] {
+			if math.Float32bits(v) != 0 {
+				t.Fatalf("run %d: patches' gradient entry %d is %v after col2im", run, i, v)
 			}
 		}
 	}
