@@ -432,7 +432,8 @@ type convGradMatrix struct {
 	out buffer
 	// rowSums, when set (a bias's gradient reads them), receives each
 	// channel's sum of the gradient as the reordering passes over it;
-	// sumsOK says whether the last run made them (see withSums).
+	// sumsOK says whether the last run made them (only with positions a
+	// multiple of 4, see toChannelMajor).
 	rowSums []float64
 	sumsOK  bool
 	part    [][4]float64 // the sums' partial sums
@@ -575,8 +576,9 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // Where col2im reads every entry of the patches' gradient (no tap in the
 // padding) in float32, it clears each entry as it reads it, and the next
 // product adds into the cleared buffer (β = 1) instead of having the BLAS
-// clear it first (β = 0, a pass over the buffer that cost 4.6% of LeNet's
-// step): the same additions onto the same zeros.
+// clear it first (β = 0, a pass of its own over the buffer: most of the
+// 4.6% of LeNet's step that OpenBLAS spent clearing outputs): the same
+// additions onto the same zeros.
 func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
 	chunk := g.chunk()
