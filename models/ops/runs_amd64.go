@@ -21,7 +21,8 @@ func addRunsFloat32(plane, src []float32, runs []tapRun)
 func copyRunsFloat32(dst, plane []float32, runs []tapRun)
 
 // addRunsClearingFloat32 is addRunsFloat32 that also sets each entry of
-// src it reads to +0.
+// src it reads to +0. A flag tested in addRunsFloat32's loop made it a
+// quarter slower, hence two loops.
 //
 //go:noescape
 func addRunsClearingFloat32(plane, src []float32, runs []tapRun)

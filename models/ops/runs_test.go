@@ -34,10 +34,14 @@ func TestAddRunsFloat32(t *testing.T) {
 			runs = append(runs, tapRun{pos: int32(rng.IntN(size - n + 1)), at: int32(rng.IntN(size - n + 1)), n: int32(n)})
 		}
 		addRunsGo(want, src, runs)
+		srcBefore := append([]float32(nil), src...)
 		addRunsFloat32(got, src, runs)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("trial %d, runs %v, entry %d: %v (bits %#x), want %v (bits %#x)", trial, runs, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
+			if math.Float32bits(src[i]) != math.Float32bits(srcBefore[i]) {
+				t.Fatalf("trial %d: src entry %d changed", trial, i)
 			}
 		}
 	}
