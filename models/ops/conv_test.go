@@ -236,6 +236,8 @@ func benchPatches(b *testing.B, back bool) {
 		{"lenet-conv2", geometry{n: 10, c: 10, h: 14, w: 14, o: 20, k: 5, stride: 1}},
 		{"resnet-layer1", geometry{n: 4, c: 64, h: 16, w: 16, o: 64, k: 3, stride: 1, pad: 1}},
 		{"resnet-layer2-down", geometry{n: 4, c: 64, h: 16, w: 16, o: 128, k: 3, stride: 2, pad: 1}},
+		{"resnet-layer2", geometry{n: 16, c: 128, h: 8, w: 8, o: 128, k: 3, stride: 1, pad: 1}},
+		{"resnet-layer3", geometry{n: 64, c: 256, h: 4, w: 4, o: 256, k: 3, stride: 1, pad: 1}},
 		{"resnet-layer4", geometry{n: 64, c: 512, h: 2, w: 2, o: 512, k: 3, stride: 1, pad: 1}},
 	} {
 		g := c.g

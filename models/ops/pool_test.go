@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -84,4 +85,93 @@ func TestReLUMaxPoolRejectsBadWindows(t *testing.T) {
 			t.Errorf("window %d, stride %d, padding %d: no error", tc[0], tc[1], tc[2])
 		}
 	}
+}
+
+// specialFloat32 draws a value that exercises the 2×2 pools' comparisons:
+// ties (few distinct values), ±0, negatives, ±Inf and NaN.
+func specialFloat32(rng *rand.Rand) float32 {
+	switch rng.IntN(12) {
+	case 0:
+		return float32(math.Copysign(0, -1))
+	case 1:
+		return 0
+	case 2:
+		return float32(math.Inf(1))
+	case 3:
+		return float32(math.Inf(-1))
+	case 4:
+		return float32(math.NaN())
+	case 5:
+		return -float32(math.NaN())
+	default:
+		return float32(rng.IntN(7)-3) / 2 // ties
+	}
+}
+
+// TestPool2x2Float32 checks the branch-free float32 2×2 pools, with and
+// without argmaxes, against the generic loop (pool2x2) bit for bit,
+// outputs and argmaxes, on inputs full of ties, signed zeros, infinities
+// and NaNs, and on random normals.
+func TestPool2x2Float32(t *testing.T) {
+	for _, special := range []bool{true, false} {
+		// 7×11: the last row and column are in no window.
+		g := geometry{n: 3, c: 4, h: 7, w: 11, o: 4, k: 2, stride: 2}
+		g.oh, g.ow = 3, 5
+		rng := rand.New(rand.NewPCG(21, 22))
+		draw := func(n int) []float32 {
+			v := make([]float32, n)
+			for i := range v {
+				if special {
+					v[i] = specialFloat32(rng)
+				} else {
+					v[i] = float32(rng.NormFloat64())
+				}
+			}
+			return v
+		}
+		x := draw(g.n * g.c * g.h * g.w)
+		outs := g.n * g.c * g.oh * g.ow
+		want, got := make([]float32, outs), make([]float32, outs)
+		wantArg, gotArg := make([]int32, outs), make([]int32, outs)
+		pool2x2(g, x, want, wantArg)
+		pool2x2Float32(g, x, got, gotArg)
+		values := make([]float32, outs)
+		pool2x2MaxFloat32(g, x, values)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || gotArg[i] != wantArg[i] {
+				t.Fatalf("special %v, output %d: %v at %d, want %v at %d", special, i, got[i], gotArg[i], want[i], wantArg[i])
+			}
+			if math.Float32bits(values[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("special %v, output %d without argmaxes: %v, want %v", special, i, values[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkPool2x2 times LeNet's first pool (256 examples, 10 channels,
+// 28×28), the generic loop against the float32 one without branches on
+// the data.
+func BenchmarkPool2x2(b *testing.B) {
+	g := geometry{n: 256, c: 10, h: 28, w: 28, o: 10, k: 2, stride: 2, oh: 14, ow: 14}
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, g.n*g.c*g.h*g.w)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	y, arg := make([]float32, len(x)/4), make([]int32, len(x)/4)
+	b.Run("forward/generic", func(b *testing.B) {
+		for b.Loop() {
+			pool2x2(g, x, y, arg)
+		}
+	})
+	b.Run("forward/float32", func(b *testing.B) {
+		for b.Loop() {
+			pool2x2Float32(g, x, y, arg)
+		}
+	})
+	b.Run("forward/float32-no-argmax", func(b *testing.B) {
+		for b.Loop() {
+			pool2x2MaxFloat32(g, x, y)
+		}
+	})
 }

@@ -1,0 +1,27 @@
+//go:build !purego
+
+package ops
+
+// addRunsFloat32 adds src's runs into plane: for each run r, plane[r.at+i]
+// += src[r.pos+i] for 0 ≤ i < r.n, four at a time (SSE, which every
+// amd64 has), in the order and with the rounding of the Go loop
+// (addRunsGo). Each run must lie inside plane and src: the caller slices
+// them to a geometry's plane and positions, which its taps were made
+// for.
+//
+//go:noescape
+func addRunsFloat32(plane, src []float32, runs []tapRun)
+
+// copyRunsFloat32 copies plane's runs into dst: dst[r.pos+i] =
+// plane[r.at+i] for 0 ≤ i < r.n, four at a time, where a call of copy per
+// run spent more on the call than on the copying of LeNet's runs of 10.
+// The same bounds as for addRunsFloat32 apply.
+//
+//go:noescape
+func copyRunsFloat32(dst, plane []float32, runs []tapRun)
+
+// addRunsClearingFloat32 is addRunsFloat32 that also sets each entry of
+// src it reads to +0.
+//
+//go:noescape
+func addRunsClearingFloat32(plane, src []float32, runs []tapRun)
