@@ -304,24 +304,60 @@ func timeSteps(b *testing.B, e *Trainer, batch *data.Batch, u Update) {
 // the features and outputs), the ratio:
 //
 //	go test -tags openblas ./engine -run '^$' -bench StepPreset -benchtime 5x
+//
+// Its "ratio" run alternates one step of each preset, b.N pairs, and
+// reports each preset's median step and the ratio of the medians
+// (authors/authors-params): a machine whose speed drifts between the
+// two separate runs moves their ratio, not this one.
 func BenchmarkStepPreset(b *testing.B) {
-	rules := func() (particles.Rule, particles.Rule) {
-		return &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.0015, FirstTermOnly: true},
-			&particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.25}
+	update := func(preset string) Update {
+		u := Update{
+			Trunk: &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.0015, FirstTermOnly: true},
+			Head:  &particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.25},
+			Scale: ScoreNormalized,
+		}
+		if preset == "authors" {
+			u.Kernel, u.OutputKernel, u.HeadsFirst = KernelOutputs, particles.RBF{Scale: 1}, true
+		}
+		return u
 	}
-	for _, preset := range []string{"authors-params", "authors"} {
+	presets := []string{"authors-params", "authors"}
+	for _, preset := range presets {
 		b.Run(preset, func(b *testing.B) {
 			e, data, _ := lenetStep(b, 5, 256)
-			trunk, head := rules()
-			u := Update{Trunk: trunk, Head: head, Scale: ScoreNormalized}
-			if preset == "authors" {
-				u.Kernel, u.OutputKernel, u.HeadsFirst = KernelOutputs, particles.RBF{Scale: 1}, true
-			}
-			timeSteps(b, e, data, u)
+			timeSteps(b, e, data, update(preset))
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/step")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
+	b.Run("ratio", func(b *testing.B) {
+		var (
+			trainers [2]*Trainer
+			batches  [2]*data.Batch
+			ms       [2][]float64
+		)
+		for i, preset := range presets {
+			trainers[i], batches[i], _ = lenetStep(b, 5, 256)
+			if _, err := trainers[i].Step(batches[i], update(preset)); err != nil { // build the graphs
+				b.Fatal(err)
+			}
+		}
+		b.ResetTimer()
+		for range b.N {
+			for i, preset := range presets {
+				start := time.Now()
+				if _, err := trainers[i].Step(batches[i], update(preset)); err != nil {
+					b.Fatal(err)
+				}
+				ms[i] = append(ms[i], float64(time.Since(start).Microseconds())/1000)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric(median(ms[0]), "authors-params-ms/step")
+		b.ReportMetric(median(ms[1]), "authors-ms/step")
+		b.ReportMetric(median(ms[1])/median(ms[0]), "ratio")
+		b.ReportMetric(0, "ns/op")
+	})
 }
 
 // BenchmarkEvaluate times an evaluation of 5 LeNet particles (batch 256,
