@@ -142,7 +142,7 @@ func col2im[T float](g geometry, cols []T, ld, n0, n1 int, dx []T) {
 // col2imTaps is col2im with the given taps of g.
 func col2imTaps[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []T) {
 	if taps.runs != nil {
-		col2imRuns(g, taps, cols, ld, n0, n1, dx)
+		col2imRuns(g, taps, cols, ld, n0, n1, dx, false)
 		return
 	}
 	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
@@ -165,11 +165,16 @@ func col2imTaps[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []
 
 // col2imRuns is col2im for taps listed as runs. In float32 an assembly
 // loop adds the runs (addRunsFloat32: 1.3 ns per addition in Go, the
-// largest cost of LeNet's step after the products).
-func col2imRuns[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []T) {
+// largest cost of LeNet's step after the products); with clearCols
+// (float32 only) it also sets each entry of cols it reads to +0.
+func col2imRuns[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []T, clearCols bool) {
 	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
 	cols32, _ := any(cols).([]float32)
 	dx32, _ := any(dx).([]float32)
+	add := addRunsFloat32
+	if clearCols {
+		add = addRunsClearingFloat32
+	}
 	for c := range g.c {
 		for t := range kk {
 			row := cols[(c*kk+t)*ld:]
@@ -177,7 +182,7 @@ func col2imRuns[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []
 			for n := n0; n < n1; n++ {
 				at, to := (c*kk+t)*ld+(n-n0)*p, (n*g.c+c)*hw
 				if cols32 != nil {
-					addRunsFloat32(dx32[to:][:hw], cols32[at:][:p], runs)
+					add(dx32[to:][:hw], cols32[at:][:p], runs)
 					continue
 				}
 				addRunsGo(dx[to:][:hw], row[(n-n0)*p:][:p], runs)
@@ -285,8 +290,6 @@ type convState[T float] struct {
 	input scratch[T] // a leaf input's values when cols were made from it
 	prod  scratch[T] // o × chunk·positions(): filters · patches
 	dcols scratch[T] // rows() × chunk·positions(): patches' gradient
-	// dcolsClear: every entry of dcols is +0 (see convBackInput).
-	dcolsClear bool
 	// With stacked filter gradients: the runs' output gradients (runs·o ×
 	// n·positions()) and their filter gradients (runs·o × rows()).
 	stack, stackDW scratch[T]
@@ -412,10 +415,15 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 	if op.bias {
 		shape := inputs[2].Shape().Clone()
 		// The bias's gradient is the output gradient's channel sums,
-		// which the reordering makes as it passes over it.
-		m := gm.Op().(*convGradMatrix)
-		m.rowSums = make([]float64, op.g.o)
-		if grads[2], err = gorgonia.ApplyOp(&biasGrad{base: op.derive(op.name+"∂b", 2, len(shape)), shape: shape, summed: m}, gm); err != nil {
+		// which the reordering makes as it passes over it (positions a
+		// multiple of 4, see toChannelMajor).
+		bg := &biasGrad{base: op.derive(op.name+"∂b", 2, len(shape)), shape: shape}
+		if op.g.positions()%4 == 0 {
+			m := gm.Op().(*convGradMatrix)
+			m.rowSums, m.part = make([]float64, op.g.o), make([][4]float64, op.g.o)
+			bg.summed = m
+		}
+		if grads[2], err = gorgonia.ApplyOp(bg, gm); err != nil {
 			return nil, err
 		}
 	}
@@ -431,12 +439,10 @@ type convGradMatrix struct {
 	fwd *convOp // whose stack, when armed, it writes into (StackFilterGrads)
 	out buffer
 	// rowSums, when set (a bias's gradient reads them), receives each
-	// channel's sum of the gradient as the reordering passes over it;
-	// sumsOK says whether the last run made them (only with positions a
-	// multiple of 4, see toChannelMajor).
+	// channel's sum of the gradient as the reordering passes over it,
+	// with part for their partial sums (see toChannelMajor).
 	rowSums []float64
-	sumsOK  bool
-	part    [][4]float64 // the sums' partial sums
+	part    [][4]float64
 }
 
 func (op *convGradMatrix) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -455,19 +461,11 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if out == nil {
 		out = op.out.get(grad.Dtype(), false, op.g.o, op.g.n*op.g.positions())
 	}
-	op.sumsOK = op.rowSums != nil && op.g.positions()%4 == 0
-	var part [][4]float64
-	if op.sumsOK {
-		if len(op.part) != op.g.o {
-			op.part = make([][4]float64, op.g.o)
-		}
-		part = op.part
-	}
 	switch grad.Dtype() {
 	case tensor.Float32:
-		toChannelMajor(op.g, data[float32](grad), data[float32](out), part, op.rowSums)
+		toChannelMajor(op.g, data[float32](grad), data[float32](out), op.part, op.rowSums)
 	default:
-		toChannelMajor(op.g, data[float64](grad), data[float64](out), part, op.rowSums)
+		toChannelMajor(op.g, data[float64](grad), data[float64](out), op.part, op.rowSums)
 	}
 	return out, nil
 }
@@ -578,44 +576,29 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // product adds into the cleared buffer (β = 1) instead of having the BLAS
 // clear it first (β = 0, a pass of its own over the buffer: most of the
 // 4.6% of LeNet's step that OpenBLAS spent clearing outputs): the same
-// additions onto the same zeros.
+// additions onto the same zeros. The buffer, which only this function
+// uses, is then all +0 between calls: zero when allocated, and cleared by
+// every col2im after.
 func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
 	chunk := g.chunk()
 	taps := tapsOf(g)
-	clears := taps.runs != nil && !slices.Contains(taps.covered, false)
+	_, float32s := any(w).([]float32)
+	clears := float32s && taps.runs != nil && !slices.Contains(taps.covered, false)
+	var beta T // 0: the BLAS clears the buffer
+	if clears {
+		beta = 1
+	}
 	for n0 := 0; n0 < g.n; n0 += chunk {
 		n1 := min(g.n, n0+chunk)
 		cols := (n1 - n0) * p
 		dcols := st.dcols.get(rows * cols)
-		dcols32, float32s := any(dcols).([]float32)
-		var beta T // 0: the BLAS clears the buffer
-		if clears && float32s && st.dcolsClear {
-			beta = 1
-		}
 		gemm(blas.Trans, blas.NoTrans, rows, cols, g.o, w, rows, gm[n0*p:], np, beta, dcols, cols)
-		if clears && float32s {
-			col2imRunsClearing(g, taps, dcols32, cols, n0, n1, any(dx).([]float32))
-			st.dcolsClear = true
+		if clears {
+			col2imRuns(g, taps, dcols, cols, n0, n1, dx, true)
 			continue
 		}
 		col2imTaps(g, taps, dcols, cols, n0, n1, dx)
-		st.dcolsClear = false
-	}
-}
-
-// col2imRunsClearing is col2imRuns in float32 that sets each entry of
-// cols it reads to +0 (addRunsClearingFloat32).
-func col2imRunsClearing(g geometry, taps *taps, cols []float32, ld, n0, n1 int, dx []float32) {
-	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
-	for c := range g.c {
-		for t := range kk {
-			runs := taps.runs[taps.start[t]:taps.start[t+1]]
-			for n := n0; n < n1; n++ {
-				at, to := (c*kk+t)*ld+(n-n0)*p, (n*g.c+c)*hw
-				addRunsClearingFloat32(dx[to:][:hw], cols[at:][:p], runs)
-			}
-		}
 	}
 }
 
@@ -643,7 +626,7 @@ func (op *biasGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	out := op.out.get(gm.Dtype(), false, op.shape...)
-	if m := op.summed; m != nil && m.sumsOK {
+	if m := op.summed; m != nil {
 		switch d := out.Data().(type) {
 		case []float32:
 			for i, v := range m.rowSums {

@@ -63,15 +63,15 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return op.deviceDo(vals)
 	}
 	out := op.out.get(x.Dtype(), false, g.n, g.c, g.oh, g.ow)
+	if x.Dtype() == tensor.Float32 && g.twoByTwo() && !op.grads {
+		pool2x2MaxFloat32(g, data[float32](x), data[float32](out))
+		return out, nil
+	}
 	if len(op.argmax) != out.Shape().TotalSize() {
 		op.argmax = make([]int32, out.Shape().TotalSize())
 	}
 	switch x.Dtype() {
 	case tensor.Float32:
-		if g.twoByTwo() && !op.grads {
-			pool2x2MaxFloat32(g, data[float32](x), data[float32](out))
-			break
-		}
 		if g.twoByTwo() {
 			pool2x2Float32(g, data[float32](x), data[float32](out), op.argmax)
 			break
