@@ -34,6 +34,15 @@
 // The tests check each gradient against finite differences and their sum
 // against the summed loss.
 //
+// A heads-first step (Update.HeadsFirst) evaluates every particle twice,
+// the heads' gradients, then, after the heads moved, the trunk's through
+// the moved heads; the trunk, not yet moved, gives the same features. A
+// heads-only step graph runs the first evaluation; where the trunk's ops
+// can replay (LeNet, the MLP) it keeps each particle's trunk forward
+// pass (ops.Held, one set of activations and patches per particle), and
+// the second evaluation replays it in a step graph and a trunk graph of
+// its own, running only the trunk's backward passes (keepTrunks).
+//
 // Batch normalisation: the step and trunk graphs normalise with the
 // batch's statistics (training mode), and the step graph reports them so
 // that the running statistics move once per step, as PyTorch's forward

@@ -21,25 +21,41 @@ func (f Footprint) Bytes(batch int) float64 { return f.Fixed + float64(batch)*f.
 // is) and sums their nodes' sizes, so that what grows with the batch is
 // known before a batch of cfg.Batch examples is allocated.
 func GraphFootprint(cfg *Config) (Footprint, error) {
+	sizes, err := atBatchesOf1And2(cfg, func(m *machine) (float64, error) {
+		if err := m.trainingGraphs(); err != nil {
+			return 0, err
+		}
+		size := 0.0
+		for _, g := range m.graphs() {
+			for _, n := range g.AllNodes() {
+				size += float64(n.Shape().TotalSize())
+			}
+		}
+		return size, nil
+	})
+	if err != nil {
+		return Footprint{}, err
+	}
+	size := float64(cfg.Dtype.Size())
+	return Footprint{Fixed: (2*sizes[0] - sizes[1]) * size, PerExample: (sizes[1] - sizes[0]) * size}, nil
+}
+
+// atBatchesOf1And2 returns what measure says of a machine for cfg at
+// batches of 1 and of 2 examples, whatever cfg.Batch is.
+func atBatchesOf1And2(cfg *Config, measure func(*machine) (float64, error)) ([2]float64, error) {
 	var sizes [2]float64
 	for i := range sizes {
 		c := *cfg
 		c.Batch = i + 1
 		m, err := newMachine(&c)
 		if err != nil {
-			return Footprint{}, err
+			return sizes, err
 		}
-		if err := m.trainingGraphs(); err != nil {
-			return Footprint{}, err
-		}
-		for _, g := range m.graphs() {
-			for _, n := range g.AllNodes() {
-				sizes[i] += float64(n.Shape().TotalSize())
-			}
+		if sizes[i], err = measure(m); err != nil {
+			return sizes, err
 		}
 	}
-	size := float64(cfg.Dtype.Size())
-	return Footprint{Fixed: (2*sizes[0] - sizes[1]) * size, PerExample: (sizes[1] - sizes[0]) * size}, nil
+	return sizes, nil
 }
 
 // graphs lists the machine's graphs.
@@ -52,4 +68,26 @@ func (m *machine) graphs() []*gorgonia.ExprGraph {
 		gs = append(gs, m.trunk.g)
 	}
 	return append(gs, m.prediction.g)
+}
+
+// KeptBytes is the memory a heads-first step keeps for each particle
+// between its two evaluations (keepTrunks) at batch size cfg.Batch: the
+// trunk's activations, patches and argmaxes; 0 where the trunk's passes
+// are not kept. Like GraphFootprint it builds graphs of 1 and 2 examples
+// only.
+func KeptBytes(cfg *Config) (float64, error) {
+	if len(cfg.Tasks) < 2 || cfg.Device != nil {
+		return 0, nil
+	}
+	sizes, err := atBatchesOf1And2(cfg, func(m *machine) (float64, error) {
+		if ok, err := m.keepingGraphs(); err != nil || !ok {
+			return 0, err
+		}
+		n, err := m.headSteps.trunkOps.HeldBytes(int(cfg.Dtype.Size()))
+		return float64(n), err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return sizes[0] + float64(cfg.Batch-1)*(sizes[1]-sizes[0]), nil
 }

@@ -24,7 +24,7 @@ func kernelTrainer(t *testing.T) *Trainer {
 	if err := e.in.Load(e.cfg, b); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.gradients(1, true, true, false); err != nil {
+	if err := e.gradients(1, true, true, false, false); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -283,9 +283,9 @@ func TestHeadsFirstRepulsionReplays(t *testing.T) {
 	}
 	u := newRules()
 	for _, f := range []func() error{
-		func() error { return s.gradients(1, true, true, false) },
+		func() error { return s.gradients(1, true, true, false, false) },
 		func() error { return s.moveHeads(u, 1) },
-		func() error { return s.gradients(1, false, true, false) },
+		func() error { return s.gradients(1, false, true, false, false) },
 		func() error { return s.moveTrunks(u, 1) },
 	} {
 		if err := f(); err != nil {

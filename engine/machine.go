@@ -24,6 +24,10 @@ type machine struct {
 	// headSteps is the heads-only step graph, built when first needed,
 	// for a heads-first step's first evaluation (a model with a trunk).
 	headSteps *stepGraph
+	// With kept trunks (keepingGraphs), a step graph and a trunk graph
+	// that replay headSteps' trunk, for the second evaluation.
+	keptSteps *stepGraph
+	keptTrunk *trunkGraph
 	trunk     *trunkGraph // nil with one task or no trunk parameters
 	// trunkSizes is each trunk parameter's number of values (none
 	// without a trunk), where its gradient lies in a trunk vector.
@@ -67,14 +71,14 @@ func (m *machine) trainingGraphs() error {
 		m.trunkSizes = append(m.trunkSizes, models.Size(params[i:i+1]))
 	}
 	if len(params) > 0 {
-		sg, err := newStepGraph(cfg, all, false)
+		sg, err := newStepGraph(cfg, all, false, nil)
 		if err != nil {
 			return err
 		}
 		steps = append(steps, sg)
 	} else {
 		for _, j := range all {
-			sg, err := newStepGraph(cfg, []int{j}, false)
+			sg, err := newStepGraph(cfg, []int{j}, false, nil)
 			if err != nil {
 				return err
 			}
@@ -142,14 +146,34 @@ func NewGrads(cfg *Config) *Grads {
 // vector-Jacobian product of the trunk on the same batch follows the
 // tasks' (the kernel's repulsion, mapped from the features' space).
 func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, extra *vjpRequest) error {
+	return m.gradientsKept(p, in, out, trunk, extra, nil)
+}
+
+// gradientsKept is gradients for a heads-first step that keeps each
+// particle's trunk forward pass (keepingGraphs) in kept, when it is not
+// nil: the heads-only evaluation (!trunk) sets its trunk's kept values
+// aside in kept, and the evaluation with the trunk replays them instead
+// of running the trunk forward again.
+func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool, extra *vjpRequest, kept *ops.Held) error {
 	if err := m.trainingGraphs(); err != nil {
 		return err
 	}
+	// The graphs of the trunk's passes, and the recording they replay.
+	steps, tg, rec := m.steps, m.trunk, m.steps[0].trunkOps
+	if kept != nil {
+		if m.keptSteps == nil {
+			return fmt.Errorf("engine: kept trunk passes without their graphs (keepingGraphs)")
+		}
+		if trunk {
+			rec = m.headSteps.trunkOps
+			rec.Exchange(kept)
+			steps, tg = []*stepGraph{m.keptSteps}, m.keptTrunk
+		}
+	}
 	// The K trunk passes (and extra's) read the same patches: their small
 	// layers' filter gradients are one product each, after the last pass.
-	stack := trunk && stackFilterGrads && m.trunk != nil && m.trunk.replayed && out.rows == nil && m.cfg.Device == nil
+	stack := trunk && stackFilterGrads && tg != nil && tg.replayed && out.rows == nil && m.cfg.Device == nil
 	if stack {
-		rec := m.steps[0].trunkOps
 		runs := len(m.cfg.Tasks)
 		if extra != nil {
 			runs++
@@ -157,16 +181,11 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, ext
 		rec.StackFilterGrads(runs)
 		defer rec.StackFilterGrads(0)
 	}
-	steps := m.steps
 	if !trunk && len(m.trunkSizes) > 0 {
 		// Only the heads' gradients are wanted: a graph without the
 		// trunk's backward pass computes them.
-		if m.headSteps == nil {
-			sg, err := newStepGraph(m.cfg, steps[0].tasks, true)
-			if err != nil {
-				return err
-			}
-			m.headSteps = sg
+		if err := m.headsOnlyGraph(); err != nil {
+			return err
 		}
 		steps = []*stepGraph{m.headSteps}
 		for j := range out.notFinite {
@@ -182,15 +201,17 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, ext
 		features = append(features, f...)
 	}
 	if !trunk {
+		if kept != nil {
+			m.headSteps.trunkOps.Exchange(kept)
+		}
 		return nil
 	}
-	if m.trunk == nil {
+	if tg == nil {
 		if extra != nil {
 			return m.trunkVJPAfter(p, in, extra.upstream, extra.dst)
 		}
 		return nil
 	}
-	tg := m.trunk
 	if err := tg.bind(p, out.rows, in); err != nil {
 		return err
 	}
@@ -220,13 +241,60 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, ext
 		if err := tg.vjp(extra.upstream, extra.dst); err != nil {
 			return err
 		}
-		return m.putStackedFilterGrads(out, extra.dst)
+		return m.putStackedFilterGrads(rec, steps[0], tg, out, extra.dst)
 	case stack:
-		return m.putStackedFilterGrads(out, nil)
+		return m.putStackedFilterGrads(rec, steps[0], tg, out, nil)
+	case extra != nil && kept != nil:
+		return tg.vjp(extra.upstream, extra.dst)
 	case extra != nil:
 		return m.trunkVJPAfter(p, in, extra.upstream, extra.dst)
 	}
 	return nil
+}
+
+// headsOnlyGraph builds the heads-only step graph the first time.
+func (m *machine) headsOnlyGraph() error {
+	if m.headSteps != nil {
+		return nil
+	}
+	sg, err := newStepGraph(m.cfg, m.steps[0].tasks, true, nil)
+	m.headSteps = sg
+	return err
+}
+
+// keepingGraphs builds, the first time, the graphs of a heads-first step
+// that keeps each particle's trunk forward pass: the heads-only step
+// graph, its trunk's ops made to keep what gradients read, and the step
+// and trunk graphs that replay it. It reports false where that cannot
+// be: on a device, for a trunk that does not replay (batch norm), or with
+// one task.
+func (m *machine) keepingGraphs() (bool, error) {
+	if m.keptSteps != nil {
+		return true, nil
+	}
+	if err := m.trainingGraphs(); err != nil {
+		return false, err
+	}
+	if m.cfg.Device != nil || m.trunk == nil || !m.trunk.replayed {
+		return false, nil
+	}
+	if err := m.headsOnlyGraph(); err != nil {
+		return false, err
+	}
+	rec := m.headSteps.trunkOps
+	if err := rec.KeepForReplay(); err != nil {
+		return false, nil
+	}
+	sg, err := newStepGraph(m.cfg, m.steps[0].tasks, false, rec)
+	if err != nil {
+		return false, err
+	}
+	tg, err := buildTrunkGraph(m.cfg, rec)
+	if err != nil {
+		return false, err
+	}
+	m.keptSteps, m.keptTrunk = sg, tg
+	return true, nil
 }
 
 // vjpRequest asks machine.gradients for one more vector-Jacobian product
@@ -243,8 +311,8 @@ var stackFilterGrads = true
 // wrote the other gradients (negated for scores, in float32 for float32
 // scores), noting any that is not finite; then, with extra, the extra
 // pass's into it, as they are.
-func (m *machine) putStackedFilterGrads(out *Grads, extra []float64) error {
-	if err := m.steps[0].trunkOps.FlushFilterGrads(); err != nil {
+func (m *machine) putStackedFilterGrads(rec *ops.Recording, sg *stepGraph, tg *trunkGraph, out *Grads, extra []float64) error {
+	if err := rec.FlushFilterGrads(); err != nil {
 		return err
 	}
 	runs := len(m.cfg.Tasks)
@@ -252,9 +320,9 @@ func (m *machine) putStackedFilterGrads(out *Grads, extra []float64) error {
 		runs++
 	}
 	for j := range runs {
-		nodes := m.trunk.trunkGrad
+		nodes := tg.trunkGrad
 		if j == 0 {
-			nodes = m.steps[0].trunkGrad
+			nodes = sg.trunkGrad
 		}
 		offset := 0
 		for i, n := range nodes {

@@ -26,31 +26,7 @@ import (
 func TestStackedFilterGradsChangeNothing(t *testing.T) {
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		t.Run(dt.String(), func(t *testing.T) {
-			var bitwise bool
-			tol := 1e-12
-			if dt == tensor.Float32 {
-				_, bitwise = blas32.Implementation().(gonum.Implementation)
-				tol = 1e-5
-			} else {
-				_, bitwise = blas64.Implementation().(gonum.Implementation)
-			}
-			same := func(what string, got, want []float64) {
-				t.Helper()
-				if bitwise {
-					if !slices.Equal(got, want) {
-						t.Errorf("%s: stacked differs from unstacked", what)
-					}
-					return
-				}
-				var d, n float64
-				for i := range got {
-					d += (got[i] - want[i]) * (got[i] - want[i])
-					n += want[i] * want[i]
-				}
-				if math.Sqrt(d) > tol*math.Sqrt(n) {
-					t.Errorf("%s: stacked differs from unstacked by %.3g of the norm", what, math.Sqrt(d/n))
-				}
-			}
+			same := sameUpToBLAS(t, dt, 1e-5, 1e-12, "stacked differs from unstacked")
 			defer func(old bool) { stackFilterGrads = old }(stackFilterGrads)
 			run := func(stack bool) (*Trainer, *Grads) {
 				stackFilterGrads = stack
@@ -82,5 +58,37 @@ func TestStackedFilterGradsChangeNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// sameUpToBLAS returns a check that two vectors agree: to the bit when
+// the BLAS of dt's products is gonum's (the tests' build), whose entries
+// do not depend on the products' shapes; else (OpenBLAS) to tol32 or
+// tol64 (by dt) of want's norm. what says how they differ.
+func sameUpToBLAS(t *testing.T, dt tensor.Dtype, tol32, tol64 float64, what string) func(name string, got, want []float64) {
+	var bitwise bool
+	tol := tol64
+	if dt == tensor.Float32 {
+		_, bitwise = blas32.Implementation().(gonum.Implementation)
+		tol = tol32
+	} else {
+		_, bitwise = blas64.Implementation().(gonum.Implementation)
+	}
+	return func(name string, got, want []float64) {
+		t.Helper()
+		if bitwise {
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s", name, what)
+			}
+			return
+		}
+		var d, n float64
+		for i := range got {
+			d += (got[i] - want[i]) * (got[i] - want[i])
+			n += want[i] * want[i]
+		}
+		if math.Sqrt(d) > tol*math.Sqrt(n) {
+			t.Errorf("%s: %s by %.3g of the norm", name, what, math.Sqrt(d/n))
+		}
 	}
 }

@@ -33,10 +33,13 @@ type stepGraph struct {
 	spatial      []int             // each batch norm's H·W
 	trunkGrad    []*gorgonia.Node  // the first task's
 	headGrads    [][]*gorgonia.Node
-	trunkOps     *ops.Recording // the trunk's ops, for the trunk graph to replay
+	trunkOps     *ops.Recording // the trunk's ops, for the trunk graph to replay; nil in a replay
 }
 
-func newStepGraph(cfg *Config, only []int, headsOnly bool) (*stepGraph, error) {
+// newStepGraph builds the step graph of the tasks only; with replay, its
+// trunk replays that recording's (ops.Replay) and computes nothing
+// forward.
+func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording) (*stepGraph, error) {
 	g := gorgonia.NewGraph()
 	sg := &stepGraph{g: g, tasks: only, headsOnly: headsOnly}
 	if cfg.Device != nil {
@@ -50,7 +53,11 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool) (*stepGraph, error) {
 	}
 	sg.vals = vals
 	norm := &models.Norm{Weight: weight}
-	sg.trunkOps = ops.Record(g)
+	if replay != nil {
+		ops.Replay(g, replay)
+	} else {
+		sg.trunkOps = ops.Record(g)
+	}
 	features, err := cfg.Model.Trunk(x, trunk, norm)
 	if err != nil {
 		ops.Stop(g)

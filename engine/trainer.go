@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/models/ops"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -34,7 +35,12 @@ type Trainer struct {
 	heads  [][][]float64
 
 	kernels outputKernels // with Update.Kernel = KernelOutputs
-	res     *resident     // the ensemble on Config.Device, between steps that keep it there
+	// kept holds each particle's trunk forward pass between a
+	// heads-first step's two evaluations (keepTrunks); nil when the
+	// trunk's passes cannot be kept.
+	kept        []ops.Held
+	keepDecided bool
+	res         *resident // the ensemble on Config.Device, between steps that keep it there
 
 	// Per-step buffers. The graphs write the gradients negated, as
 	// scores.
@@ -199,6 +205,58 @@ func (tr *Trainer) parallel(n int, f func(w, i int) error) error {
 	return first
 }
 
+// parallelFixed is parallel with particle i always on worker i mod the
+// number of workers.
+func (tr *Trainer) parallelFixed(n int, f func(w, i int) error) error {
+	workers := min(len(tr.machines), n)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				if err := f(w, i); err != nil && errs[w] == nil {
+					errs[w] = err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepTrunks reports whether a heads-first step keeps each particle's
+// trunk forward pass from its first evaluation for its second, which then
+// runs only the trunk's backward passes; it decides, the first time, by
+// whether every worker's trunk can be kept (keepingGraphs). The cost is
+// memory: one set of the trunk's activations and patches per particle.
+func (tr *Trainer) keepTrunks() bool {
+	if tr.keepDecided {
+		return tr.kept != nil
+	}
+	tr.keepDecided = true
+	if !keepTrunkPasses || tr.res != nil || len(tr.cfg.Tasks) < 2 {
+		return false
+	}
+	for _, mc := range tr.machines {
+		if ok, err := mc.keepingGraphs(); err != nil || !ok {
+			return false
+		}
+	}
+	tr.kept = make([]ops.Held, len(tr.Particles))
+	return true
+}
+
+// keepTrunkPasses is whether heads-first steps may keep the trunks'
+// forward passes (keepTrunks); tests turn it off to compare.
+var keepTrunkPasses = true
+
 // NotFiniteError reports a NaN or Inf met during a step.
 type NotFiniteError struct {
 	Step     int    // 1-based number of the step
@@ -230,7 +288,8 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 	if err := tr.in.Load(tr.cfg, b); err != nil {
 		return nil, err
 	}
-	if err := tr.gradients(step, true, !u.HeadsFirst, false); err != nil {
+	keep := u.HeadsFirst && tr.keepTrunks()
+	if err := tr.gradients(step, true, !u.HeadsFirst, false, keep); err != nil {
 		return nil, err
 	}
 	if u.HeadsFirst {
@@ -248,7 +307,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 			repulsion = true
 			u.Kernel = kernelMapped
 		}
-		if err := tr.gradients(step, false, true, repulsion); err != nil {
+		if err := tr.gradients(step, false, true, repulsion, keep); err != nil {
 			return nil, err
 		}
 		if err := tr.moveTrunks(u, step); err != nil {
@@ -272,17 +331,29 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 // (machine.gradients). With repulsion, each particle's trunk repulsion
 // is mapped from the features' space (tr.kernels, see
 // evaluateTrunkKernel) with its trunk's gradients, while its forward
-// pass is at hand.
-func (tr *Trainer) gradients(step int, report, trunk, repulsion bool) error {
+// pass is at hand. With keep (keepTrunks), an evaluation without trunk
+// keeps each particle's trunk forward pass, and the next one, with it,
+// replays them.
+func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) error {
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	tr.allocateStep()
-	err := tr.parallel(m, func(w, i int) error {
+	parallel := tr.parallel
+	if keep {
+		// A worker's graphs keep what every particle's pass shares (the
+		// images' patches): a particle replays on the worker it ran on.
+		parallel = tr.parallelFixed
+	}
+	err := parallel(m, func(w, i int) error {
 		g := tr.grads[i]
 		var extra *vjpRequest
 		if repulsion {
 			extra = &vjpRequest{upstream: tr.kernels.upstream[i], dst: tr.kernels.trunk.Repulsion[i]}
 		}
-		if err := tr.machines[w].gradients(tr.Particles[i], tr.in, g, trunk, extra); err != nil {
+		var kept *ops.Held
+		if keep {
+			kept = &tr.kept[i]
+		}
+		if err := tr.machines[w].gradientsKept(tr.Particles[i], tr.in, g, trunk, extra, kept); err != nil {
 			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
 		}
 		for j := range k {

@@ -24,8 +24,9 @@ func (s Settings) checkMemory(cfg *engine.Config, evalExamples, workers int) err
 
 // memory is a lower bound on the memory a run holds at once, by part:
 // every particle's float64 vectors (parameters, head scores, update
-// directions, optimiser state, batch statistics) and one trunk score per
-// task (float32 or float64, engine.Config.ScoreSize), what
+// directions, optimiser state, batch statistics), one trunk score per
+// task (float32 or float64, engine.Config.ScoreSize) and, for a
+// heads-first step, its trunk's forward pass (engine.KeptBytes), what
 // the update rules keep (the kernel matrices), the workers' graphs and the
 // batch, and the evaluation's predictions (every particle's, for every
 // example of a set).
@@ -67,6 +68,14 @@ func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysme
 	workers = min(max(1, workers), s.Particles) // as engine.New
 	graphs := float64(workers)*f.Bytes(cfg.Batch) +
 		batch*input*4 + batch*(input+outputs+1)*float64(cfg.Dtype.Size()) // the batch as read, and as the graphs read it
+
+	if s.Order == "heads-first" {
+		kept, err := engine.KeptBytes(cfg)
+		if err != nil {
+			return nil, err
+		}
+		perParticle += kept // the trunk's forward pass, kept for the step's second evaluation
+	}
 
 	particleSetting := fmt.Sprintf("-particles %d", s.Particles)
 	return []sysmem.Part{

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
@@ -96,3 +97,38 @@ func (d shaped) Tasks() []data.Task                      { return d.tasks }
 func (d shaped) InputShape() []int                       { return d.shape }
 func (d shaped) Len() int                                { return 0 }
 func (d shaped) Example(int, []float32, []float32) error { return errors.New("no examples") }
+
+// A heads-first step keeps every particle's trunk forward pass between
+// its two evaluations: the estimate of such a run exceeds the joint
+// order's by the particles times engine.KeptBytes, and KeptBytes is
+// positive for LeNet.
+func TestMemoryCountsKeptTrunks(t *testing.T) {
+	s := Defaults("multi-mnist")
+	tasks := []data.Task{{Name: "a", Kind: data.Classification, Classes: 10}, {Name: "b", Kind: data.Classification, Classes: 10}}
+	cfg, err := s.engineConfig(shaped{tasks: tasks, shape: []int{1, 36, 36}}, Components{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := func(order string) float64 {
+		s.Order = order
+		parts, err := s.memory(cfg, 10_000, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, p := range parts {
+			sum += p.Bytes
+		}
+		return sum
+	}
+	kept, err := engine.KeptBytes(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept <= 0 {
+		t.Fatalf("KeptBytes = %.0f for LeNet", kept)
+	}
+	if d, want := total("heads-first")-total("joint"), float64(s.Particles)*kept; d != want {
+		t.Errorf("heads-first adds %.0f bytes, want %d particles × %.0f = %.0f", d, s.Particles, kept, want)
+	}
+}

@@ -10,7 +10,7 @@ import (
 // ReLU adds max(0, x) to x's graph. Its gradient passes the output's
 // where the output is positive.
 func ReLU(x *gorgonia.Node) (*gorgonia.Node, error) {
-	return apply(&reluOp{base: newBase("ReLU", x.Dims(), x.Dims())}, x)
+	return apply(&reluOp{base: newBase("ReLU", x.Dims(), x.Dims()), size: x.Shape().TotalSize()}, x)
 }
 
 // AddReLU adds max(0, a + b) to a's graph, a and b of one shape: a
@@ -20,7 +20,7 @@ func AddReLU(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 	if !a.Shape().Eq(b.Shape()) {
 		return nil, fmt.Errorf("add of shapes %v and %v", a.Shape(), b.Shape())
 	}
-	return apply(&reluOp{base: newBase("AddReLU", a.Dims(), a.Dims(), a.Dims()), add: true}, a, b)
+	return apply(&reluOp{base: newBase("AddReLU", a.Dims(), a.Dims(), a.Dims()), add: true, size: a.Shape().TotalSize()}, a, b)
 }
 
 // reluOp is ReLU of its input, or of the sum of its two inputs.
@@ -28,6 +28,7 @@ type reluOp struct {
 	base
 	gpu  onGPU // on a device: see deviceDo
 	add  bool
+	size int     // the output's number of values
 	twin *reluOp // the recorded op this one replays (see Record)
 	out  buffer
 }
