@@ -151,29 +151,42 @@ func (g geometry) twoByTwo() bool { return g.k == 2 && g.stride == 2 && g.pad ==
 // a window's maximum and argmax are picked by comparing the values' bits
 // as integers (which orders non-negative floats as their values) and
 // selecting with masks: the comparisons' branches, taken at random, made
-// the loop 1.4 times as slow (BenchmarkPool2x2). Results are those of the general
-// loop, bit for bit, NaNs included: a value only wins if it is greater
-// than the best so far, and a NaN or a value ≤ 0 never is
+// the loop 1.4 times as slow (BenchmarkPool2x2). Four windows at a
+// time are compared in SSE2 registers (pool2x2QuadsFloat32, in
+// assembly on amd64), the rest of a row in Go. Results are those of the
+// general loop, bit for bit, NaNs included: a value only wins if it is
+// greater than the best so far, and a NaN or a value ≤ 0 never is
 // (TestPool2x2Float32).
 func pool2x2Float32(g geometry, x, y []float32, argmax []int32) {
 	hw, p := g.h*g.w, g.positions()
+	quads := g.ow / 4 * 4
 	for plane := range g.n * g.c {
 		in := x[plane*hw : (plane+1)*hw]
 		out, arg := y[plane*p:(plane+1)*p], argmax[plane*p:(plane+1)*p]
-		for oy := range g.oh {
-			top := 2 * oy * g.w
-			r0, r1 := in[top:top+2*g.ow], in[top+g.w:top+g.w+2*g.ow]
-			o, a := out[oy*g.ow:(oy+1)*g.ow], arg[oy*g.ow:(oy+1)*g.ow]
-			a = a[:len(o)]
-			for ox := range o {
-				j := 2 * ox
-				best, at := int32(0), int32(-1)
-				best, at = greaterBits(best, at, r0[j], int32(top+j))
-				best, at = greaterBits(best, at, r0[j+1], int32(top+j+1))
-				best, at = greaterBits(best, at, r1[j], int32(top+g.w+j))
-				best, at = greaterBits(best, at, r1[j+1], int32(top+g.w+j+1))
-				o[ox], a[ox] = math.Float32frombits(uint32(best)), at
-			}
+		if quads > 0 {
+			pool2x2QuadsFloat32(in, out, arg, g.w, g.oh, g.ow)
+		}
+		if quads < g.ow {
+			pool2x2Windows(in, out, arg, g.w, g.oh, g.ow, quads, g.ow)
+		}
+	}
+}
+
+// pool2x2Windows is pool2x2Float32 on one plane (w columns) for the
+// outputs of columns from ≤ ox < to of each of its oh rows of ow.
+func pool2x2Windows(in, out []float32, arg []int32, w, oh, ow, from, to int) {
+	for oy := range oh {
+		top := 2 * oy * w
+		r0, r1 := in[top:top+2*to], in[top+w:top+w+2*to]
+		o, a := out[oy*ow:oy*ow+to], arg[oy*ow:oy*ow+to]
+		for ox := from; ox < to; ox++ {
+			j := 2 * ox
+			best, at := int32(0), int32(-1)
+			best, at = greaterBits(best, at, r0[j], int32(top+j))
+			best, at = greaterBits(best, at, r0[j+1], int32(top+j+1))
+			best, at = greaterBits(best, at, r1[j], int32(top+w+j))
+			best, at = greaterBits(best, at, r1[j+1], int32(top+w+j+1))
+			o[ox], a[ox] = math.Float32frombits(uint32(best)), at
 		}
 	}
 }
@@ -192,18 +205,29 @@ func greaterBits(best, at int32, v float32, i int32) (int32, int32) {
 // +0, which gives the same outputs bit for bit (TestPool2x2Float32).
 func pool2x2MaxFloat32(g geometry, x, y []float32) {
 	hw, p := g.h*g.w, g.positions()
+	quads := g.ow / 4 * 4
 	for plane := range g.n * g.c {
-		in := x[plane*hw : (plane+1)*hw]
-		out := y[plane*p : (plane+1)*p]
-		for oy := range g.oh {
-			top := 2 * oy * g.w
-			r0, r1 := in[top:top+2*g.ow], in[top+g.w:top+g.w+2*g.ow]
-			o := out[oy*g.ow : (oy+1)*g.ow]
-			for ox := range o {
-				j := 2 * ox
-				m := max(reluBits(r0[j]), reluBits(r0[j+1]), reluBits(r1[j]), reluBits(r1[j+1]))
-				o[ox] = math.Float32frombits(uint32(m))
-			}
+		in, out := x[plane*hw:(plane+1)*hw], y[plane*p:(plane+1)*p]
+		if quads > 0 {
+			pool2x2QuadsMaxFloat32(in, out, g.w, g.oh, g.ow)
+		}
+		if quads < g.ow {
+			pool2x2MaxWindows(in, out, g.w, g.oh, g.ow, quads, g.ow)
+		}
+	}
+}
+
+// pool2x2MaxWindows is pool2x2MaxFloat32 on one plane (w columns) for
+// the outputs of columns from ≤ ox < to of each of its oh rows of ow.
+func pool2x2MaxWindows(in, out []float32, w, oh, ow, from, to int) {
+	for oy := range oh {
+		top := 2 * oy * w
+		r0, r1 := in[top:top+2*to], in[top+w:top+w+2*to]
+		o := out[oy*ow : oy*ow+to]
+		for ox := from; ox < to; ox++ {
+			j := 2 * ox
+			m := max(reluBits(r0[j]), reluBits(r0[j+1]), reluBits(r1[j]), reluBits(r1[j+1]))
+			o[ox] = math.Float32frombits(uint32(m))
 		}
 	}
 }

@@ -113,10 +113,20 @@ func specialFloat32(rng *rand.Rand) float32 {
 // outputs and argmaxes, on inputs full of ties, signed zeros, infinities
 // and NaNs, and on random normals.
 func TestPool2x2Float32(t *testing.T) {
-	for _, special := range []bool{true, false} {
-		// 7×11: the last row and column are in no window.
-		g := geometry{n: 3, c: 4, h: 7, w: 11, o: 4, k: 2, stride: 2}
-		g.oh, g.ow = 3, 5
+	for _, tc := range []struct {
+		special bool
+		h, w    int
+	}{
+		// 7×11: the last row and column are in no window; 5 outputs a
+		// row, one quad (pool2x2QuadsFloat32) and one window after it.
+		{true, 7, 11}, {false, 7, 11},
+		// LeNet's pools: 14 and 5 outputs a row; then 8, quads only; 3,
+		// no quad.
+		{true, 28, 28}, {true, 10, 10}, {true, 16, 17}, {true, 6, 6},
+	} {
+		special := tc.special
+		g := geometry{n: 3, c: 4, h: tc.h, w: tc.w, o: 4, k: 2, stride: 2}
+		g.oh, g.ow = tc.h/2, tc.w/2
 		rng := rand.New(rand.NewPCG(21, 22))
 		draw := func(n int) []float32 {
 			v := make([]float32, n)
@@ -139,7 +149,7 @@ func TestPool2x2Float32(t *testing.T) {
 		pool2x2MaxFloat32(g, x, values)
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || gotArg[i] != wantArg[i] {
-				t.Fatalf("special %v, output %d: %v at %d, want %v at %d", special, i, got[i], gotArg[i], want[i], wantArg[i])
+				t.Fatalf("%d×%d, special %v, output %d: %v at %d, want %v at %d", tc.h, tc.w, special, i, got[i], gotArg[i], want[i], wantArg[i])
 			}
 			if math.Float32bits(values[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("special %v, output %d without argmaxes: %v, want %v", special, i, values[i], want[i])

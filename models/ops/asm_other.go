@@ -1,5 +1,8 @@
 //go:build !amd64 || purego
 
+// The Go loops that stand in for the assembly of runs_amd64.s and
+// pool_amd64.s on other architectures and with -tags purego.
+
 package ops
 
 func addRunsFloat32(plane, src []float32, runs []tapRun) { addRunsGo(plane, src, runs) }
@@ -15,4 +18,12 @@ func addRunsClearingFloat32(plane, src []float32, runs []tapRun) {
 	for _, r := range runs {
 		clear(src[r.pos : r.pos+r.n])
 	}
+}
+
+func pool2x2QuadsFloat32(in, out []float32, arg []int32, w, oh, ow int) {
+	pool2x2Windows(in, out, arg, w, oh, ow, 0, ow/4*4)
+}
+
+func pool2x2QuadsMaxFloat32(in, out []float32, w, oh, ow int) {
+	pool2x2MaxWindows(in, out, w, oh, ow, 0, ow/4*4)
 }

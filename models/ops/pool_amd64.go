@@ -1,0 +1,21 @@
+//go:build !purego
+
+package ops
+
+// pool2x2QuadsFloat32 computes the outputs and argmaxes of one plane's
+// 2×2 windows (stride 2) four at a time with SSE2, for the first
+// ow/4·4 outputs of each of the oh output rows: the windows of
+// pool2x2Float32, with its comparisons on the values' bits (greaterBits)
+// in the same order, so the same outputs and argmaxes to the bit. in is
+// the plane (w columns, at least 2·oh rows, 2·ow ≤ w), out and arg its
+// oh·ow outputs; the outputs past each row's quads are left to the
+// caller.
+//
+//go:noescape
+func pool2x2QuadsFloat32(in, out []float32, arg []int32, w, oh, ow int)
+
+// pool2x2QuadsMaxFloat32 is pool2x2QuadsFloat32 without the argmaxes:
+// each window's largest reluBits, as pool2x2MaxFloat32 takes them.
+//
+//go:noescape
+func pool2x2QuadsMaxFloat32(in, out []float32, w, oh, ow int)
