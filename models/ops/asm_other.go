@@ -27,3 +27,15 @@ func pool2x2QuadsFloat32(in, out []float32, arg []int32, w, oh, ow int) {
 func pool2x2QuadsMaxFloat32(in, out []float32, w, oh, ow int) {
 	pool2x2MaxWindows(in, out, w, oh, ow, 0, ow/4*4)
 }
+
+func copySum4Float32(dst, src []float32, part *[4]float64) {
+	copy(dst, src)
+	addTo4(part, src)
+}
+
+func copyAddFloat32(dst, src []float32, b float32) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		dst[i] = v + b
+	}
+}

@@ -364,6 +364,16 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 		prod := st.prod.get(g.o * cols)
 		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, cols, 0, prod, cols)
 		// prod is (o, examples × positions); out is (examples, o, positions).
+		if p32, ok := any(prod).([]float32); ok && bias != nil {
+			// The copy and the bias in one pass (copyAddFloat32).
+			out32, bias32 := any(out).([]float32), any(bias).([]float32)
+			for n := n0; n < n1; n++ {
+				for o := range g.o {
+					copyAddFloat32(out32[(n*g.o+o)*p:(n*g.o+o+1)*p], p32[o*cols+(n-n0)*p:], bias32[o])
+				}
+			}
+			continue
+		}
 		for n := n0; n < n1; n++ {
 			for o := range g.o {
 				dst := out[(n*g.o+o)*p : (n*g.o+o+1)*p]
@@ -479,6 +489,19 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums []float64) {
 	p := g.positions()
 	clear(part)
+	if s32, ok := any(src).([]float32); ok && part != nil && p%4 == 0 {
+		// The copy and the sums in one pass (copySum4Float32).
+		d32 := any(dst).([]float32)
+		for n := range g.n {
+			for o := range g.o {
+				copySum4Float32(d32[o*g.n*p+n*p:][:p], s32[(n*g.o+o)*p:][:p], &part[o])
+			}
+		}
+		for o := range part {
+			sums[o] = (part[o][0] + part[o][1]) + (part[o][2] + part[o][3])
+		}
+		return
+	}
 	for n := range g.n {
 		for o := range g.o {
 			piece := src[(n*g.o+o)*p:][:p]

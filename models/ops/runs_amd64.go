@@ -26,3 +26,18 @@ func copyRunsFloat32(dst, plane []float32, runs []tapRun)
 //
 //go:noescape
 func addRunsClearingFloat32(plane, src []float32, runs []tapRun)
+
+// copySum4Float32 copies src into dst and adds it into part as addTo4
+// does: part[k] += float64(src[i]) for i ≡ k mod 4, in order, two
+// float64 lanes per SSE2 register, the same additions as addTo4's to the
+// bit. len(src) must be a multiple of 4, len(dst) at least len(src).
+//
+//go:noescape
+func copySum4Float32(dst, src []float32, part *[4]float64)
+
+// copyAddFloat32 sets dst[i] = src[i] + b, four at a time: the forward
+// convolution's reordering copy and bias in one pass, the same sums as
+// a copy followed by dst[i] += b. len(src) must be at least len(dst).
+//
+//go:noescape
+func copyAddFloat32(dst, src []float32, b float32)

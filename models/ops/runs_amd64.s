@@ -145,3 +145,68 @@ next:
 
 done:
 	RET
+
+// func copySum4Float32(dst, src []float32, part *[4]float64)
+// len(src) must be a multiple of 4 and len(dst) ≥ len(src).
+TEXT ·copySum4Float32(SB), NOSPLIT, $0-56
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    src_base+24(FP), SI
+	MOVQ    src_len+32(FP), CX
+	MOVQ    part+48(FP), DX
+	MOVUPD  0(DX), X6  // part[0], part[1]
+	MOVUPD  16(DX), X7 // part[2], part[3]
+	SHRQ    $2, CX
+	TESTQ   CX, CX
+	JE      sumdone
+
+sumquad:
+	MOVUPS   (SI), X0
+	MOVUPS   X0, (DI)
+	CVTPS2PD X0, X1     // v[i], v[i+1] as float64
+	MOVHLPS  X0, X0
+	CVTPS2PD X0, X2     // v[i+2], v[i+3]
+	ADDPD    X1, X6
+	ADDPD    X2, X7
+	ADDQ     $16, SI
+	ADDQ     $16, DI
+	DECQ     CX
+	JNE      sumquad
+
+sumdone:
+	MOVUPD X6, 0(DX)
+	MOVUPD X7, 16(DX)
+	RET
+
+// func copyAddFloat32(dst, src []float32, b float32)
+// len(src) ≥ len(dst).
+TEXT ·copyAddFloat32(SB), NOSPLIT, $0-52
+	MOVQ   dst_base+0(FP), DI
+	MOVQ   dst_len+8(FP), CX
+	MOVQ   src_base+24(FP), SI
+	MOVSS  b+48(FP), X1
+	SHUFPS $0, X1, X1
+
+addquad:
+	CMPQ   CX, $4
+	JL     addsingle
+	MOVUPS (SI), X0
+	ADDPS  X1, X0      // src + b, as the Go loop's dst[i] += b after the copy
+	MOVUPS X0, (DI)
+	ADDQ   $16, SI
+	ADDQ   $16, DI
+	SUBQ   $4, CX
+	JMP    addquad
+
+addsingle:
+	TESTQ CX, CX
+	JE    adddone
+	MOVSS (SI), X0
+	ADDSS X1, X0
+	MOVSS X0, (DI)
+	ADDQ  $4, SI
+	ADDQ  $4, DI
+	DECQ  CX
+	JMP   addsingle
+
+adddone:
+	RET

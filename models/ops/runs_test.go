@@ -233,3 +233,77 @@ func TestConvBackInputClearing(t *testing.T) {
 		}
 	}
 }
+
+// TestCopySum4Float32 checks the fused copy and partial sums of
+// toChannelMajor's float32 path against copy and addTo4, bit for bit:
+// lengths that are multiples of 4 (LeNet's 784 and 100 positions among
+// them), values over 40 binades with infinities and NaNs now and then,
+// partial sums that start away from zero.
+func TestCopySum4Float32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 40))
+	for _, n := range []int{0, 4, 8, 12, 100, 784} {
+		for trial := range 20 {
+			src := make([]float32, n)
+			for i := range src {
+				src[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-20)))
+				if trial%5 == 4 && rng.IntN(50) == 0 {
+					src[i] = []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}[rng.IntN(3)]
+				}
+			}
+			var start [4]float64
+			for k := range start {
+				start[k] = rng.NormFloat64()
+			}
+			want, got := start, start
+			wantDst, gotDst := make([]float32, n), make([]float32, n)
+			copy(wantDst, src)
+			addTo4(&want, src)
+			copySum4Float32(gotDst, src, &got)
+			for k := range want {
+				if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
+					t.Fatalf("%d values, trial %d: part[%d] = %v, want %v", n, trial, k, got[k], want[k])
+				}
+			}
+			for i := range wantDst {
+				if math.Float32bits(gotDst[i]) != math.Float32bits(wantDst[i]) {
+					t.Fatalf("%d values, trial %d: dst[%d] = %v, want %v", n, trial, i, gotDst[i], wantDst[i])
+				}
+			}
+		}
+	}
+}
+
+// TestCopyAddFloat32 checks the forward convolution's fused copy and
+// bias against a copy followed by += b, bit for bit, on lengths around
+// the four-at-a-time loop and LeNet's positions, with signed zeros,
+// infinities and NaNs among the values and the biases.
+func TestCopyAddFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 42))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	draw := func() float32 {
+		if rng.IntN(10) == 0 {
+			return special[rng.IntN(len(special))]
+		}
+		return float32(rng.NormFloat64())
+	}
+	for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 9, 100, 784} {
+		for range 20 {
+			src := make([]float32, n+3) // longer than dst, as a product's row is
+			for i := range src {
+				src[i] = draw()
+			}
+			b := draw()
+			want, got := make([]float32, n), make([]float32, n)
+			copy(want, src)
+			for i := range want {
+				want[i] += b
+			}
+			copyAddFloat32(got, src, b)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%d values: dst[%d] = %v + %v = %v, want %v", n, i, src[i], b, got[i], want[i])
+				}
+			}
+		}
+	}
+}
