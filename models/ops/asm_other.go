@@ -32,10 +32,3 @@ func copySum4Float32(dst, src []float32, part *[4]float64) {
 	copy(dst, src)
 	addTo4(part, src)
 }
-
-func copyAddFloat32(dst, src []float32, b float32) {
-	src = src[:len(dst)]
-	for i, v := range src {
-		dst[i] = v + b
-	}
-}

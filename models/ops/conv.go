@@ -364,16 +364,6 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 		prod := st.prod.get(g.o * cols)
 		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, cols, 0, prod, cols)
 		// prod is (o, examples × positions); out is (examples, o, positions).
-		if p32, ok := any(prod).([]float32); ok && bias != nil {
-			// The copy and the bias in one pass (copyAddFloat32).
-			out32, bias32 := any(out).([]float32), any(bias).([]float32)
-			for n := n0; n < n1; n++ {
-				for o := range g.o {
-					copyAddFloat32(out32[(n*g.o+o)*p:(n*g.o+o+1)*p], p32[o*cols+(n-n0)*p:], bias32[o])
-				}
-			}
-			continue
-		}
 		for n := n0; n < n1; n++ {
 			for o := range g.o {
 				dst := out[(n*g.o+o)*p : (n*g.o+o+1)*p]

@@ -34,10 +34,3 @@ func addRunsClearingFloat32(plane, src []float32, runs []tapRun)
 //
 //go:noescape
 func copySum4Float32(dst, src []float32, part *[4]float64)
-
-// copyAddFloat32 sets dst[i] = src[i] + b, four at a time: the forward
-// convolution's reordering copy and bias in one pass, the same sums as
-// a copy followed by dst[i] += b. len(src) must be at least len(dst).
-//
-//go:noescape
-func copyAddFloat32(dst, src []float32, b float32)

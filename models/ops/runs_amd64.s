@@ -176,37 +176,3 @@ sumdone:
 	MOVUPD X6, 0(DX)
 	MOVUPD X7, 16(DX)
 	RET
-
-// func copyAddFloat32(dst, src []float32, b float32)
-// len(src) ≥ len(dst).
-TEXT ·copyAddFloat32(SB), NOSPLIT, $0-52
-	MOVQ   dst_base+0(FP), DI
-	MOVQ   dst_len+8(FP), CX
-	MOVQ   src_base+24(FP), SI
-	MOVSS  b+48(FP), X1
-	SHUFPS $0, X1, X1
-
-addquad:
-	CMPQ   CX, $4
-	JL     addsingle
-	MOVUPS (SI), X0
-	ADDPS  X1, X0      // src + b, as the Go loop's dst[i] += b after the copy
-	MOVUPS X0, (DI)
-	ADDQ   $16, SI
-	ADDQ   $16, DI
-	SUBQ   $4, CX
-	JMP    addquad
-
-addsingle:
-	TESTQ CX, CX
-	JE    adddone
-	MOVSS (SI), X0
-	ADDSS X1, X0
-	MOVSS X0, (DI)
-	ADDQ  $4, SI
-	ADDQ  $4, DI
-	DECQ  CX
-	JMP   addsingle
-
-adddone:
-	RET

@@ -272,38 +272,3 @@ func TestCopySum4Float32(t *testing.T) {
 		}
 	}
 }
-
-// TestCopyAddFloat32 checks the forward convolution's fused copy and
-// bias against a copy followed by += b, bit for bit, on lengths around
-// the four-at-a-time loop and LeNet's positions, with signed zeros,
-// infinities and NaNs among the values and the biases.
-func TestCopyAddFloat32(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 42))
-	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
-	draw := func() float32 {
-		if rng.IntN(10) == 0 {
-			return special[rng.IntN(len(special))]
-		}
-		return float32(rng.NormFloat64())
-	}
-	for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 9, 100, 784} {
-		for range 20 {
-			src := make([]float32, n+3) // longer than dst, as a product's row is
-			for i := range src {
-				src[i] = draw()
-			}
-			b := draw()
-			want, got := make([]float32, n), make([]float32, n)
-			copy(want, src)
-			for i := range want {
-				want[i] += b
-			}
-			copyAddFloat32(got, src, b)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("%d values: dst[%d] = %v + %v = %v, want %v", n, i, src[i], b, got[i], want[i])
-				}
-			}
-		}
-	}
-}
