@@ -21,6 +21,26 @@ GLOBL poolLanes<>(SB), RODATA|NOPTR, $16
 	PANDN X5, X6    \
 	MOVO  X6, V
 
+// WINDOWS loads four windows from the rows at R13 (r0) and R14 (r1) as
+// the reluBits of their inputs in window order: X0 = r0[j], X2 =
+// r0[j+1], X3 = r1[j], X4 = r1[j+1], lane k for the window of column
+// j = 2k. Clobbers X1, X5, X6.
+#define WINDOWS \
+	MOVUPS (R13), X0     \
+	MOVUPS 16(R13), X1   \
+	MOVAPS X0, X2        \
+	SHUFPS $0x88, X1, X0 \
+	SHUFPS $0xDD, X1, X2 \
+	MOVUPS (R14), X3     \
+	MOVUPS 16(R14), X1   \
+	MOVAPS X3, X4        \
+	SHUFPS $0x88, X1, X3 \
+	SHUFPS $0xDD, X1, X4 \
+	RELU_BITS(X0)        \
+	RELU_BITS(X2)        \
+	RELU_BITS(X3)        \
+	RELU_BITS(X4)
+
 // GREATER is greaterBits on four lanes: where V > X7 (the best bits so
 // far), X7 takes V and X8 (the argmaxes) takes I. Clobbers X5, X6.
 #define GREATER(V, I) \
@@ -87,20 +107,7 @@ row:
 	MOVQ   R11, AX
 
 quad:
-	MOVUPS (R13), X0
-	MOVUPS 16(R13), X1
-	MOVAPS X0, X2
-	SHUFPS $0x88, X1, X0 // r0[j]
-	SHUFPS $0xDD, X1, X2 // r0[j+1]
-	MOVUPS (R14), X3
-	MOVUPS 16(R14), X1
-	MOVAPS X3, X4
-	SHUFPS $0x88, X1, X3 // r1[j]
-	SHUFPS $0xDD, X1, X4 // r1[j+1]
-	RELU_BITS(X0)
-	RELU_BITS(X2)
-	RELU_BITS(X3)
-	RELU_BITS(X4)
+	WINDOWS
 	PXOR   X7, X7        // best: +0
 	MOVO   X14, X8       // at: −1
 	GREATER(X0, X10)
@@ -160,20 +167,7 @@ mrow:
 	MOVQ R11, AX
 
 mquad:
-	MOVUPS (R13), X0
-	MOVUPS 16(R13), X1
-	MOVAPS X0, X2
-	SHUFPS $0x88, X1, X0
-	SHUFPS $0xDD, X1, X2
-	MOVUPS (R14), X3
-	MOVUPS 16(R14), X1
-	MOVAPS X3, X4
-	SHUFPS $0x88, X1, X3
-	SHUFPS $0xDD, X1, X4
-	RELU_BITS(X0)
-	RELU_BITS(X2)
-	RELU_BITS(X3)
-	RELU_BITS(X4)
+	WINDOWS
 	MAX_BITS(X2, X0)
 	MAX_BITS(X3, X0)
 	MAX_BITS(X4, X0)
