@@ -2,6 +2,8 @@ package engine
 
 import (
 	"gorgonia.org/gorgonia"
+
+	"github.com/mtsgd/mtsgd/models/ops"
 )
 
 // Footprint is a lower bound on the bytes one worker's graphs hold while
@@ -85,6 +87,40 @@ func KeptBytes(cfg *Config) (float64, error) {
 		}
 		n, err := m.headSteps.trunkOps.HeldBytes(int(cfg.Dtype.Size()))
 		return float64(n), err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return sizes[0] + float64(cfg.Batch-1)*(sizes[1]-sizes[0]), nil
+}
+
+// AcrossBytes is the memory one worker holds for stacking the passes of
+// the particles it runs on a batch (ops.StackAcross, machine.
+// gradientsKept) at batch size cfg.Batch, when particles particles share
+// workers workers: the filters, forward products and output gradients
+// of its largest group of particles (acrossMax); 0 where nothing is
+// stacked (one task, a device, a trunk whose passes do not replay, or no
+// convolution on the images). A step whose heads go first stacks
+// nothing this way; the caller leaves it out there. Like GraphFootprint
+// it builds graphs of 1 and 2 examples only.
+func AcrossBytes(cfg *Config, particles, workers int) (float64, error) {
+	if len(cfg.Tasks) < 2 || cfg.Device != nil || particles < 1 {
+		return 0, nil
+	}
+	workers = min(max(1, workers), particles)
+	group := min(acrossMax, (particles+workers-1)/workers)
+	sizes, err := atBatchesOf1And2(cfg, func(m *machine) (float64, error) {
+		if err := m.trainingGraphs(); err != nil {
+			return 0, err
+		}
+		if m.trunk == nil || !m.trunk.replayed {
+			return 0, nil
+		}
+		bytes := 0
+		for _, c := range m.acrossConvs() {
+			bytes += ops.AcrossBytes(c.node, group, len(cfg.Tasks), int(cfg.Dtype.Size()))
+		}
+		return float64(bytes), nil
 	})
 	if err != nil {
 		return 0, err

@@ -64,6 +64,30 @@ func TestKeptTrunksChangeNothing(t *testing.T) {
 	}
 }
 
+// AcrossBytes for LeNet at batch 256 in float32, from its first layer's
+// shapes (10 filters of 1×9×9 = 81 values over 28×28 = 784 positions per
+// example, two tasks): per stacked particle, its filters and its forward
+// product and two output gradients, 4·10·(81 + 3·256·784) = 24,087,720
+// bytes; the largest group of 5 particles on 2 workers is 3, of 50 on 2
+// it is acrossMax = 4. With one task nothing is stacked.
+func TestAcrossBytesOfLeNet(t *testing.T) {
+	const perParticle = 4 * 10 * (81 + 3*256*784)
+	for _, c := range []struct{ particles, workers, group int }{{5, 2, 3}, {50, 2, 4}, {1, 2, 1}, {4, 1, 4}} {
+		got, err := AcrossBytes(testConfig(256, tensor.Float32), c.particles, c.workers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := float64(c.group * perParticle); got != want {
+			t.Errorf("%d particles on %d workers: AcrossBytes = %.0f, want %d × %d = %.0f", c.particles, c.workers, got, c.group, perParticle, want)
+		}
+	}
+	one := testConfig(256, tensor.Float32)
+	one.Tasks = one.Tasks[:1]
+	if got, err := AcrossBytes(one, 5, 2); err != nil || got != 0 {
+		t.Errorf("one task: AcrossBytes = %.0f, %v; want 0", got, err)
+	}
+}
+
 // KeptBytes for LeNet at batch 256 in float32, from its layer shapes
 // (models/lenet: 36×36 input, conv 1→10 9×9 → 28×28, pool → 14×14, conv
 // 10→20 5×5 → 10×10, pool → 5×5, linear 500→50), per example: the first

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -61,6 +62,61 @@ func TestStackedFilterGradsChangeNothing(t *testing.T) {
 	}
 }
 
+// Stacking the passes of the particles a worker runs across them (the
+// first convolution's forward product and filter gradients,
+// ops.StackAcross) changes no step: two ensembles of 5 particles on 2
+// workers (3 and 2 particles each), or of 9 (5, in groups of acrossMax =
+// 4 and 1, and 4), from one seed, one stacking across them and one not
+// (each still stacking its own passes' filter gradients), take three
+// MT-SGD steps on the same batches and must hold the same particles.
+//
+// With gonum's BLAS (the tests' build) the 5 particles must agree to the
+// bit: its product sums each entry over the whole inner dimension in
+// one order unless the product has at least 4 blocks of 64×64 outputs,
+// and then in blocks of 64 (the forward products always, stacked or
+// not; the filter gradients, 81 columns, once they have more than 64
+// rows: the 9 particles' groups of 4 stack 80). Where the order changes
+// (OpenBLAS, whose blocks depend on the shape; gonum with 9 particles),
+// the bound is 1e-6 of the vectors' norms in float32 (6e-8 is a float32
+// rounding unit; the particles differ by rounding carried through three
+// steps, measured 5e-11 with gonum) and 1e-12 in float64.
+func TestStackAcrossParticlesChangesNothing(t *testing.T) {
+	for _, c := range []struct {
+		dt        tensor.Dtype
+		particles int
+	}{{tensor.Float32, 5}, {tensor.Float64, 5}, {tensor.Float32, 9}} {
+		t.Run(fmt.Sprintf("%v/particles=%d", c.dt, c.particles), func(t *testing.T) {
+			dt := c.dt
+			same := sameUpToBLAS(t, dt, 1e-6, 1e-12, "differs when stacked across particles")
+			if c.particles > 2*3 {
+				same = sameUpTo(t, false, 1e-6, "differs when stacked across particles")
+			}
+			defer func(old bool) { stackAcrossParticles = old }(stackAcrossParticles)
+			run := func(across bool) *Trainer {
+				stackAcrossParticles = across
+				e := newTrainerOf(t, dt, c.particles, 8, 0.05)
+				rng := rand.New(rand.NewPCG(31, 0))
+				for range 3 {
+					if _, err := e.Step(randomBatch(rng, 8, 2), mtsgdUpdate()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got := len(e.machines[0].across) > 0; got != across {
+					t.Fatalf("stackAcrossParticles %v, a worker found convolutions to stack: %v", across, got)
+				}
+				return e
+			}
+			stacked, plain := run(true), run(false)
+			for i, p := range stacked.Particles {
+				same(fmt.Sprintf("particle %d's trunk", i), p.Trunk, plain.Particles[i].Trunk)
+				for j := range p.Heads {
+					same(fmt.Sprintf("particle %d's head %d", i, j), p.Heads[j], plain.Particles[i].Heads[j])
+				}
+			}
+		})
+	}
+}
+
 // sameUpToBLAS returns a check that two vectors agree: to the bit when
 // the BLAS of dt's products is gonum's (the tests' build), whose entries
 // do not depend on the products' shapes; else (OpenBLAS) to tol32 or
@@ -74,6 +130,12 @@ func sameUpToBLAS(t *testing.T, dt tensor.Dtype, tol32, tol64 float64, what stri
 	} else {
 		_, bitwise = blas64.Implementation().(gonum.Implementation)
 	}
+	return sameUpTo(t, bitwise, tol, what)
+}
+
+// sameUpTo returns a check that two vectors agree, to the bit if bitwise,
+// else to tol of want's norm.
+func sameUpTo(t *testing.T, bitwise bool, tol float64, what string) func(name string, got, want []float64) {
 	return func(name string, got, want []float64) {
 		t.Helper()
 		if bitwise {

@@ -32,6 +32,7 @@ type stepGraph struct {
 	stats        []*ops.BatchStats // each batch norm's, filled by a run
 	spatial      []int             // each batch norm's H·W
 	trunkGrad    []*gorgonia.Node  // the first task's
+	trunkParams  []*gorgonia.Node  // the trunk's parameters, as trunkGrad lists their gradients
 	headGrads    [][]*gorgonia.Node
 	trunkOps     *ops.Recording // the trunk's ops, for the trunk graph to replay; nil in a replay
 }
@@ -51,7 +52,7 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 	if err != nil {
 		return nil, err
 	}
-	sg.vals = vals
+	sg.vals, sg.trunkParams = vals, trunk
 	norm := &models.Norm{Weight: weight}
 	if replay != nil {
 		ops.Replay(g, replay)

@@ -40,7 +40,10 @@ type Trainer struct {
 	// trunk's passes cannot be kept.
 	kept        []ops.Held
 	keepDecided bool
-	res         *resident // the ensemble on Config.Device, between steps that keep it there
+	// shares is each worker's particles for a step that stacks their
+	// passes (workerShares).
+	shares []workerShare
+	res    *resident // the ensemble on Config.Device, between steps that keep it there
 
 	// Per-step buffers. The graphs write the gradients negated, as
 	// scores.
@@ -338,13 +341,14 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	tr.allocateStep()
 	parallel := tr.parallel
-	if keep {
+	shares := tr.workerShares(trunk && !repulsion && !keep)
+	if keep || shares != nil {
 		// A worker's graphs keep what every particle's pass shares (the
-		// images' patches): a particle replays on the worker it ran on.
+		// images' patches): a particle replays on the worker it ran on,
+		// and stacks its passes with the others' the worker runs.
 		parallel = tr.parallelFixed
 	}
 	err := parallel(m, func(w, i int) error {
-		g := tr.grads[i]
 		var extra *vjpRequest
 		if repulsion {
 			extra = &vjpRequest{upstream: tr.kernels.upstream[i], dst: tr.kernels.trunk.Repulsion[i]}
@@ -353,9 +357,26 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 		if keep {
 			kept = &tr.kept[i]
 		}
-		if err := tr.machines[w].gradientsKept(tr.Particles[i], tr.in, g, trunk, extra, kept); err != nil {
+		var share *workerShare
+		if shares != nil {
+			share = &shares[w]
+		}
+		if err := tr.machines[w].gradientsKept(tr.Particles[i], tr.in, tr.grads[i], trunk, extra, kept, share); err != nil {
 			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
 		}
+		return nil
+	})
+	if shares != nil {
+		for _, mc := range tr.machines {
+			mc.disarmAcross()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	// Checked once every particle's passes ran: a worker's last particle
+	// writes the filter gradients its particles stacked.
+	for i, g := range tr.grads[:m] {
 		for j := range k {
 			if report {
 				tr.losses[j][i] = g.Loss[j]
@@ -376,12 +397,35 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "head gradient", Index: finite(g.Head[j])}
 			}
 		}
+	}
+	if tr.res == nil {
 		return nil
-	})
-	if err != nil || tr.res == nil {
-		return err
 	}
 	return tr.checkScores(step)
+}
+
+// workerShares returns, when a step's evaluation may stack the passes of
+// the particles a worker runs (machine.gradientsKept), each worker's
+// share as parallelFixed deals them; nil otherwise: on a device, or
+// with stacking turned off.
+func (tr *Trainer) workerShares(may bool) []workerShare {
+	if !may || !stackAcrossParticles || !stackFilterGrads || tr.res != nil || tr.cfg.Device != nil {
+		return nil
+	}
+	m := len(tr.Particles)
+	workers := min(len(tr.machines), m)
+	if len(tr.shares) != workers {
+		tr.shares = make([]workerShare, workers)
+	}
+	for w := range tr.shares {
+		s := &tr.shares[w]
+		s.particles, s.grads, s.next = s.particles[:0], s.grads[:0], 0
+		for i := w; i < m; i += workers {
+			s.particles = append(s.particles, tr.Particles[i])
+			s.grads = append(s.grads, tr.grads[i])
+		}
+	}
+	return tr.shares
 }
 
 // moveTrunks computes the trunks' directions from the trunk scores and

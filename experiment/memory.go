@@ -27,8 +27,9 @@ func (s Settings) checkMemory(cfg *engine.Config, evalExamples, workers int) err
 // directions, optimiser state, batch statistics), one trunk score per
 // task (float32 or float64, engine.Config.ScoreSize) and, for a
 // heads-first step, its trunk's forward pass (engine.KeptBytes), what
-// the update rules keep (the kernel matrices), the workers' graphs and the
-// batch, and the evaluation's predictions (every particle's, for every
+// the update rules keep (the kernel matrices), the workers' graphs, their
+// particles' stacked passes (engine.AcrossBytes) and the batch, and the
+// evaluation's predictions (every particle's, for every
 // example of a set).
 func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysmem.Part, error) {
 	m := cfg.Model
@@ -75,6 +76,12 @@ func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysme
 			return nil, err
 		}
 		perParticle += kept // the trunk's forward pass, kept for the step's second evaluation
+	} else {
+		across, err := engine.AcrossBytes(cfg, s.Particles, workers)
+		if err != nil {
+			return nil, err
+		}
+		graphs += float64(workers) * across // each worker's particles' passes, stacked
 	}
 
 	particleSetting := fmt.Sprintf("-particles %d", s.Particles)

@@ -128,7 +128,16 @@ func TestMemoryCountsKeptTrunks(t *testing.T) {
 	if kept <= 0 {
 		t.Fatalf("KeptBytes = %.0f for LeNet", kept)
 	}
-	if d, want := total("heads-first")-total("joint"), float64(s.Particles)*kept; d != want {
-		t.Errorf("heads-first adds %.0f bytes, want %d particles × %.0f = %.0f", d, s.Particles, kept, want)
+	across, err := engine.AcrossBytes(cfg, s.Particles, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if across <= 0 {
+		t.Fatalf("AcrossBytes = %.0f for LeNet", across)
+	}
+	// Heads first, the particles' trunk passes are kept; jointly, each
+	// of the 2 workers stacks its particles' passes.
+	if d, want := total("heads-first")-total("joint"), float64(s.Particles)*kept-2*across; d != want {
+		t.Errorf("heads-first adds %.0f bytes, want %d particles × %.0f − 2 workers × %.0f = %.0f", d, s.Particles, kept, across, want)
 	}
 }

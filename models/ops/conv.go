@@ -282,6 +282,10 @@ type convOp struct {
 	// runs are armed, how many kept their output gradient, and how many
 	// the last flush computed.
 	stackRuns, stackFilled, stackDone int
+	// Particles' passes over one batch stacked (StackAcross): how many
+	// particles, each one's backward passes, and the next particle's
+	// forward run.
+	across struct{ runs, passes, next int }
 }
 
 // convState is what a convolution keeps between runs, in its dtype.
@@ -295,6 +299,10 @@ type convState[T float] struct {
 	stack, stackDW scratch[T]
 	slots          views[T] // tensors over the stack's runs
 	dwSlots        views[T] // and over their filter gradients
+	// With particles stacked (StackAcross): their filters (runs·o ×
+	// rows()) and the forward product of them all (runs·o ×
+	// n·positions()).
+	acrossW, acrossProd scratch[T]
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -316,6 +324,15 @@ func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	var bias gorgonia.Value
 	if op.bias {
 		bias = vals[2]
+	}
+	if op.across.runs > 0 {
+		switch x.Dtype() {
+		case tensor.Float32:
+			err = acrossForward(op, state[convState[float32]](&op.state), data[float32](x), vals[1].Data().([]float32), biasData[float32](bias), data[float32](out))
+		default:
+			err = acrossForward(op, state[convState[float64]](&op.state), data[float64](x), vals[1].Data().([]float64), biasData[float64](bias), data[float64](out))
+		}
+		return out, err
 	}
 	switch x.Dtype() {
 	case tensor.Float32:
@@ -346,33 +363,47 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 		n1 := min(g.n, n0+chunk)
 		cols := (n1 - n0) * p
 		var patches []T
-		switch {
-		case !op.keepCols:
+		if op.keepCols {
+			patches = batchPatches(op, st, x)
+		} else {
 			patches = st.cols.get(rows * chunk * p)
 			im2col(g, x, n0, n1, patches, cols)
-		case !op.inputGrad && slices.Equal(st.input, x):
-			// A leaf input (the images) is the same for every particle
-			// a worker runs on a batch: its patches are still there.
-			patches = st.cols.get(rows * g.n * p)
-		default:
-			patches = st.cols.get(rows * g.n * p)
-			im2col(g, x, n0, n1, patches, cols)
-			if !op.inputGrad {
-				st.input = append(st.input[:0], x...)
-			}
 		}
 		prod := st.prod.get(g.o * cols)
 		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, cols, 0, prod, cols)
-		// prod is (o, examples × positions); out is (examples, o, positions).
-		for n := n0; n < n1; n++ {
-			for o := range g.o {
-				dst := out[(n*g.o+o)*p : (n*g.o+o+1)*p]
-				copy(dst, prod[o*cols+(n-n0)*p:])
-				if bias != nil {
-					b := bias[o]
-					for i := range dst {
-						dst[i] += b
-					}
+		unfold(g, prod, n0, n1, bias, out)
+	}
+}
+
+// batchPatches returns the patches of the whole batch x, kept for the
+// gradient: made anew, or, for a leaf input (the images, the same for
+// every particle a worker runs on a batch), still there from the last
+// run on the same values.
+func batchPatches[T float](op *convOp, st *convState[T], x []T) []T {
+	g := op.g
+	patches := st.cols.get(g.rows() * g.n * g.positions())
+	if op.inputGrad || !slices.Equal(st.input, x) {
+		im2col(g, x, 0, g.n, patches, g.n*g.positions())
+		if !op.inputGrad {
+			st.input = append(st.input[:0], x...)
+		}
+	}
+	return patches
+}
+
+// unfold writes the product prod of examples n0 ≤ n < n1, (o, examples ×
+// positions), plus the bias, into out, (examples, o, positions).
+func unfold[T float](g geometry, prod []T, n0, n1 int, bias, out []T) {
+	p := g.positions()
+	cols := (n1 - n0) * p
+	for n := n0; n < n1; n++ {
+		for o := range g.o {
+			dst := out[(n*g.o+o)*p : (n*g.o+o+1)*p]
+			copy(dst, prod[o*cols+(n-n0)*p:])
+			if bias != nil {
+				b := bias[o]
+				for i := range dst {
+					dst[i] += b
 				}
 			}
 		}

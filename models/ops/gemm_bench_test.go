@@ -28,8 +28,8 @@ func BenchmarkLeNetProducts(b *testing.B) {
 		stacks     []int // how many stacked: particles (forward), particles × tasks (filter gradients)
 		filterGrad bool  // G·Pᵀ (o × rows) rather than W·P (o × cols)
 	}{
-		{"conv1-forward", 81, batch * 28 * 28, 10, []int{1, 5}, false},
-		{"conv1-filter-grad", 81, batch * 28 * 28, 10, []int{1, 2, 10}, true},
+		{"conv1-forward", 81, batch * 28 * 28, 10, []int{1, 2, 3, 5}, false},
+		{"conv1-filter-grad", 81, batch * 28 * 28, 10, []int{1, 2, 4, 6, 10}, true},
 		{"conv2-forward", 250, batch * 10 * 10, 20, []int{1}, false},
 		{"conv2-filter-grad", 250, batch * 10 * 10, 20, []int{1, 2}, true},
 	} {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
@@ -39,7 +40,7 @@ const StackMaxFilters = 63
 func (r *Recording) StackFilterGrads(runs int) {
 	for _, op := range r.ops {
 		c, ok := op.(*convOp)
-		if !ok || c.dev != nil || !c.keepCols || c.g.o > StackMaxFilters {
+		if !ok || c.dev != nil || !c.keepCols || c.g.o > StackMaxFilters || c.across.runs > 0 {
 			continue
 		}
 		c.stackRuns, c.stackFilled, c.stackDone = runs, 0, 0
@@ -53,26 +54,160 @@ func (r *Recording) FlushFilterGrads() error {
 	var err error
 	for _, op := range r.ops {
 		c, ok := op.(*convOp)
-		if !ok || c.stackRuns == 0 {
+		if !ok || c.stackRuns == 0 || c.across.runs > 0 {
 			continue
 		}
-		runs, filled := c.stackRuns, c.stackFilled
-		c.stackRuns, c.stackFilled = 0, 0
-		if filled != runs {
-			if err == nil {
-				err = fmt.Errorf("ops: %s: %d of the %d stacked runs kept their filter gradients", c.name, filled, runs)
-			}
-			continue
+		if e := c.flush(); err == nil {
+			err = e
 		}
-		switch st := c.state.(type) {
-		case *convState[float32]:
-			flushStack(c.g, st, runs)
-		case *convState[float64]:
-			flushStack(c.g, st, runs)
-		}
-		c.stackDone = runs
 	}
 	return err
+}
+
+// flush computes the filter gradients c kept since it was armed, and
+// disarms it.
+func (c *convOp) flush() error {
+	runs, filled := c.stackRuns, c.stackFilled
+	c.stackRuns, c.stackFilled = 0, 0
+	if filled != runs {
+		return fmt.Errorf("ops: %s: %d of the %d stacked runs kept their filter gradients", c.name, filled, runs)
+	}
+	switch st := c.state.(type) {
+	case *convState[float32]:
+		flushStack(c.g, st, runs)
+	case *convState[float64]:
+		flushStack(c.g, st, runs)
+	}
+	c.stackDone = runs
+	return nil
+}
+
+// SharesPatches returns the filters' node of n when n is a forward
+// convolution whose patches every particle's pass over one batch shares,
+// so that StackAcross may stack those passes: its input is a leaf, the
+// images (no gradient is taken with respect to it), it keeps its patches
+// for its gradients, it runs on the CPU and has at most StackMaxFilters
+// filters.
+func SharesPatches(n *gorgonia.Node) (filters *gorgonia.Node, ok bool) {
+	c, ok := n.Op().(*convOp)
+	if !ok || c.twin != nil || c.dev != nil || !c.keepCols || c.inputGrad || c.g.o > StackMaxFilters {
+		return nil, false
+	}
+	inputs := n.Graph().From(n.ID())
+	for i := 0; inputs.Next(); i++ {
+		if i == 1 {
+			return inputs.Node().(*gorgonia.Node), true
+		}
+	}
+	return nil, false
+}
+
+// StackAcross arms the convolution n (SharesPatches) for the passes of
+// len(filters) particles over one batch, each with its filters
+// (filters[r], the filters' values in their layout) and passes backward
+// passes, the runs of one worker on a batch. Its patches are the same
+// for every particle, so the first forward run makes every particle's
+// output in one product of all their filters, and the later ones read
+// theirs from it; each run checks that its filters are those it was
+// armed with. The filter gradients of all particles' passes are kept
+// in one stack, in the order of the runs (particle r's pass j is
+// r·passes + j for StackedFilterGrad), for FlushAcross after the last.
+// StackFilterGrads and FlushFilterGrads leave n alone while it is armed;
+// StackAcross(n, nil, 0) disarms it.
+//
+// Each output and filter-gradient entry is the same dot product as
+// without it, up to the order of its sums: OpenBLAS orders them by the
+// product's shape, gonum's BLAS the same way for any number of rows
+// until a product has 4 blocks of 64×64 outputs, which filter gradients
+// of more than 64 rows reach (TestStackAcross; engine's
+// TestStackAcrossParticlesChangesNothing).
+func StackAcross(n *gorgonia.Node, filters [][]float64, passes int) error {
+	if _, ok := SharesPatches(n); !ok {
+		return fmt.Errorf("ops: %v is not a convolution whose patches its runs share", n)
+	}
+	c := n.Op().(*convOp)
+	runs := len(filters)
+	if runs == 0 || passes == 0 {
+		c.across.runs, c.across.passes, c.across.next = 0, 0, 0
+		c.stackRuns, c.stackFilled = 0, 0
+		return nil
+	}
+	size := c.g.o * c.g.rows()
+	for r, f := range filters {
+		if len(f) != size {
+			return fmt.Errorf("ops: %s: particle %d has %d filter values, want %d", c.name, r, len(f), size)
+		}
+	}
+	switch n.Dtype() {
+	case tensor.Float32:
+		armAcross(state[convState[float32]](&c.state), filters, size)
+	case tensor.Float64:
+		armAcross(state[convState[float64]](&c.state), filters, size)
+	default:
+		return fmt.Errorf("ops: %s: %v filters", c.name, n.Dtype())
+	}
+	c.across.runs, c.across.passes, c.across.next = runs, passes, 0
+	c.stackRuns, c.stackFilled, c.stackDone = runs*passes, 0, 0
+	return nil
+}
+
+// AcrossBytes is the memory StackAcross holds for the convolution n
+// (SharesPatches) armed for runs particles of passes passes each, for
+// values of elem bytes: their filters, their forward product and their
+// output gradients' stack.
+func AcrossBytes(n *gorgonia.Node, runs, passes, elem int) int {
+	c, ok := n.Op().(*convOp)
+	if !ok {
+		return 0
+	}
+	g := c.g
+	return elem * runs * g.o * (g.rows() + (1+passes)*g.n*g.positions())
+}
+
+func armAcross[T float](st *convState[T], filters [][]float64, size int) {
+	w := st.acrossW.get(len(filters) * size)
+	for r, f := range filters {
+		for i, v := range f {
+			w[r*size+i] = T(v)
+		}
+	}
+}
+
+// FlushAcross computes the filter gradients of every pass n kept since
+// StackAcross and disarms n; StackedFilterGrad then reads them. It fails
+// unless every particle ran every pass.
+func FlushAcross(n *gorgonia.Node) error {
+	c, ok := n.Op().(*convOp)
+	if !ok || c.across.runs == 0 {
+		return fmt.Errorf("ops: %v is not armed across particles", n)
+	}
+	c.across.runs, c.across.passes, c.across.next = 0, 0, 0
+	return c.flush()
+}
+
+// acrossForward is the forward run of the next particle armed by
+// StackAcross: at the first, the product of every particle's filters
+// with the batch's patches; then the particle's rows of it, plus its
+// bias, into out.
+func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) error {
+	g, r := op.g, op.across.next
+	if r >= op.across.runs {
+		return fmt.Errorf("ops: %s: more forward runs than the %d particles armed", op.name, op.across.runs)
+	}
+	size, cols := g.o*g.rows(), g.n*g.positions()
+	if !slices.Equal(w, st.acrossW[r*size:(r+1)*size]) {
+		return fmt.Errorf("ops: %s: particle %d's filters are not those it was armed with", op.name, r)
+	}
+	if r == 0 {
+		patches := batchPatches(op, st, x)
+		prod := st.acrossProd.get(op.across.runs * g.o * cols)
+		gemm(blas.NoTrans, blas.NoTrans, op.across.runs*g.o, cols, g.rows(), st.acrossW, g.rows(), patches, cols, 0, prod, cols)
+	} else if !slices.Equal(st.input, x) {
+		return fmt.Errorf("ops: %s: particle %d's input is not the batch the first one ran", op.name, r)
+	}
+	unfold(g, st.acrossProd[r*g.o*cols:], 0, g.n, bias, out)
+	op.across.next++
+	return nil
 }
 
 // flushStack is ∂L/∂w of every run at once: the runs' output gradients
