@@ -485,7 +485,7 @@ func (m *machine) putAcross(share *workerShare, sg *stepGraph, tg *trunkGraph) e
 				}
 				v, ok := ops.StackedFilterGrad(n, r*passes+j)
 				if !ok {
-					return fmt.Errorf("engine: particle %d's pass %d did not stack its filter gradient", r, j)
+					return fmt.Errorf("engine: the worker's particle %d, pass %d, did not stack its filter gradient", from+r, j)
 				}
 				if err := m.putFilterGrad(v, out, j, c.offset, m.trunkSizes[c.param], nil); err != nil {
 					return err
