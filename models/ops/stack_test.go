@@ -24,29 +24,10 @@ import (
 // of a few hundred terms). The other gradients are computed at each run
 // either way; the stacked runs' filter-gradient nodes hold zeros.
 func TestStackedFilterGrads(t *testing.T) {
-	_, bitwise := blas64.Implementation().(gonum.Implementation)
-	same := func(got, want []float64) bool {
-		if bitwise {
-			return slices.Equal(got, want)
-		}
-		var d, n float64
-		for i := range got {
-			d += (got[i] - want[i]) * (got[i] - want[i])
-			n += want[i] * want[i]
-		}
-		return len(got) == len(want) && math.Sqrt(d) <= 1e-12*math.Sqrt(n)
-	}
+	same := sameUpToOrder()
 	rng := rand.New(rand.NewPCG(13, 0))
-	var rec *Recording
-	recorded := newTrunkNet(t, func(g *gorgonia.ExprGraph) { rec = Record(g) })
-	if err := Stop(recorded.g); err != nil {
-		t.Fatal(err)
-	}
+	rec, recorded, replayed := recordedAndReplayed(t)
 	gRec, recGrads := recorded.vjp(t)
-	replayed := newTrunkNet(t, func(g *gorgonia.ExprGraph) { Replay(g, rec) })
-	if err := Stop(replayed.g); err != nil {
-		t.Fatal(err)
-	}
 	gRep, repGrads := replayed.vjp(t)
 	filters := []int{0, 2} // the convolutions' filters among the parameters
 	for _, i := range filters {
@@ -155,29 +136,10 @@ func TestStackedFilterGrads(t *testing.T) {
 // with OpenBLAS, whose sums' order depends on the products' shapes, to
 // 1e-12 of their norms (float64 sums of a few hundred terms).
 func TestStackAcross(t *testing.T) {
-	_, bitwise := blas64.Implementation().(gonum.Implementation)
-	same := func(got, want []float64) bool {
-		if bitwise {
-			return slices.Equal(got, want)
-		}
-		var d, n float64
-		for i := range got {
-			d += (got[i] - want[i]) * (got[i] - want[i])
-			n += want[i] * want[i]
-		}
-		return len(got) == len(want) && math.Sqrt(d) <= 1e-12*math.Sqrt(n)
-	}
+	same := sameUpToOrder()
 	rng := rand.New(rand.NewPCG(14, 0))
-	var rec *Recording
-	recorded := newTrunkNet(t, func(g *gorgonia.ExprGraph) { rec = Record(g) })
-	if err := Stop(recorded.g); err != nil {
-		t.Fatal(err)
-	}
+	rec, recorded, replayed := recordedAndReplayed(t)
 	gRec, recGrads := recorded.vjp(t)
-	replayed := newTrunkNet(t, func(g *gorgonia.ExprGraph) { Replay(g, rec) })
-	if err := Stop(replayed.g); err != nil {
-		t.Fatal(err)
-	}
 	gRep, repGrads := replayed.vjp(t)
 	var conv *gorgonia.Node // the first convolution's forward node
 	for _, n := range recorded.g.AllNodes() {
@@ -333,4 +295,39 @@ func TestStackAcross(t *testing.T) {
 	if err := StackAcross(recorded.out, [][]float64{params[0][0]}, 1); err == nil {
 		t.Error("armed a node that is not a convolution on the images")
 	}
+}
+
+// sameUpToOrder compares float64 results that differ at most in the
+// order of their sums: to the bit with gonum's BLAS (the products here
+// stay below its 4 blocks of 64×64), else (OpenBLAS) to 1e-12 of want's
+// norm, float64 rounding of sums of a few hundred terms.
+func sameUpToOrder() func(got, want []float64) bool {
+	_, bitwise := blas64.Implementation().(gonum.Implementation)
+	return func(got, want []float64) bool {
+		if bitwise {
+			return slices.Equal(got, want)
+		}
+		var d, n float64
+		for i := range got {
+			d += (got[i] - want[i]) * (got[i] - want[i])
+			n += want[i] * want[i]
+		}
+		return len(got) == len(want) && math.Sqrt(d) <= 1e-12*math.Sqrt(n)
+	}
+}
+
+// recordedAndReplayed builds a trunk net that records its ops and one
+// that replays them, as the engine's step and trunk graphs do.
+func recordedAndReplayed(t *testing.T) (*Recording, *trunkNet, *trunkNet) {
+	t.Helper()
+	var rec *Recording
+	recorded := newTrunkNet(t, func(g *gorgonia.ExprGraph) { rec = Record(g) })
+	if err := Stop(recorded.g); err != nil {
+		t.Fatal(err)
+	}
+	replayed := newTrunkNet(t, func(g *gorgonia.ExprGraph) { Replay(g, rec) })
+	if err := Stop(replayed.g); err != nil {
+		t.Fatal(err)
+	}
+	return rec, recorded, replayed
 }
