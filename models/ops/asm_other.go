@@ -5,6 +5,9 @@
 
 package ops
 
+// useAVX2 has no effect here: the Go loops have one width.
+var useAVX2 bool
+
 func addRunsFloat32(plane, src []float32, runs []tapRun) { addRunsGo(plane, src, runs) }
 
 func copyRunsFloat32(dst, plane []float32, runs []tapRun) {

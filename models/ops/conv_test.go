@@ -260,3 +260,17 @@ func benchPatches(b *testing.B, back bool) {
 		})
 	}
 }
+
+// BenchmarkCol2imClearing times col2im as LeNet's second layer runs it in
+// the step: the patches' gradient cleared as it is read
+// (addRunsClearingFloat32), reporting patch values read per second.
+func BenchmarkCol2imClearing(b *testing.B) {
+	g := geometry{n: 10, c: 10, h: 14, w: 14, o: 20, k: 5, stride: 1, oh: 10, ow: 10}
+	cols := make([]float32, g.rows()*g.n*g.positions())
+	x := make([]float32, g.n*g.c*g.h*g.w)
+	taps := tapsOf(g)
+	for range b.N {
+		col2imRuns(g, taps, cols, g.n*g.positions(), 0, g.n, x, true)
+	}
+	b.ReportMetric(float64(len(cols))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
+}

@@ -11,6 +11,8 @@ TEXT ·addRunsFloat32(SB), NOSPLIT, $0-72
 	MOVQ runs_len+56(FP), R9
 	TESTQ R9, R9
 	JE   done
+	CMPB ·useAVX2(SB), $0
+	JNE  avx
 
 run:
 	MOVLQSX 0(R8), AX  // pos
@@ -21,15 +23,26 @@ run:
 
 quad:
 	CMPQ   CX, $4
-	JL     single
+	JL     pair
 	MOVUPS (R10), X0
 	MOVUPS (R11), X1
-	ADDPS  X0, X1       // plane + src, as the Go loop's d[i] += v
+	ADDPS  X0, X1 // plane + src, as the Go loop's d[i] += v
 	MOVUPS X1, (R11)
 	ADDQ   $16, R10
 	ADDQ   $16, R11
 	SUBQ   $4, CX
 	JMP    quad
+
+pair: // two values in the low half; MOVSD clears the upper ones
+	CMPQ  CX, $2
+	JL    single
+	MOVSD (R10), X0
+	MOVSD (R11), X1
+	ADDPS X0, X1
+	MOVSD X1, (R11)
+	ADDQ  $8, R10
+	ADDQ  $8, R11
+	SUBQ  $2, CX
 
 single:
 	TESTQ CX, CX
@@ -38,10 +51,6 @@ single:
 	MOVSS (R11), X1
 	ADDSS X0, X1
 	MOVSS X1, (R11)
-	ADDQ  $4, R10
-	ADDQ  $4, R11
-	DECQ  CX
-	JMP   single
 
 next:
 	ADDQ $12, R8
@@ -49,6 +58,65 @@ next:
 	JNE  run
 
 done:
+	RET
+
+// Eight values a step, then at most one four, one pair and one single,
+// all VEX-encoded: a legacy SSE instruction while the registers' upper
+// halves are in use made the loop twenty times slower.
+avx:
+
+avxrun:
+	MOVLQSX 0(R8), AX  // pos
+	MOVLQSX 4(R8), BX  // at
+	MOVLQSX 8(R8), CX  // n
+	LEAQ (SI)(AX*4), R10
+	LEAQ (DI)(BX*4), R11
+
+avxoct:
+	CMPQ    CX, $8
+	JL      avxquad
+	VMOVUPS (R11), Y1
+	VADDPS  (R10), Y1, Y1 // the plane's value the first operand, as with ADDPS
+	VMOVUPS Y1, (R11)
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	SUBQ    $8, CX
+	JMP     avxoct
+
+avxquad:
+	CMPQ    CX, $4
+	JL      avxpair
+	VMOVUPS (R11), X1
+	VADDPS  (R10), X1, X1
+	VMOVUPS X1, (R11)
+	ADDQ    $16, R10
+	ADDQ    $16, R11
+	SUBQ    $4, CX
+
+avxpair:
+	CMPQ   CX, $2
+	JL     avxsingle
+	VMOVSD (R10), X0
+	VMOVSD (R11), X1
+	VADDPS X0, X1, X1
+	VMOVSD X1, (R11)
+	ADDQ   $8, R10
+	ADDQ   $8, R11
+	SUBQ   $2, CX
+
+avxsingle:
+	TESTQ  CX, CX
+	JE     avxnext
+	VMOVSS (R10), X0
+	VMOVSS (R11), X1
+	VADDSS X0, X1, X1
+	VMOVSS X1, (R11)
+
+avxnext:
+	ADDQ $12, R8
+	DECQ R9
+	JNE  avxrun
+	VZEROUPPER
 	RET
 
 // func copyRunsFloat32(dst, plane []float32, runs []tapRun)
@@ -59,6 +127,8 @@ TEXT ·copyRunsFloat32(SB), NOSPLIT, $0-72
 	MOVQ runs_len+56(FP), R9
 	TESTQ R9, R9
 	JE   done
+	CMPB ·useAVX2(SB), $0
+	JNE  avx
 
 run:
 	MOVLQSX 0(R8), AX  // pos
@@ -69,7 +139,7 @@ run:
 
 quad:
 	CMPQ   CX, $4
-	JL     single
+	JL     pair
 	MOVUPS (R10), X0
 	MOVUPS X0, (R11)
 	ADDQ   $16, R10
@@ -77,15 +147,20 @@ quad:
 	SUBQ   $4, CX
 	JMP    quad
 
+pair:
+	CMPQ CX, $2
+	JL   single
+	MOVQ (R10), AX
+	MOVQ AX, (R11)
+	ADDQ $8, R10
+	ADDQ $8, R11
+	SUBQ $2, CX
+
 single:
 	TESTQ CX, CX
 	JE    next
 	MOVL  (R10), AX
 	MOVL  AX, (R11)
-	ADDQ  $4, R10
-	ADDQ  $4, R11
-	DECQ  CX
-	JMP   single
 
 next:
 	ADDQ $12, R8
@@ -95,15 +170,70 @@ next:
 done:
 	RET
 
+// Eight values a step, then at most one four, one pair and one single,
+// all VEX-encoded: a legacy SSE instruction while the registers' upper
+// halves are in use made the loop twenty times slower.
+avx:
+
+avxrun:
+	MOVLQSX 0(R8), AX  // pos
+	MOVLQSX 4(R8), BX  // at
+	MOVLQSX 8(R8), CX  // n
+	LEAQ (DI)(AX*4), R11
+	LEAQ (SI)(BX*4), R10
+
+avxoct:
+	CMPQ    CX, $8
+	JL      avxquad
+	VMOVUPS (R10), Y0
+	VMOVUPS Y0, (R11)
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	SUBQ    $8, CX
+	JMP     avxoct
+
+avxquad:
+	CMPQ    CX, $4
+	JL      avxpair
+	VMOVUPS (R10), X0
+	VMOVUPS X0, (R11)
+	ADDQ    $16, R10
+	ADDQ    $16, R11
+	SUBQ    $4, CX
+
+avxpair:
+	CMPQ CX, $2
+	JL   avxsingle
+	MOVQ (R10), AX
+	MOVQ AX, (R11)
+	ADDQ $8, R10
+	ADDQ $8, R11
+	SUBQ $2, CX
+
+avxsingle:
+	TESTQ CX, CX
+	JE    avxnext
+	MOVL  (R10), AX
+	MOVL  AX, (R11)
+
+avxnext:
+	ADDQ $12, R8
+	DECQ R9
+	JNE  avxrun
+	VZEROUPPER
+	RET
+
 // func addRunsClearingFloat32(plane, src []float32, runs []tapRun)
 TEXT ·addRunsClearingFloat32(SB), NOSPLIT, $0-72
 	MOVQ plane_base+0(FP), DI
 	MOVQ src_base+24(FP), SI
 	MOVQ runs_base+48(FP), R8
 	MOVQ runs_len+56(FP), R9
-	XORPS X2, X2       // +0
 	TESTQ R9, R9
 	JE   done
+	CMPB ·useAVX2(SB), $0
+	JNE  avx
+	XORPS X2, X2 // +0
 
 run:
 	MOVLQSX 0(R8), AX  // pos
@@ -114,16 +244,28 @@ run:
 
 quad:
 	CMPQ   CX, $4
-	JL     single
+	JL     pair
 	MOVUPS (R10), X0
 	MOVUPS (R11), X1
-	ADDPS  X0, X1       // plane + src, as the Go loop's d[i] += v
+	ADDPS  X0, X1 // plane + src, as the Go loop's d[i] += v
 	MOVUPS X1, (R11)
 	MOVUPS X2, (R10)
 	ADDQ   $16, R10
 	ADDQ   $16, R11
 	SUBQ   $4, CX
 	JMP    quad
+
+pair: // two values in the low half; MOVSD clears the upper ones
+	CMPQ  CX, $2
+	JL    single
+	MOVSD (R10), X0
+	MOVSD (R11), X1
+	ADDPS X0, X1
+	MOVSD X1, (R11)
+	MOVSD X2, (R10)
+	ADDQ  $8, R10
+	ADDQ  $8, R11
+	SUBQ  $2, CX
 
 single:
 	TESTQ CX, CX
@@ -133,10 +275,6 @@ single:
 	ADDSS X0, X1
 	MOVSS X1, (R11)
 	MOVSS X2, (R10)
-	ADDQ  $4, R10
-	ADDQ  $4, R11
-	DECQ  CX
-	JMP   single
 
 next:
 	ADDQ $12, R8
@@ -144,6 +282,70 @@ next:
 	JNE  run
 
 done:
+	RET
+
+// Eight values a step, then at most one four, one pair and one single,
+// all VEX-encoded: a legacy SSE instruction while the registers' upper
+// halves are in use made the loop twenty times slower.
+avx:
+	VXORPS Y2, Y2, Y2
+
+avxrun:
+	MOVLQSX 0(R8), AX  // pos
+	MOVLQSX 4(R8), BX  // at
+	MOVLQSX 8(R8), CX  // n
+	LEAQ (SI)(AX*4), R10
+	LEAQ (DI)(BX*4), R11
+
+avxoct:
+	CMPQ    CX, $8
+	JL      avxquad
+	VMOVUPS (R11), Y1
+	VADDPS  (R10), Y1, Y1 // the plane's value the first operand, as with ADDPS
+	VMOVUPS Y1, (R11)
+	VMOVUPS Y2, (R10)
+	ADDQ    $32, R10
+	ADDQ    $32, R11
+	SUBQ    $8, CX
+	JMP     avxoct
+
+avxquad:
+	CMPQ    CX, $4
+	JL      avxpair
+	VMOVUPS (R11), X1
+	VADDPS  (R10), X1, X1
+	VMOVUPS X1, (R11)
+	VMOVUPS X2, (R10)
+	ADDQ    $16, R10
+	ADDQ    $16, R11
+	SUBQ    $4, CX
+
+avxpair:
+	CMPQ   CX, $2
+	JL     avxsingle
+	VMOVSD (R10), X0
+	VMOVSD (R11), X1
+	VADDPS X0, X1, X1
+	VMOVSD X1, (R11)
+	VMOVSD X2, (R10)
+	ADDQ   $8, R10
+	ADDQ   $8, R11
+	SUBQ   $2, CX
+
+avxsingle:
+	TESTQ  CX, CX
+	JE     avxnext
+	VMOVSS (R10), X0
+	VMOVSS (R11), X1
+	VADDSS X0, X1, X1
+	VMOVSS X1, (R11)
+	VMOVSS X2, (R10)
+
+avxnext:
+	ADDQ $12, R8
+	DECQ R9
+	JNE  avxrun
+	VZEROUPPER
 	RET
 
 // func copySum4Float32(dst, src []float32, part *[4]float64)

@@ -5,75 +5,80 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"golang.org/x/sys/cpu"
 	"gonum.org/v1/gonum/blas"
 )
 
 // TestAddRunsFloat32 checks the assembly loop against the Go one bit for
-// bit: runs of every length from 0 to 21 (the quads and the single
-// remainder), overlapping runs in the plane (as a plane's taps are),
+// bit: runs of every length from 0 to 21 (eights, fours, pairs and a
+// single value), overlapping runs in the plane (as a plane's taps are),
 // and values with signed zeros, infinities and NaNs.
 func TestAddRunsFloat32(t *testing.T) {
-	rng := rand.New(rand.NewPCG(31, 32))
-	const size = 64
-	for trial := range 200 {
-		src := make([]float32, size)
-		for i := range src {
-			src[i] = specialFloat32(rng)
-			if rng.IntN(2) == 0 {
-				src[i] = float32(rng.NormFloat64())
+	forEachWidth(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(31, 32))
+		const size = 64
+		for trial := range 200 {
+			src := make([]float32, size)
+			for i := range src {
+				src[i] = specialFloat32(rng)
+				if rng.IntN(2) == 0 {
+					src[i] = float32(rng.NormFloat64())
+				}
+			}
+			want := make([]float32, size)
+			for i := range want {
+				want[i] = float32(rng.NormFloat64())
+			}
+			got := append([]float32(nil), want...)
+			var runs []tapRun
+			for range rng.IntN(6) {
+				n := rng.IntN(22)
+				runs = append(runs, tapRun{pos: int32(rng.IntN(size - n + 1)), at: int32(rng.IntN(size - n + 1)), n: int32(n)})
+			}
+			addRunsGo(want, src, runs)
+			srcBefore := append([]float32(nil), src...)
+			addRunsFloat32(got, src, runs)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("trial %d, runs %v, entry %d: %v (bits %#x), want %v (bits %#x)", trial, runs, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+				if math.Float32bits(src[i]) != math.Float32bits(srcBefore[i]) {
+					t.Fatalf("trial %d: src entry %d changed", trial, i)
+				}
 			}
 		}
-		want := make([]float32, size)
-		for i := range want {
-			want[i] = float32(rng.NormFloat64())
-		}
-		got := append([]float32(nil), want...)
-		var runs []tapRun
-		for range rng.IntN(6) {
-			n := rng.IntN(22)
-			runs = append(runs, tapRun{pos: int32(rng.IntN(size - n + 1)), at: int32(rng.IntN(size - n + 1)), n: int32(n)})
-		}
-		addRunsGo(want, src, runs)
-		srcBefore := append([]float32(nil), src...)
-		addRunsFloat32(got, src, runs)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("trial %d, runs %v, entry %d: %v (bits %#x), want %v (bits %#x)", trial, runs, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-			}
-			if math.Float32bits(src[i]) != math.Float32bits(srcBefore[i]) {
-				t.Fatalf("trial %d: src entry %d changed", trial, i)
-			}
-		}
-	}
+	})
 }
 
 // TestCopyRunsFloat32 checks the assembly copy of runs against copy, bit
 // for bit (NaN payloads included), on runs of every length from 0 to 21.
 func TestCopyRunsFloat32(t *testing.T) {
-	rng := rand.New(rand.NewPCG(33, 34))
-	const size = 64
-	for trial := range 200 {
-		plane := make([]float32, size)
-		for i := range plane {
-			plane[i] = math.Float32frombits(rng.Uint32())
-		}
-		want := make([]float32, size)
-		var runs []tapRun
-		for range rng.IntN(6) {
-			n := rng.IntN(22)
-			runs = append(runs, tapRun{pos: int32(rng.IntN(size - n + 1)), at: int32(rng.IntN(size - n + 1)), n: int32(n)})
-		}
-		for _, r := range runs {
-			copy(want[r.pos:r.pos+r.n], plane[r.at:r.at+r.n])
-		}
-		got := make([]float32, size)
-		copyRunsFloat32(got, plane, runs)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("trial %d, runs %v, entry %d: bits %#x, want %#x", trial, runs, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+	forEachWidth(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(33, 34))
+		const size = 64
+		for trial := range 200 {
+			plane := make([]float32, size)
+			for i := range plane {
+				plane[i] = math.Float32frombits(rng.Uint32())
+			}
+			want := make([]float32, size)
+			var runs []tapRun
+			for range rng.IntN(6) {
+				n := rng.IntN(22)
+				runs = append(runs, tapRun{pos: int32(rng.IntN(size - n + 1)), at: int32(rng.IntN(size - n + 1)), n: int32(n)})
+			}
+			for _, r := range runs {
+				copy(want[r.pos:r.pos+r.n], plane[r.at:r.at+r.n])
+			}
+			got := make([]float32, size)
+			copyRunsFloat32(got, plane, runs)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("trial %d, runs %v, entry %d: bits %#x, want %#x", trial, runs, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestRunsMatchPositions checks that walking a geometry's taps as runs
@@ -82,42 +87,44 @@ func TestCopyRunsFloat32(t *testing.T) {
 // receives the same additions in the same order. The geometries are
 // ResNet-18's and LeNet's stride-1 shapes, rows of 2 to 10.
 func TestRunsMatchPositions(t *testing.T) {
-	for _, g := range []geometry{
-		{n: 3, c: 2, h: 14, w: 14, o: 2, k: 5, stride: 1},
-		{n: 3, c: 2, h: 8, w: 8, o: 2, k: 3, stride: 1, pad: 1},
-		{n: 3, c: 2, h: 4, w: 4, o: 2, k: 3, stride: 1, pad: 1},
-		{n: 3, c: 2, h: 2, w: 2, o: 2, k: 3, stride: 1, pad: 1},
-	} {
-		g.oh = (g.h+2*g.pad-g.k)/g.stride + 1
-		g.ow = (g.w+2*g.pad-g.k)/g.stride + 1
-		rng := rand.New(rand.NewPCG(35, uint64(g.h)))
-		ld := g.n * g.positions()
-		cols := make([]float32, g.rows()*ld)
-		for i := range cols {
-			cols[i] = float32(rng.NormFloat64())
-		}
-		x := make([]float32, g.n*g.c*g.h*g.w)
-		for i := range x {
-			x[i] = float32(rng.NormFloat64())
-		}
-		runs, one := makeTaps(g, true), makeTaps(g, false)
-		wantDx, gotDx := make([]float32, len(x)), make([]float32, len(x))
-		col2imTaps(g, one, cols, ld, 0, g.n, wantDx)
-		col2imTaps(g, runs, cols, ld, 0, g.n, gotDx)
-		wantCols, gotCols := make([]float32, len(cols)), make([]float32, len(cols))
-		im2colTaps(g, one, x, 0, g.n, wantCols, ld)
-		im2colTaps(g, runs, x, 0, g.n, gotCols, ld)
-		for i := range wantDx {
-			if math.Float32bits(gotDx[i]) != math.Float32bits(wantDx[i]) {
-				t.Fatalf("%d×%d, k %d: col2im entry %d: %v, want %v", g.h, g.w, g.k, i, gotDx[i], wantDx[i])
+	forEachWidth(t, func(t *testing.T) {
+		for _, g := range []geometry{
+			{n: 3, c: 2, h: 14, w: 14, o: 2, k: 5, stride: 1},
+			{n: 3, c: 2, h: 8, w: 8, o: 2, k: 3, stride: 1, pad: 1},
+			{n: 3, c: 2, h: 4, w: 4, o: 2, k: 3, stride: 1, pad: 1},
+			{n: 3, c: 2, h: 2, w: 2, o: 2, k: 3, stride: 1, pad: 1},
+		} {
+			g.oh = (g.h+2*g.pad-g.k)/g.stride + 1
+			g.ow = (g.w+2*g.pad-g.k)/g.stride + 1
+			rng := rand.New(rand.NewPCG(35, uint64(g.h)))
+			ld := g.n * g.positions()
+			cols := make([]float32, g.rows()*ld)
+			for i := range cols {
+				cols[i] = float32(rng.NormFloat64())
+			}
+			x := make([]float32, g.n*g.c*g.h*g.w)
+			for i := range x {
+				x[i] = float32(rng.NormFloat64())
+			}
+			runs, one := makeTaps(g, true), makeTaps(g, false)
+			wantDx, gotDx := make([]float32, len(x)), make([]float32, len(x))
+			col2imTaps(g, one, cols, ld, 0, g.n, wantDx)
+			col2imTaps(g, runs, cols, ld, 0, g.n, gotDx)
+			wantCols, gotCols := make([]float32, len(cols)), make([]float32, len(cols))
+			im2colTaps(g, one, x, 0, g.n, wantCols, ld)
+			im2colTaps(g, runs, x, 0, g.n, gotCols, ld)
+			for i := range wantDx {
+				if math.Float32bits(gotDx[i]) != math.Float32bits(wantDx[i]) {
+					t.Fatalf("%d×%d, k %d: col2im entry %d: %v, want %v", g.h, g.w, g.k, i, gotDx[i], wantDx[i])
+				}
+			}
+			for i := range wantCols {
+				if math.Float32bits(gotCols[i]) != math.Float32bits(wantCols[i]) {
+					t.Fatalf("%d×%d, k %d: im2col entry %d: %v, want %v", g.h, g.w, g.k, i, gotCols[i], wantCols[i])
+				}
 			}
 		}
-		for i := range wantCols {
-			if math.Float32bits(gotCols[i]) != math.Float32bits(wantCols[i]) {
-				t.Fatalf("%d×%d, k %d: im2col entry %d: %v, want %v", g.h, g.w, g.k, i, gotCols[i], wantCols[i])
-			}
-		}
-	}
+	})
 }
 
 // TestChannelSumsMatchBiasGrad checks that the channel sums made while
@@ -153,43 +160,45 @@ func TestChannelSumsMatchBiasGrad(t *testing.T) {
 // addition adds as addRunsGo does, bit for bit, and leaves +0 in every
 // entry of src its runs read and nothing else changed.
 func TestAddRunsClearingFloat32(t *testing.T) {
-	rng := rand.New(rand.NewPCG(37, 38))
-	const size = 64
-	for trial := range 200 {
-		src := make([]float32, size)
-		for i := range src {
-			src[i] = float32(rng.NormFloat64())
-		}
-		plane := make([]float32, size)
-		for i := range plane {
-			plane[i] = float32(rng.NormFloat64())
-		}
-		// Runs reading disjoint parts of src, as a tap's do.
-		var runs []tapRun
-		for pos := 0; pos < size; {
-			n := rng.IntN(12)
-			if pos+n > size {
-				break
+	forEachWidth(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(37, 38))
+		const size = 64
+		for trial := range 200 {
+			src := make([]float32, size)
+			for i := range src {
+				src[i] = float32(rng.NormFloat64())
 			}
-			runs = append(runs, tapRun{pos: int32(pos), at: int32(rng.IntN(size - n + 1)), n: int32(n)})
-			pos += n + rng.IntN(3)
-		}
-		want, got := append([]float32(nil), plane...), append([]float32(nil), plane...)
-		wantSrc := append([]float32(nil), src...)
-		addRunsGo(want, src, runs)
-		for _, r := range runs {
-			clear(wantSrc[r.pos : r.pos+r.n])
-		}
-		addRunsClearingFloat32(got, src, runs)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("trial %d, plane entry %d: %v, want %v", trial, i, got[i], want[i])
+			plane := make([]float32, size)
+			for i := range plane {
+				plane[i] = float32(rng.NormFloat64())
 			}
-			if math.Float32bits(src[i]) != math.Float32bits(wantSrc[i]) {
-				t.Fatalf("trial %d, src entry %d: %v, want %v", trial, i, src[i], wantSrc[i])
+			// Runs reading disjoint parts of src, as a tap's do.
+			var runs []tapRun
+			for pos := 0; pos < size; {
+				n := rng.IntN(22)
+				if pos+n > size {
+					break
+				}
+				runs = append(runs, tapRun{pos: int32(pos), at: int32(rng.IntN(size - n + 1)), n: int32(n)})
+				pos += n + rng.IntN(3)
+			}
+			want, got := append([]float32(nil), plane...), append([]float32(nil), plane...)
+			wantSrc := append([]float32(nil), src...)
+			addRunsGo(want, src, runs)
+			for _, r := range runs {
+				clear(wantSrc[r.pos : r.pos+r.n])
+			}
+			addRunsClearingFloat32(got, src, runs)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("trial %d, plane entry %d: %v, want %v", trial, i, got[i], want[i])
+				}
+				if math.Float32bits(src[i]) != math.Float32bits(wantSrc[i]) {
+					t.Fatalf("trial %d, src entry %d: %v, want %v", trial, i, src[i], wantSrc[i])
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestConvBackInputClearing checks that the input gradient made with the
@@ -198,40 +207,42 @@ func TestAddRunsClearingFloat32(t *testing.T) {
 // several runs and a last chunk smaller than the others, and that the
 // buffer is all +0 after each run.
 func TestConvBackInputClearing(t *testing.T) {
-	g := geometry{n: 23, c: 3, h: 14, w: 14, o: 4, k: 5, stride: 1, oh: 10, ow: 10} // chunks of 10, 10, 3
-	rng := rand.New(rand.NewPCG(39, 40))
-	draw := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(rng.NormFloat64())
+	forEachWidth(t, func(t *testing.T) {
+		g := geometry{n: 23, c: 3, h: 14, w: 14, o: 4, k: 5, stride: 1, oh: 10, ow: 10} // chunks of 10, 10, 3
+		rng := rand.New(rand.NewPCG(39, 40))
+		draw := func(n int) []float32 {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+			}
+			return v
 		}
-		return v
-	}
-	w := draw(g.o * g.rows())
-	var clearing, plain convState[float32]
-	for run := range 3 {
-		gm := draw(g.o * g.n * g.positions())
-		want := make([]float32, g.n*g.c*g.h*g.w)
-		got := make([]float32, len(want))
-		for n0 := 0; n0 < g.n; n0 += g.chunk() { // the path without clearing
-			n1 := min(g.n, n0+g.chunk())
-			cols := (n1 - n0) * g.positions()
-			dcols := plain.dcols.get(g.rows() * cols)
-			gemm(blas.Trans, blas.NoTrans, g.rows(), cols, g.o, w, g.rows(), gm[n0*g.positions():], g.n*g.positions(), 0, dcols, cols)
-			col2im(g, dcols, cols, n0, n1, want)
-		}
-		convBackInput(g, &clearing, w, gm, got)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("run %d, entry %d: %v, want %v", run, i, got[i], want[i])
+		w := draw(g.o * g.rows())
+		var clearing, plain convState[float32]
+		for run := range 3 {
+			gm := draw(g.o * g.n * g.positions())
+			want := make([]float32, g.n*g.c*g.h*g.w)
+			got := make([]float32, len(want))
+			for n0 := 0; n0 < g.n; n0 += g.chunk() { // the path without clearing
+				n1 := min(g.n, n0+g.chunk())
+				cols := (n1 - n0) * g.positions()
+				dcols := plain.dcols.get(g.rows() * cols)
+				gemm(blas.Trans, blas.NoTrans, g.rows(), cols, g.o, w, g.rows(), gm[n0*g.positions():], g.n*g.positions(), 0, dcols, cols)
+				col2im(g, dcols, cols, n0, n1, want)
+			}
+			convBackInput(g, &clearing, w, gm, got)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("run %d, entry %d: %v, want %v", run, i, got[i], want[i])
+				}
+			}
+			for i, v := range clearing.dcols[:cap(clearing.dcols)] {
+				if math.Float32bits(v) != 0 {
+					t.Fatalf("run %d: patches' gradient entry %d is %v after col2im", run, i, v)
+				}
 			}
 		}
-		for i, v := range clearing.dcols[:cap(clearing.dcols)] {
-			if math.Float32bits(v) != 0 {
-				t.Fatalf("run %d: patches' gradient entry %d is %v after col2im", run, i, v)
-			}
-		}
-	}
+	})
 }
 
 // TestCopySum4Float32 checks the fused copy and partial sums of
@@ -271,4 +282,19 @@ func TestCopySum4Float32(t *testing.T) {
 			}
 		}
 	}
+}
+
+// forEachWidth runs f with the runs' assembly loops at each width this
+// CPU has: four values a step (SSE), and eight where it has AVX2.
+func forEachWidth(t *testing.T, f func(t *testing.T)) {
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	useAVX2 = false
+	t.Run("sse", f)
+	if !cpu.X86.HasAVX2 {
+		t.Log("no AVX2 here: the eight-value loops are not tested")
+		return
+	}
+	useAVX2 = true
+	t.Run("avx2", f)
 }
