@@ -356,21 +356,28 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 	g := op.g
 	p, rows := g.positions(), g.rows()
 	chunk := g.chunk()
-	if op.keepCols {
-		chunk = g.n
+	if op.keepCols && !op.inputGrad {
+		chunk = g.n // a leaf's patches, perhaps still there from the last run
 	}
 	for n0 := 0; n0 < g.n; n0 += chunk {
 		n1 := min(g.n, n0+chunk)
 		cols := (n1 - n0) * p
-		var patches []T
-		if op.keepCols {
-			patches = batchPatches(op, st, x)
-		} else {
-			patches = st.cols.get(rows * chunk * p)
+		patches, ld := st.cols.get(rows*chunk*p), cols
+		switch {
+		case op.keepCols && !op.inputGrad:
+			patches, ld = batchPatches(op, st, x), cols
+		case op.keepCols:
+			// The whole batch's patches, kept for the gradient, made a
+			// chunk at a time: the product reads each chunk's columns
+			// while they are still in the cache.
+			ld = g.n * p
+			patches = st.cols.get(rows * ld)[n0*p:]
+			im2col(g, x, n0, n1, patches, ld)
+		default:
 			im2col(g, x, n0, n1, patches, cols)
 		}
 		prod := st.prod.get(g.o * cols)
-		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, cols, 0, prod, cols)
+		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, ld, 0, prod, cols)
 		unfold(g, prod, n0, n1, bias, out)
 	}
 }
