@@ -3,6 +3,7 @@ package engine
 import (
 	"gorgonia.org/gorgonia"
 
+	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/ops"
 )
 
@@ -126,4 +127,35 @@ func AcrossBytes(cfg *Config, particles, workers int) (float64, error) {
 		return 0, err
 	}
 	return sizes[0] + float64(cfg.Batch-1)*(sizes[1]-sizes[0]), nil
+}
+
+// StepMultiplyAdds is the arithmetic of the matrix products of one
+// training step of the default kind (every task's gradient through the
+// trunk, kernels over the parameters) of particles particles at batch
+// size cfg.Batch, in multiply-adds: per particle the trunk's and every
+// head's forward pass, and per task a backward pass through the trunk
+// and that task's head (ops.CountProducts). Divided by the machine's
+// rate for large products it is the step's floor (docs/performance.md).
+func StepMultiplyAdds(cfg *Config, particles int) (float64, error) {
+	g := gorgonia.NewGraph()
+	x, weight := inputNode(g, cfg), weightNode(g, cfg)
+	_, trunk, heads, err := newValues(g, cfg, true, nil)
+	if err != nil {
+		return 0, err
+	}
+	features, err := cfg.Model.Trunk(x, trunk, &models.Norm{Weight: weight})
+	if err != nil {
+		return 0, err
+	}
+	t := ops.CountProducts(g)
+	perParticle := t.Forward + float64(len(cfg.Tasks))*t.Backward
+	for j := range cfg.Tasks {
+		before := ops.CountProducts(g)
+		if _, err := cfg.Model.Head(features, j, heads[j]); err != nil {
+			return 0, err
+		}
+		after := ops.CountProducts(g)
+		perParticle += (after.Forward - before.Forward) + (after.Backward - before.Backward)
+	}
+	return float64(particles) * perParticle, nil
 }

@@ -62,3 +62,53 @@ func liveHeap() float64 {
 	runtime.ReadMemStats(&ms)
 	return float64(ms.HeapAlloc)
 }
+
+// TestStepMultiplyAdds checks the step's arithmetic counted from the
+// graphs against counts made by hand from the architectures' layer
+// shapes (the floor's tables in docs/performance.md).
+func TestStepMultiplyAdds(t *testing.T) {
+	// LeNet at batch 256, two tasks of 10 classes, per example: conv1 10
+	// filters of 1×9×9 over 28×28 positions, conv2 20 of 10×5×5 over
+	// 10×10, fc 500→50, a head 50→10 per task. Backward per task: conv1's
+	// filters only (its input is the images), every other layer's weights
+	// and input.
+	conv1, conv2, fc, head := 10*81*784, 20*250*100, 500*50, 50*10
+	lenetForward := conv1 + conv2 + fc + 2*head
+	lenetBackward := conv1 + 2*conv2 + 2*fc + 2*head
+	lenet := 5 * 256 * (lenetForward + 2*lenetBackward)
+	// ResNet-18 (torchvision's layers) on 3×64×64, ten 512→2 heads, batch
+	// 64: per example, each convolution's filters × taps × positions.
+	convs := []int{
+		64 * 3 * 49 * 32 * 32, // conv1, 7×7 stride 2
+		64 * 64 * 9 * 16 * 16, 64 * 64 * 9 * 16 * 16, 64 * 64 * 9 * 16 * 16, 64 * 64 * 9 * 16 * 16, // layer1
+		128 * 64 * 9 * 8 * 8, 128 * 128 * 9 * 8 * 8, 128 * 64 * 8 * 8, 128 * 128 * 9 * 8 * 8, 128 * 128 * 9 * 8 * 8, // layer2, the 1×1 shortcut third
+		256 * 128 * 9 * 4 * 4, 256 * 256 * 9 * 4 * 4, 256 * 128 * 4 * 4, 256 * 256 * 9 * 4 * 4, 256 * 256 * 9 * 4 * 4,
+		512 * 256 * 9 * 2 * 2, 512 * 512 * 9 * 2 * 2, 512 * 256 * 2 * 2, 512 * 512 * 9 * 2 * 2, 512 * 512 * 9 * 2 * 2,
+	}
+	trunk := 0
+	for _, c := range convs {
+		trunk += c
+	}
+	resnetForward := trunk + 10*512*2
+	resnetBackward := 2*trunk - convs[0] + 2*512*2
+	resnet := 5 * 64 * (resnetForward + 10*resnetBackward)
+
+	celeba, _ := celebaStep(64, 10)
+	for _, c := range []struct {
+		name string
+		cfg  *Config
+		want int
+	}{
+		{"lenet", testConfig(256, tensor.Float32), lenet},
+		{"resnet18", celeba, resnet},
+	} {
+		got, err := StepMultiplyAdds(c.cfg, 5)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got != float64(c.want) {
+			t.Errorf("%s: %.0f multiply-adds per step, want %d", c.name, got, c.want)
+		}
+		t.Logf("%s, 5 particles: %.1f GFLOP per step", c.name, 2*got/1e9)
+	}
+}

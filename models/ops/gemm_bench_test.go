@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -68,18 +70,39 @@ func sawtooth(n, period int) []float32 {
 
 // BenchmarkGEMMRate times large square float32 products, the best rate
 // this machine's BLAS reaches: the rate behind the step's floor in
-// docs/performance.md (the step's arithmetic divided by it).
+// docs/performance.md (the step's arithmetic divided by it). The BLAS
+// runs one thread per call (internal/openblas), as the step's workers
+// call it, so cores=N runs N products at once, one per core; the floor
+// takes the rate of all the cores the step uses.
 //
 //	go test -tags openblas ./models/ops -run '^$' -bench GEMMRate -benchtime 10x
 func BenchmarkGEMMRate(b *testing.B) {
-	for _, n := range []int{512, 1024, 2048} {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			x, y, z := sawtooth(n*n, 5), sawtooth(n*n, 7), make([]float32, n*n)
-			for range b.N {
-				gemm(blas.NoTrans, blas.NoTrans, n, n, n, x, n, y, n, 0, z, n)
-			}
-			flops := 2 * float64(n) * float64(n) * float64(n) * float64(b.N)
-			b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
+	for _, cores := range []int{1, runtime.GOMAXPROCS(0)} {
+		for _, n := range []int{512, 1024, 2048} {
+			b.Run(fmt.Sprintf("cores=%d/n=%d", cores, n), func(b *testing.B) {
+				x, y := sawtooth(n*n, 5), sawtooth(n*n, 7)
+				z := make([][]float32, cores)
+				for c := range z {
+					z[c] = make([]float32, n*n)
+				}
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for c := range cores {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for range b.N {
+							gemm(blas.NoTrans, blas.NoTrans, n, n, n, x, n, y, n, 0, z[c], n)
+						}
+					}()
+				}
+				wg.Wait()
+				flops := 2 * float64(cores) * float64(n) * float64(n) * float64(n) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+		if cores == 1 && runtime.GOMAXPROCS(0) == 1 {
+			break
+		}
 	}
 }
