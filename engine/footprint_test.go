@@ -79,7 +79,7 @@ func TestStepMultiplyAdds(t *testing.T) {
 	// ResNet-18 (torchvision's layers) on 3×64×64, ten 512→2 heads, batch
 	// 64: per example, each convolution's filters × taps × positions.
 	convs := []int{
-		64 * 3 * 49 * 32 * 32, // conv1, 7×7 stride 2
+		64 * 3 * 49 * 32 * 32,                                                                      // conv1, 7×7 stride 2
 		64 * 64 * 9 * 16 * 16, 64 * 64 * 9 * 16 * 16, 64 * 64 * 9 * 16 * 16, 64 * 64 * 9 * 16 * 16, // layer1
 		128 * 64 * 9 * 8 * 8, 128 * 128 * 9 * 8 * 8, 128 * 64 * 8 * 8, 128 * 128 * 9 * 8 * 8, 128 * 128 * 9 * 8 * 8, // layer2, the 1×1 shortcut third
 		256 * 128 * 9 * 4 * 4, 256 * 256 * 9 * 4 * 4, 256 * 128 * 4 * 4, 256 * 256 * 9 * 4 * 4, 256 * 256 * 9 * 4 * 4,
