@@ -356,15 +356,17 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 	g := op.g
 	p, rows := g.positions(), g.rows()
 	chunk := g.chunk()
-	if op.keepCols && !op.inputGrad {
-		chunk = g.n // a leaf's patches, perhaps still there from the last run
+	// A leaf's patches (the images') may still be there from the last run.
+	wholeBatch := op.keepCols && (!op.inputGrad || !chunkKeptPatches)
+	if wholeBatch {
+		chunk = g.n
 	}
 	for n0 := 0; n0 < g.n; n0 += chunk {
 		n1 := min(g.n, n0+chunk)
 		cols := (n1 - n0) * p
 		patches, ld := st.cols.get(rows*chunk*p), cols
 		switch {
-		case op.keepCols && !op.inputGrad:
+		case wholeBatch:
 			patches, ld = batchPatches(op, st, x), cols
 		case op.keepCols:
 			// The whole batch's patches, kept for the gradient, made a
@@ -381,6 +383,14 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 		unfold(g, prod, n0, n1, bias, out)
 	}
 }
+
+// chunkKeptPatches is whether a differentiated convolution whose input
+// is not a leaf makes its kept patches a chunk at a time, each chunk's
+// product right after it (convForward), rather than the whole batch's
+// patches and then one product. The products' entries are the same sums,
+// but OpenBLAS orders them by the product's shape, so the last bits
+// differ (TestChunkedPatchesChangeLittle); tests turn it off to compare.
+var chunkKeptPatches = true
 
 // batchPatches returns the patches of the whole batch x, kept for the
 // gradient: made anew, or, for a leaf input (the images, the same for

@@ -274,3 +274,40 @@ func BenchmarkCol2imClearing(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(cols))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gvalues/s")
 }
+
+// TestChunkedPatchesChangeLittle checks that making a differentiated
+// convolution's patches a chunk at a time (chunkKeptPatches) gives the
+// output and gradients of the whole batch's patches and one product, to
+// the rounding of the products' other order of sums: 1e-13 of the largest
+// value in float64, 1e-6 in float32. The cases are LeNet's second layer
+// (three chunks of 10 examples) and a padded layer whose last chunk is
+// short (16 and 4 examples).
+func TestChunkedPatchesChangeLittle(t *testing.T) {
+	defer func(saved bool) { chunkKeptPatches = saved }(chunkKeptPatches)
+	for _, c := range []convCase{
+		{n: 30, c: 10, h: 14, w: 14, o: 20, k: 5, stride: 1, bias: true},
+		{n: 20, c: 4, h: 8, w: 8, o: 6, k: 3, stride: 1, pad: 1},
+	} {
+		for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+			t.Run(fmt.Sprintf("%v/%v", c, dt), func(t *testing.T) {
+				ins := c.inputs(rand.New(rand.NewPCG(5, uint64(c.n))))
+				results := make([][][]float64, 2)
+				for i, chunked := range []bool{false, true} {
+					chunkKeptPatches = chunked
+					p := newProbe(t, dt, ins, c.wrt(), rand.New(rand.NewPCG(6, 0)), c.ours)
+					out, _, grads := p.run(t)
+					results[i] = append([][]float64{out}, grads...)
+				}
+				tol := 1e-13
+				if dt == tensor.Float32 {
+					tol = 1e-6
+				}
+				for k := range results[0] {
+					if d := maxRelDiff(results[1][k], results[0][k]); d > tol {
+						t.Errorf("result %d (0 the output, then the gradients) differs by %.3g of its largest value, want at most %g", k, d, tol)
+					}
+				}
+			})
+		}
+	}
+}
