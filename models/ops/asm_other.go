@@ -35,3 +35,7 @@ func copySum4Float32(dst, src []float32, part *[4]float64) {
 	copy(dst, src)
 	addTo4(part, src)
 }
+
+func centeredDot4Float32(g, x []float32, m float64, part *[4]float64) {
+	centeredDot4(part, g, x, m)
+}

@@ -216,16 +216,11 @@ func bnParamGrad[T float](op *bnGradParam, x, g, dst []T) {
 				addTo4(&sum, gs)
 				continue
 			}
-			j := 0
-			for ; j+4 <= len(gs); j += 4 {
-				sum[0] += float64(gs[j]) * (float64(xs[j]) - m)
-				sum[1] += float64(gs[j+1]) * (float64(xs[j+1]) - m)
-				sum[2] += float64(gs[j+2]) * (float64(xs[j+2]) - m)
-				sum[3] += float64(gs[j+3]) * (float64(xs[j+3]) - m)
+			if g32, ok := any(gs).([]float32); ok && len(gs)%4 == 0 {
+				centeredDot4Float32(g32, any(xs).([]float32), m, &sum)
+				continue
 			}
-			for ; j < len(gs); j++ {
-				sum[0] += float64(gs[j]) * (float64(xs[j]) - m)
-			}
+			centeredDot4(&sum, gs, xs, m)
 		}
 		total := (sum[0] + sum[1]) + (sum[2] + sum[3])
 		if op.scale {
@@ -368,5 +363,21 @@ func bnRunning[T float](op *bnRunningOp, x, gamma, beta, mean, variance, y []T) 
 				y[off+j] = T(float64(xv)*k + d)
 			}
 		}
+	}
+}
+
+// centeredDot4 adds g[j]·(x[j] − m) into four partial sums in turn (the
+// last len(g) mod 4 terms into the first).
+func centeredDot4[T float](sum *[4]float64, g, x []T, m float64) {
+	x = x[:len(g)]
+	j := 0
+	for ; j+4 <= len(g); j += 4 {
+		sum[0] += float64(g[j]) * (float64(x[j]) - m)
+		sum[1] += float64(g[j+1]) * (float64(x[j+1]) - m)
+		sum[2] += float64(g[j+2]) * (float64(x[j+2]) - m)
+		sum[3] += float64(g[j+3]) * (float64(x[j+3]) - m)
+	}
+	for ; j < len(g); j++ {
+		sum[0] += float64(g[j]) * (float64(x[j]) - m)
 	}
 }

@@ -278,7 +278,7 @@ func (op *poolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	g := op.fwd.g
-	out := op.out.get(grad.Dtype(), true, g.n, g.c, g.h, g.w)
+	out := op.out.get(grad.Dtype(), false, g.n, g.c, g.h, g.w) // poolBackward clears it
 	switch grad.Dtype() {
 	case tensor.Float32:
 		poolBackward(g, op.fwd.argmax, data[float32](grad), data[float32](out))
@@ -288,10 +288,14 @@ func (op *poolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	return out, nil
 }
 
+// poolBackward sets dx to the gradient: zero, plus each output's gradient
+// at its argmax. A plane is cleared just before its outputs are added, while
+// it is in the cache, rather than the whole of dx in a pass of its own.
 func poolBackward[T float](g geometry, argmax []int32, dy, dx []T) {
 	hw, p := g.h*g.w, g.positions()
 	for plane := range g.n * g.c {
 		in := dx[plane*hw : (plane+1)*hw]
+		clear(in)
 		for i, at := range argmax[plane*p : (plane+1)*p] {
 			if at >= 0 {
 				in[at] += dy[plane*p+i]

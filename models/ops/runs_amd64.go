@@ -42,3 +42,11 @@ func addRunsClearingFloat32(plane, src []float32, runs []tapRun)
 //
 //go:noescape
 func copySum4Float32(dst, src []float32, part *[4]float64)
+
+// centeredDot4Float32 adds g[i]·(x[i] − m) into part as bnParamGrad's
+// loop does: part[k] += float64(g[i])·(float64(x[i]) − m) for i ≡ k mod 4,
+// in order, two float64 lanes per SSE2 register, the same operations to
+// the bit. len(g) must be a multiple of 4, len(x) at least len(g).
+//
+//go:noescape
+func centeredDot4Float32(g, x []float32, m float64, part *[4]float64)
