@@ -350,8 +350,9 @@ func biasData[T float](v gorgonia.Value) []T {
 	return v.Data().([]T)
 }
 
-// convForward computes out = w ⊛ x + bias, a chunk of examples at a time,
-// or the whole batch at once when the patches are kept for the gradient.
+// convForward computes out = w ⊛ x + bias, a chunk of examples at a time;
+// the patches kept for the gradient are the whole batch's, made by chunks
+// into one matrix, or for a leaf (the images) made at once and reused.
 func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 	g := op.g
 	p, rows := g.positions(), g.rows()

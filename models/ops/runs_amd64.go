@@ -11,8 +11,8 @@ import "golang.org/x/sys/cpu"
 var useAVX2 = cpu.X86.HasAVX2
 
 // addRunsFloat32 adds src's runs into plane: for each run r, plane[r.at+i]
-// += src[r.pos+i] for 0 ≤ i < r.n, four at a time (SSE, which every
-// amd64 has), in the order and with the rounding of the Go loop
+// += src[r.pos+i] for 0 ≤ i < r.n, eight at a time with AVX2, else four
+// (SSE, which every amd64 has), in the order and with the rounding of the Go loop
 // (addRunsGo). Each run must lie inside plane and src: the caller slices
 // them to a geometry's plane and positions, which its taps were made
 // for.
