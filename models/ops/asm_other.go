@@ -39,3 +39,5 @@ func copySum4Float32(dst, src []float32, part *[4]float64) {
 func centeredDot4Float32(g, x []float32, m float64, part *[4]float64) {
 	centeredDot4(part, g, x, m)
 }
+
+func affine2Float32(dst, g, x []float32, k, c0, c1 float64) { affine(dst, g, x, k, c0, c1) }

@@ -292,10 +292,11 @@ func bnInputGrad[T float](f *bnOp, x []T, in [][]T, dx []T) {
 			gs := g[off : off+f.hw]
 			xs := x[off : off+f.hw]
 			out := dx[off : off+f.hw]
-			xs, out = xs[:len(gs)], out[:len(gs)]
-			for j, gv := range gs {
-				out[j] = T(k*float64(gv) + c0 + c1*float64(xs[j]))
+			if g32, ok := any(gs).([]float32); ok && len(gs)%4 == 0 {
+				affine2Float32(any(out).([]float32), g32, any(xs).([]float32), k, c0, c1)
+				continue
 			}
+			affine(out, gs, xs, k, c0, c1)
 		}
 	}
 }
@@ -379,5 +380,13 @@ func centeredDot4[T float](sum *[4]float64, g, x []T, m float64) {
 	}
 	for ; j < len(g); j++ {
 		sum[0] += float64(g[j]) * (float64(x[j]) - m)
+	}
+}
+
+// affine sets dst[j] = (k·g[j] + c0) + c1·x[j], computed in float64.
+func affine[T float](dst, g, x []T, k, c0, c1 float64) {
+	x, dst = x[:len(g)], dst[:len(g)]
+	for j, gv := range g {
+		dst[j] = T(k*float64(gv) + c0 + c1*float64(x[j]))
 	}
 }

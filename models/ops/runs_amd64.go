@@ -46,7 +46,18 @@ func copySum4Float32(dst, src []float32, part *[4]float64)
 // centeredDot4Float32 adds g[i]·(x[i] − m) into part as bnParamGrad's
 // loop does: part[k] += float64(g[i])·(float64(x[i]) − m) for i ≡ k mod 4,
 // in order, two float64 lanes per SSE2 register, the same operations to
-// the bit. len(g) must be a multiple of 4, len(x) at least len(g).
+// the bit. len(g) must be a multiple of 4, len(x) at least len(g). The
+// Go loops it and affine2Float32 match fuse no multiply-add at the default
+// GOAMD64=v1; built for v3 the compiler may fuse them, and
+// TestCenteredDot4Float32 and TestAffine2Float32 would say so.
 //
 //go:noescape
 func centeredDot4Float32(g, x []float32, m float64, part *[4]float64)
+
+// affine2Float32 sets dst[i] = float32((k·g[i] + c0) + c1·x[i]), computed in
+// float64 as bnInputGrad's loop does, two lanes per SSE2 register: the
+// same operations, so the same bits. len(g) must be a multiple of 4, dst
+// and x at least as long.
+//
+//go:noescape
+func affine2Float32(dst, g, x []float32, k, c0, c1 float64)

@@ -418,3 +418,51 @@ dotdone:
 	MOVUPD X6, 0(DX)
 	MOVUPD X7, 16(DX)
 	RET
+
+// func affine2Float32(dst, g, x []float32, k, c0, c1 float64)
+// dst[i] = float32((k·g[i] + c0) + c1·x[i]), in float64, two lanes per SSE2
+// register; len(g) must be a multiple of 4, dst and x at least as long.
+TEXT ·affine2Float32(SB), NOSPLIT, $0-96
+	MOVQ     dst_base+0(FP), DI
+	MOVQ     g_base+24(FP), SI
+	MOVQ     g_len+32(FP), CX
+	MOVQ     x_base+48(FP), DX
+	MOVSD    k+72(FP), X5
+	UNPCKLPD X5, X5     // k, k
+	MOVSD    c0+80(FP), X6
+	UNPCKLPD X6, X6     // c0, c0
+	MOVSD    c1+88(FP), X7
+	UNPCKLPD X7, X7     // c1, c1
+	SHRQ     $2, CX
+	TESTQ    CX, CX
+	JE       affdone
+
+affquad:
+	MOVUPS   (SI), X0
+	MOVUPS   (DX), X1
+	CVTPS2PD X0, X2     // g[i], g[i+1] as float64
+	CVTPS2PD X1, X3     // x[i], x[i+1]
+	MULPD    X5, X2     // k·g
+	ADDPD    X6, X2     // + c0
+	MULPD    X7, X3     // c1·x
+	ADDPD    X3, X2
+	CVTPD2PS X2, X2     // rounded to float32, in the low half
+	MOVHLPS  X0, X0
+	MOVHLPS  X1, X1
+	CVTPS2PD X0, X0     // g[i+2], g[i+3]
+	CVTPS2PD X1, X1
+	MULPD    X5, X0
+	ADDPD    X6, X0
+	MULPD    X7, X1
+	ADDPD    X1, X0
+	CVTPD2PS X0, X0
+	MOVLHPS  X0, X2     // the four results
+	MOVUPS   X2, (DI)
+	ADDQ     $16, SI
+	ADDQ     $16, DX
+	ADDQ     $16, DI
+	DECQ     CX
+	JNE      affquad
+
+affdone:
+	RET
