@@ -365,10 +365,11 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 	for n0 := 0; n0 < g.n; n0 += chunk {
 		n1 := min(g.n, n0+chunk)
 		cols := (n1 - n0) * p
-		patches, ld := st.cols.get(rows*chunk*p), cols
+		var patches []T
+		ld := cols
 		switch {
 		case wholeBatch:
-			patches, ld = batchPatches(op, st, x), cols
+			patches = batchPatches(op, st, x)
 		case op.keepCols:
 			// The whole batch's patches, kept for the gradient, made a
 			// chunk at a time: the product reads each chunk's columns
@@ -377,6 +378,7 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 			patches = st.cols.get(rows * ld)[n0*p:]
 			im2col(g, x, n0, n1, patches, ld)
 		default:
+			patches = st.cols.get(rows * cols)
 			im2col(g, x, n0, n1, patches, cols)
 		}
 		prod := st.prod.get(g.o * cols)

@@ -254,13 +254,7 @@ func TestCopySum4Float32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(39, 40))
 	for _, n := range []int{0, 4, 8, 12, 100, 784} {
 		for trial := range 20 {
-			src := make([]float32, n)
-			for i := range src {
-				src[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-20)))
-				if trial%5 == 4 && rng.IntN(50) == 0 {
-					src[i] = []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}[rng.IntN(3)]
-				}
-			}
+			src := wideFloat32s(rng, n, trial)
 			var start [4]float64
 			for k := range start {
 				start[k] = rng.NormFloat64()
@@ -305,21 +299,9 @@ func forEachWidth(t *testing.T, f func(t *testing.T)) {
 // binades, and now and then an infinity or a NaN.
 func TestCenteredDot4Float32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 42))
-	value := func(trial int) float32 {
-		if trial%5 == 4 && rng.IntN(50) == 0 {
-			return []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}[rng.IntN(3)]
-		}
-		return float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-20)))
-	}
 	for _, n := range []int{0, 4, 8, 16, 64, 256, 1024} {
 		for trial := range 20 {
-			g, x := make([]float32, n), make([]float32, n+rng.IntN(3))
-			for i := range g {
-				g[i] = value(trial)
-			}
-			for i := range x {
-				x[i] = value(trial)
-			}
+			g, x := wideFloat32s(rng, n, trial), wideFloat32s(rng, n+rng.IntN(3), trial)
 			m := rng.NormFloat64()
 			var start [4]float64
 			for k := range start {
@@ -344,21 +326,9 @@ func TestCenteredDot4Float32(t *testing.T) {
 // or a NaN.
 func TestAffine2Float32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
-	value := func(trial int) float32 {
-		if trial%5 == 4 && rng.IntN(50) == 0 {
-			return []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}[rng.IntN(3)]
-		}
-		return float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-20)))
-	}
 	for _, n := range []int{0, 4, 8, 16, 64, 256, 1024} {
 		for trial := range 20 {
-			g, x := make([]float32, n), make([]float32, n+rng.IntN(3))
-			for i := range g {
-				g[i] = value(trial)
-			}
-			for i := range x {
-				x[i] = value(trial)
-			}
+			g, x := wideFloat32s(rng, n, trial), wideFloat32s(rng, n+rng.IntN(3), trial)
 			scale := math.Pow(2, float64(rng.IntN(300)-150))
 			k, c0, c1 := rng.NormFloat64()*scale, rng.NormFloat64()*scale, rng.NormFloat64()
 			want, got := make([]float32, n), make([]float32, n)
@@ -371,4 +341,17 @@ func TestAffine2Float32(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wideFloat32s is n values spread over 40 binades and, in every fifth
+// trial, now and then an infinity or a NaN.
+func wideFloat32s(rng *rand.Rand, n, trial int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-20)))
+		if trial%5 == 4 && rng.IntN(50) == 0 {
+			v[i] = []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}[rng.IntN(3)]
+		}
+	}
+	return v
 }
