@@ -43,6 +43,14 @@
 // the second evaluation replays it in a step graph and a trunk graph of
 // its own, running only the trunk's backward passes (keepTrunks).
 //
+// Workers: particle i runs on worker i mod the number of workers where
+// a worker's graphs keep what its particles share (the images'
+// patches), else on whichever worker is free. A worker whose particles
+// are done helps the others with their large matrix products until all
+// are (ops.Help): with 5 particles on 2 workers the third particle of
+// the first worker no longer runs on one core alone. Helping changes no
+// bit (TestHelpingChangesNothing).
+//
 // Batch normalisation: the step and trunk graphs normalise with the
 // batch's statistics (training mode), and the step graph reports them so
 // that the running statistics move once per step, as PyTorch's forward

@@ -179,53 +179,61 @@ func (tr *Trainer) SetLR(lr float64) {
 // parallel runs f(w, i) for i in 0..n-1 on one goroutine per worker w
 // and returns the first error.
 func (tr *Trainer) parallel(n int, f func(w, i int) error) error {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  = make(chan int)
-	)
-	for w := range min(len(tr.machines), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(w, i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return first
+	next := make(chan int)
+	go func() {
+		for i := range n {
+			next <- i
+		}
+		close(next)
+	}()
+	return tr.onWorkers(n, f, func(w int, run func(i int)) {
+		for i := range next {
+			run(i)
+		}
+	})
 }
 
 // parallelFixed is parallel with particle i always on worker i mod the
 // number of workers.
 func (tr *Trainer) parallelFixed(n int, f func(w, i int) error) error {
 	workers := min(len(tr.machines), n)
+	return tr.onWorkers(n, f, func(w int, run func(i int)) {
+		for i := w; i < n; i += workers {
+			run(i)
+		}
+	})
+}
+
+// onWorkers runs deal(w, run) on one goroutine per worker w; deal calls
+// run(i) for each particle i the worker runs, and run calls f(w, i). A
+// worker whose particles are done helps the others with their matrix
+// products (ops.Help, which changes no bit of them) until all are done.
+// onWorkers returns the error of the lowest-numbered worker that had one,
+// its first.
+func (tr *Trainer) onWorkers(n int, f func(w, i int) error, deal func(w int, run func(i int))) error {
+	workers := min(len(tr.machines), n)
 	errs := make([]error, workers)
-	var wg sync.WaitGroup
+	var busy, all sync.WaitGroup
+	busy.Add(workers)
+	all.Add(workers)
+	stop := make(chan struct{})
 	for w := range workers {
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += workers {
+			defer all.Done()
+			deal(w, func(i int) {
 				if err := f(w, i); err != nil && errs[w] == nil {
 					errs[w] = err
 				}
+			})
+			busy.Done()
+			if workers > 1 && helpIdle {
+				ops.Help(stop)
 			}
 		}()
 	}
-	wg.Wait()
+	busy.Wait()
+	close(stop)
+	all.Wait()
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -596,3 +604,7 @@ func finite[T float](v []T) int {
 	}
 	return -1
 }
+
+// helpIdle is whether a worker whose particles are done helps the others
+// (onWorkers); tests turn it off to compare.
+var helpIdle = true

@@ -297,8 +297,10 @@ type convState[T float] struct {
 	// With stacked filter gradients: the runs' output gradients (runs·o ×
 	// n·positions()) and their filter gradients (runs·o × rows()).
 	stack, stackDW scratch[T]
-	slots          views[T] // tensors over the stack's runs
-	dwSlots        views[T] // and over their filter gradients
+	// The second half of a filter gradient's sum (sumOverPositions).
+	dwPart  scratch[T]
+	slots   views[T] // tensors over the stack's runs
+	dwSlots views[T] // and over their filter gradients
 	// With particles stacked (StackAcross): their filters (runs·o ×
 	// rows()) and the forward product of them all (runs·o ×
 	// n·positions()).
@@ -591,9 +593,11 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	np := g.n * g.positions()
 	switch gm.Dtype() {
 	case tensor.Float32:
-		gemm(blas.NoTrans, blas.Trans, g.o, g.rows(), np, data[float32](gm), np, state[convState[float32]](&op.fwd.state).cols, np, 0, data[float32](out), g.rows())
+		st := state[convState[float32]](&op.fwd.state)
+		sumOverPositions(g.o, g.rows(), np, data[float32](gm), np, st.cols, np, data[float32](out), g.rows(), &st.dwPart)
 	default:
-		gemm(blas.NoTrans, blas.Trans, g.o, g.rows(), np, data[float64](gm), np, state[convState[float64]](&op.fwd.state).cols, np, 0, data[float64](out), g.rows())
+		st := state[convState[float64]](&op.fwd.state)
+		sumOverPositions(g.o, g.rows(), np, data[float64](gm), np, st.cols, np, data[float64](out), g.rows(), &st.dwPart)
 	}
 	return out, nil
 }

@@ -20,6 +20,11 @@
 // it; everything else its gradient reads is an input node, so Gorgonia
 // orders the runs and keeps those values alive.
 //
+// Help lets a goroutine with nothing left to do run halves of the
+// large matrix products of another (help.go): a product is cut where
+// the halves' entries are the same sums in the same order, so who ran
+// what never shows in a result.
+//
 // Record and Replay let a second graph built by the same code stand in for
 // a first without running its forward pass (package engine's trunk
 // graph). Keep copies a node's values out of a run; Copy and Inner are the
@@ -188,7 +193,62 @@ func data[T float](t *tensor.Dense) []T { return t.Data().([]T) }
 
 // gemm is C = A·B + beta·C (with op(A), op(B) as tA, tB say) for
 // row-major matrices, in T's precision.
+//
+// Where a goroutine is helping (Help), a large product runs in two row
+// blocks, one of them on the helper: the same bits either way.
 func gemm[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if cut := helpCut(m, n, k); cut > 0 && helpWaiting() {
+		rest := cut * lda // where A's rows cut.. begin
+		if tA == blas.Trans {
+			rest = cut
+		}
+		offerHalf(
+			func() { gemm(tA, tB, cut, n, k, a, lda, b, ldb, beta, c, ldc) },
+			func() { gemm(tA, tB, m-cut, n, k, a[rest:], lda, b, ldb, beta, c[cut*ldc:], ldc) },
+		)
+		return
+	}
+	gemmWhole(tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// sumOverPositions is C (m × n) = A·Bᵀ, for A (m × k) and B (n × k) with
+// a long k, as a filter gradient's sum over every position of every image
+// of the batch: where B is large, the sum over k's first half
+// into C plus the sum over its second half, computed apart (in part) and
+// added after. A helper (Help) may compute either half; the sums, and so
+// the bits, are the same whoever does.
+func sumOverPositions[T float](m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, part *scratch[T]) {
+	if n*k < minHalvedSum || k < 2*splitPositions {
+		gemm(blas.NoTrans, blas.Trans, m, n, k, a, lda, b, ldb, 0, c, ldc)
+		return
+	}
+	cut := k / 2 / splitPositions * splitPositions
+	second := part.get(m * n)
+	offerHalf(
+		func() { gemm(blas.NoTrans, blas.Trans, m, n, cut, a, lda, b, ldb, 0, c, ldc) },
+		func() { gemm(blas.NoTrans, blas.Trans, m, n, k-cut, a[cut:], lda, b[cut:], ldb, 0, second, n) },
+	)
+	for i := range m {
+		row, add := c[i*ldc:i*ldc+n], second[i*n:(i+1)*n]
+		for j := range row {
+			row[j] += add[j]
+		}
+	}
+}
+
+// minHalvedSum is the fewest values of B for which sumOverPositions
+// halves the sum. It depends on B alone, not on A's rows, so that a
+// product of many runs' output gradients stacked (StackFilterGrads,
+// StackAcross) sums each run's entries as that run's own product would.
+// Changing it changes bits.
+const minHalvedSum = 1 << 20
+
+// splitPositions aligns sumOverPositions' cut: 16 values, a 64-byte line
+// of float32s.
+const splitPositions = 16
+
+// gemmWhole is gemm in one call of the BLAS.
+func gemmWhole[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	switch a := any(a).(type) {
 	case []float32:
 		blas32.Implementation().Sgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)

@@ -215,7 +215,7 @@ func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) e
 func flushStack[T float](g geometry, st *convState[T], runs int) {
 	np := g.n * g.positions()
 	dw := st.stackDW.get(runs * g.o * g.rows())
-	gemm(blas.NoTrans, blas.Trans, runs*g.o, g.rows(), np, st.stack.get(runs*g.o*np), np, st.cols, np, 0, dw, g.rows())
+	sumOverPositions(runs*g.o, g.rows(), np, st.stack.get(runs*g.o*np), np, st.cols, np, dw, g.rows(), &st.dwPart)
 }
 
 // keep stores the output gradient gm of one run in the stack, in place

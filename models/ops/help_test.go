@@ -1,0 +1,189 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// helpedShapes are products the models hand to helpers, as gemm sees
+// them (row-major C = op(A)·op(B), m × n, k shared): LeNet's at batch
+// 256 (a chunk of 64 images), and ResNet-18's at batch 64.
+var helpedShapes = []struct {
+	name    string
+	tA, tB  blas.Transpose
+	m, n, k int
+}{
+	{"lenet conv2 input gradient", blas.Trans, blas.NoTrans, 250, 6400, 20},
+	{"lenet linear", blas.NoTrans, blas.NoTrans, 256, 50, 500},
+	{"resnet layer2 forward", blas.NoTrans, blas.NoTrans, 128, 1024, 1152},
+	{"resnet layer3 input gradient", blas.Trans, blas.NoTrans, 2304, 256, 256},
+	{"resnet layer4 filter gradient", blas.NoTrans, blas.Trans, 512, 4608, 256},
+	{"odd rows", blas.NoTrans, blas.NoTrans, 301, 700, 90},
+}
+
+// A product cut between rows at helpCut has the bits of the uncut
+// product, in the build's BLAS (gonum's for go test, OpenBLAS with
+// -tags openblas): what lets a helper run a half without changing a
+// result. The cut is at a multiple of splitRows; OpenBLAS's AVX2 kernels
+// change bits when cut at 4, 8 or 16 rows (found by cutting these shapes
+// at every multiple of 4 up to 264), which is why.
+func TestSplitProductSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 1))
+	for _, s := range helpedShapes {
+		t.Run(s.name, func(t *testing.T) {
+			cut := helpCut(s.m, s.n, s.k)
+			if cut == 0 || cut%splitRows != 0 {
+				t.Fatalf("helpCut(%d, %d, %d) = %d, want a multiple of %d in (0, %d)", s.m, s.n, s.k, cut, splitRows, s.m)
+			}
+			splitSameBits(t, rng, s.tA, s.tB, s.m, s.n, s.k, cut, float32(0))
+			splitSameBits(t, rng, s.tA, s.tB, s.m, s.n, s.k, cut, float64(0))
+		})
+	}
+}
+
+func splitSameBits[T float](t *testing.T, rng *rand.Rand, tA, tB blas.Transpose, m, n, k, cut int, _ T) {
+	t.Helper()
+	a, b := randomFloats[T](rng, m*k), randomFloats[T](rng, k*n)
+	lda, ldb := k, n
+	rest := cut * lda
+	if tA == blas.Trans {
+		lda, rest = m, cut
+	}
+	if tB == blas.Trans {
+		ldb = k
+	}
+	whole := make([]T, m*n)
+	gemmWhole(tA, tB, m, n, k, a, lda, b, ldb, 0, whole, n)
+	halves := make([]T, m*n)
+	gemmWhole(tA, tB, cut, n, k, a, lda, b, ldb, 0, halves, n)
+	gemmWhole(tA, tB, m-cut, n, k, a[rest:], lda, b, ldb, 0, halves[cut*n:], n)
+	if i := firstBitDifference(whole, halves); i >= 0 {
+		t.Errorf("%T, cut at row %d of %d: entry (%d, %d) is %v whole, %v in halves", whole, cut, m, i/n, i%n, whole[i], halves[i])
+	}
+}
+
+// With a goroutine in Help, gemm and sumOverPositions hand it halves, and
+// the results are the bits they have with no helper.
+func TestHelpedProductsSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 2))
+	stop, helper := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(helper)
+		Help(stop)
+	}()
+	stopped := false
+	stopHelper := func() {
+		if !stopped {
+			close(stop)
+			<-helper
+			stopped = true
+		}
+	}
+	defer stopHelper()
+	for !helpWaiting() {
+		time.Sleep(time.Millisecond)
+	}
+	before := HelpedProducts()
+	for _, s := range helpedShapes {
+		a, b := randomFloats[float32](rng, s.m*s.k), randomFloats[float32](rng, s.k*s.n)
+		lda, ldb := s.k, s.n
+		if s.tA == blas.Trans {
+			lda = s.m
+		}
+		if s.tB == blas.Trans {
+			ldb = s.k
+		}
+		alone, helped := make([]float32, s.m*s.n), make([]float32, s.m*s.n)
+		gemmWhole(s.tA, s.tB, s.m, s.n, s.k, a, lda, b, ldb, 0, alone, s.n)
+		gemm(s.tA, s.tB, s.m, s.n, s.k, a, lda, b, ldb, 0, helped, s.n)
+		if i := firstBitDifference(alone, helped); i >= 0 {
+			t.Errorf("%s: entry %d is %v alone, %v helped", s.name, i, alone[i], helped[i])
+		}
+	}
+	// A filter gradient's sum over positions, halved.
+	const m, n, k = 20, 81, 1 << 16
+	a, b := randomFloats[float32](rng, m*k), randomFloats[float32](rng, n*k)
+	var part scratch[float32]
+	helped := make([]float32, m*n)
+	sumOverPositions(m, n, k, a, k, b, k, helped, n, &part)
+	if HelpedProducts() == before {
+		t.Error("no half of a product ran on the helper")
+	}
+	stopHelper()
+	alone := make([]float32, m*n)
+	sumOverPositions(m, n, k, a, k, b, k, alone, n, &part)
+	if i := firstBitDifference(alone, helped); i >= 0 {
+		t.Errorf("sum over positions: entry %d is %v alone, %v helped", i, alone[i], helped[i])
+	}
+}
+
+// sumOverPositions is A·Bᵀ, checked against the sums in float64 over
+// shapes that it halves and that it does not: within 1e-5 of the sum of
+// the terms' magnitudes in float32 (a float32 rounding unit is 6e-8,
+// and a sum of k terms errs by at most about k units of that sum in the
+// worst case; blocked sums, as BLAS products are, err by far less) and
+// 1e-14 in float64.
+func TestSumOverPositions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 3))
+	for _, s := range []struct {
+		m, n, k int
+		halved  bool
+	}{{20, 81, 1 << 16, true}, {6, 250, 6000, true}, {3, 5, 40, false}, {60, 81, 50000, true}} {
+		t.Run(fmt.Sprintf("%dx%dx%d", s.m, s.n, s.k), func(t *testing.T) {
+			if halved := s.n*s.k >= minHalvedSum; halved != s.halved {
+				t.Fatalf("halved: %v, want %v", halved, s.halved)
+			}
+			checkSumOverPositions(t, rng, s.m, s.n, s.k, 1e-5, float32(0))
+			checkSumOverPositions(t, rng, s.m, s.n, s.k, 1e-14, float64(0))
+		})
+	}
+}
+
+func checkSumOverPositions[T float](t *testing.T, rng *rand.Rand, m, n, k int, tol float64, _ T) {
+	t.Helper()
+	const ldc = 3 // C's rows are apart by more than n: a part of a larger matrix
+	a, b := randomFloats[T](rng, m*k), randomFloats[T](rng, n*k)
+	c := make([]T, m*(n+ldc))
+	var part scratch[T]
+	sumOverPositions(m, n, k, a, k, b, k, c, n+ldc, &part)
+	for i := range m {
+		for j := range n {
+			var sum, mag float64
+			for l := range k {
+				term := float64(a[i*k+l]) * float64(b[j*k+l])
+				sum += term
+				mag += math.Abs(term)
+			}
+			if got := float64(c[i*(n+ldc)+j]); math.Abs(got-sum) > tol*mag {
+				t.Fatalf("%T: entry (%d, %d) = %v, want %v within %g × %v", c, i, j, got, sum, tol, mag)
+			}
+		}
+	}
+}
+
+func randomFloats[T float](rng *rand.Rand, n int) []T {
+	v := make([]T, n)
+	for i := range v {
+		v[i] = T(rng.NormFloat64())
+	}
+	return v
+}
+
+// firstBitDifference is the first index at which a and b differ in any
+// bit, or -1.
+func firstBitDifference[T float](a, b []T) int {
+	for i := range a {
+		if math.Float64bits(float64(a[i])) != math.Float64bits(float64(b[i])) {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
+}
