@@ -41,3 +41,5 @@ func centeredDot4Float32(g, x []float32, m float64, part *[4]float64) {
 }
 
 func affine2Float32(dst, g, x []float32, k, c0, c1 float64) { affine(dst, g, x, k, c0, c1) }
+
+func addConstFloat32(dst, src []float32, b float32) { addConst(dst, src, b) }

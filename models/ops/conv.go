@@ -418,17 +418,28 @@ func batchPatches[T float](op *convOp, st *convState[T], x []T) []T {
 func unfold[T float](g geometry, prod []T, n0, n1 int, bias, out []T) {
 	p := g.positions()
 	cols := (n1 - n0) * p
+	out32, float32s := any(out).([]float32)
 	for n := n0; n < n1; n++ {
 		for o := range g.o {
-			dst := out[(n*g.o+o)*p : (n*g.o+o+1)*p]
-			copy(dst, prod[o*cols+(n-n0)*p:])
-			if bias != nil {
-				b := bias[o]
-				for i := range dst {
-					dst[i] += b
-				}
+			at := (n*g.o + o) * p
+			src := prod[o*cols+(n-n0)*p:][:p]
+			switch {
+			case bias == nil:
+				copy(out[at:at+p], src)
+			case float32s:
+				addConstFloat32(out32[at:at+p], any(src).([]float32), float32(bias[o]))
+			default:
+				addConst(out[at:at+p], src, bias[o])
 			}
 		}
+	}
+}
+
+// addConst sets dst[i] = src[i] + b.
+func addConst[T float](dst, src []T, b T) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = v + b
 	}
 }
 

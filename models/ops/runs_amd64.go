@@ -61,3 +61,10 @@ func centeredDot4Float32(g, x []float32, m float64, part *[4]float64)
 //
 //go:noescape
 func affine2Float32(dst, g, x []float32, k, c0, c1 float64)
+
+// addConstFloat32 sets dst[i] = src[i] + b, sixteen values a step (SSE):
+// the same additions as the Go loop's, so the same bits. len(dst) must
+// be at least len(src).
+//
+//go:noescape
+func addConstFloat32(dst, src []float32, b float32)

@@ -466,3 +466,48 @@ affquad:
 
 affdone:
 	RET
+
+// func addConstFloat32(dst, src []float32, b float32)
+TEXT ·addConstFloat32(SB), NOSPLIT, $0-52
+	MOVQ   dst_base+0(FP), DI
+	MOVQ   src_base+24(FP), SI
+	MOVQ   src_len+32(FP), CX
+	MOVSS  b+48(FP), X0
+	SHUFPS $0, X0, X0      // b in every lane
+	MOVQ   CX, DX
+	SHRQ   $4, DX          // blocks of 16
+	JEQ    acrest
+
+acblock:
+	MOVUPS (SI), X1
+	MOVUPS 16(SI), X2
+	MOVUPS 32(SI), X3
+	MOVUPS 48(SI), X4
+	ADDPS  X0, X1
+	ADDPS  X0, X2
+	ADDPS  X0, X3
+	ADDPS  X0, X4
+	MOVUPS X1, (DI)
+	MOVUPS X2, 16(DI)
+	MOVUPS X3, 32(DI)
+	MOVUPS X4, 48(DI)
+	ADDQ   $64, SI
+	ADDQ   $64, DI
+	DECQ   DX
+	JNE    acblock
+
+acrest:
+	ANDQ $15, CX
+	JEQ  acdone
+
+acone:
+	MOVSS (SI), X1
+	ADDSS X0, X1
+	MOVSS X1, (DI)
+	ADDQ  $4, SI
+	ADDQ  $4, DI
+	DECQ  CX
+	JNE   acone
+
+acdone:
+	RET

@@ -355,3 +355,57 @@ func wideFloat32s(rng *rand.Rand, n, trial int) []float32 {
 	}
 	return v
 }
+
+// addConstFloat32 (assembly on amd64) gives the Go loop's bits, over
+// lengths around its 16-value steps, values of wide range with
+// infinities and NaNs, and a dst longer than src, whose tail it must
+// leave alone.
+func TestAddConstFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	for _, n := range []int{0, 1, 3, 15, 16, 17, 31, 33, 100, 784} {
+		for trial := range 20 {
+			src := wideFloat32s(rng, n, trial)
+			b := float32(rng.NormFloat64() * math.Pow(2, float64(rng.IntN(40)-20)))
+			if trial == 9 {
+				b = float32(math.Inf(1))
+			}
+			want, got := make([]float32, n+2), make([]float32, n+2)
+			want[n], want[n+1] = 7, 7
+			got[n], got[n+1] = 7, 7
+			addConst(want, src, b)
+			addConstFloat32(got, src, b)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%d values, trial %d: dst[%d] = %v, want %v", n, trial, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkUnfold times unfold on LeNet's first convolution (256
+// examples, 10 filters, 28×28 outputs): each row of the product with its
+// bias added by addConstFloat32 ("float32", the assembly on amd64), and
+// by the Go loop ("go").
+func BenchmarkUnfold(b *testing.B) {
+	g := geometry{n: 256, c: 1, h: 36, w: 36, o: 10, k: 9, stride: 1, oh: 28, ow: 28}
+	p := g.positions()
+	rng := rand.New(rand.NewPCG(47, 48))
+	prod, bias := wideFloat32s(rng, g.o*g.n*p, 0), wideFloat32s(rng, g.o, 0)
+	out := make([]float32, g.n*g.o*p)
+	b.Run("float32", func(b *testing.B) {
+		for b.Loop() {
+			unfold(g, prod, 0, g.n, bias, out)
+		}
+	})
+	b.Run("go", func(b *testing.B) {
+		for b.Loop() {
+			for n := range g.n {
+				for o := range g.o {
+					at := (n*g.o + o) * p
+					addConst(out[at:at+p], prod[(o*g.n+n)*p:][:p], bias[o])
+				}
+			}
+		}
+	})
+}
