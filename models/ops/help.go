@@ -88,8 +88,9 @@ func Help(stop <-chan struct{}) {
 // middle, or 0 where the product is not worth cutting. Each half reads
 // all of B, so B must be small enough to stay in the cache: a filter
 // gradient's B (the patches, all positions of the batch) is not, and
-// each half streaming it from memory made the product slower than whole
-// (BenchmarkHelpedProduct); those are cut along k instead (sumOverPositions).
+// with each half streaming it from memory the product ran no faster
+// than whole (BenchmarkHelpedProduct); those are cut along k instead
+// (sumOverPositions).
 func helpCut(m, n, k int) int {
 	if m <= splitRows || m*n*k < minHelpedWork || n*k > maxHelpedB && m < minRowsLargeB {
 		return 0
@@ -102,9 +103,12 @@ func helpCut(m, n, k int) int {
 }
 
 // minRowsLargeB is the fewest rows of a product cut by rows whose B is
-// larger than maxHelpedB: each half then does at least 64 multiply-adds
-// for each value of B it reads.
-const minRowsLargeB = 128
+// larger than maxHelpedB: each half then does at least 28 multiply-adds
+// for each value of B it reads. ResNet-18's 64-filter convolutions
+// (64 × 1,024 × 576 a chunk) ran 1.45 times as fast helped; conv1's
+// filter gradient over LeNet's stacked particles (60 rows, B of 16 M
+// values) no faster (BenchmarkHelpedProduct).
+const minRowsLargeB = 64
 
 // maxHelpedB is the most values of B (k × n) in a product cut by rows
 // for a helper: 1 MB of float32s.

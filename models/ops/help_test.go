@@ -20,6 +20,7 @@ var helpedShapes = []struct {
 }{
 	{"lenet conv2 input gradient", blas.Trans, blas.NoTrans, 250, 6400, 20},
 	{"lenet linear", blas.NoTrans, blas.NoTrans, 256, 50, 500},
+	{"resnet layer1 forward", blas.NoTrans, blas.NoTrans, 64, 1024, 576},
 	{"resnet layer2 forward", blas.NoTrans, blas.NoTrans, 128, 1024, 1152},
 	{"resnet layer3 input gradient", blas.Trans, blas.NoTrans, 2304, 256, 256},
 	{"resnet layer4 filter gradient", blas.NoTrans, blas.Trans, 512, 4608, 256},
@@ -186,4 +187,79 @@ func firstBitDifference[T float](a, b []T) int {
 		return min(len(a), len(b))
 	}
 	return -1
+}
+
+// BenchmarkHelpedProduct times products whole on one core ("alone") and
+// cut between rows near the middle at a multiple of splitRows with a
+// helper running one half ("helped"), whether or not helpCut would cut
+// them: LeNet's conv2 input gradient (a chunk of 64 images) and conv1
+// filter gradient over 3 stacked particles and 2 tasks (whose B, the
+// patches of the batch, is read by both halves), ResNet-18's first
+// stage's forward product (a chunk); and that filter gradient as
+// sumOverPositions computes it, its sum in two halves, with a helper and
+// without ("sum-halves").
+//
+//	go test -tags openblas ./models/ops -run '^$' -bench HelpedProduct
+func BenchmarkHelpedProduct(b *testing.B) {
+	for _, s := range []struct {
+		name    string
+		tA, tB  blas.Transpose
+		m, n, k int
+	}{
+		{"lenet-conv2-input-gradient", blas.Trans, blas.NoTrans, 250, 6400, 20},
+		{"lenet-conv1-filter-gradient", blas.NoTrans, blas.Trans, 60, 81, 200704},
+		{"resnet-layer1-forward", blas.NoTrans, blas.NoTrans, 64, 1024, 576},
+	} {
+		rng := rand.New(rand.NewPCG(7, 4))
+		a, bm, c := randomFloats[float32](rng, s.m*s.k), randomFloats[float32](rng, s.k*s.n), make([]float32, s.m*s.n)
+		lda, ldb := s.k, s.n
+		if s.tA == blas.Trans {
+			lda = s.m
+		}
+		if s.tB == blas.Trans {
+			ldb = s.k
+		}
+		cut := max(1, (s.m+splitRows)/(2*splitRows)) * splitRows
+		rest := cut * lda
+		if s.tA == blas.Trans {
+			rest = cut
+		}
+		b.Run(s.name+"/alone", func(b *testing.B) {
+			for b.Loop() {
+				gemmWhole(s.tA, s.tB, s.m, s.n, s.k, a, lda, bm, ldb, 0, c, s.n)
+			}
+		})
+		if s.tB == blas.Trans {
+			var part scratch[float32]
+			for _, help := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/sum-halves/helped=%v", s.name, help), func(b *testing.B) {
+					stop := make(chan struct{})
+					defer close(stop)
+					if help {
+						go Help(stop)
+						for !helpWaiting() {
+							time.Sleep(time.Millisecond)
+						}
+					}
+					for b.Loop() {
+						sumOverPositions(s.m, s.n, s.k, a, s.k, bm, s.k, c, s.n, &part)
+					}
+				})
+			}
+		}
+		b.Run(s.name+"/helped", func(b *testing.B) {
+			stop := make(chan struct{})
+			defer close(stop)
+			go Help(stop)
+			for !helpWaiting() {
+				time.Sleep(time.Millisecond)
+			}
+			for b.Loop() {
+				offerHalf(
+					func() { gemmWhole(s.tA, s.tB, cut, s.n, s.k, a, lda, bm, ldb, 0, c, s.n) },
+					func() { gemmWhole(s.tA, s.tB, s.m-cut, s.n, s.k, a[rest:], lda, bm, ldb, 0, c[cut*s.n:], s.n) },
+				)
+			}
+		})
+	}
 }
