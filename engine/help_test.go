@@ -22,9 +22,9 @@ import (
 // finish both halves before the helper is scheduled).
 func TestHelpingChangesNothing(t *testing.T) {
 	defer func(old bool) { helpIdle = old }(helpIdle)
-	before := ops.HelpedProducts()
+	before := ops.HelpedHalves()
 	defer func() {
-		if ops.HelpedProducts() == before {
+		if ops.HelpedHalves() == before {
 			t.Error("the idle worker ran no half of a product")
 		}
 	}()

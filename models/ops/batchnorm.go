@@ -97,7 +97,12 @@ func (op *bnOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func bnForward[T float](op *bnOp, x, gamma, beta, weight, y []T) {
-	for c := range op.c {
+	helpRange(op.c, len(x), func(c0, c1 int) { bnForwardChannels(op, x, gamma, beta, weight, y, c0, c1) })
+}
+
+// bnForwardChannels is bnForward for channels c0 ≤ c < c1.
+func bnForwardChannels[T float](op *bnOp, x, gamma, beta, weight, y []T, c0, c1 int) {
+	for c := c0; c < c1; c++ {
 		var m float64
 		for i := range op.n {
 			m += float64(weight[i]) * mean(x[(i*op.c+c)*op.hw:(i*op.c+c+1)*op.hw])
@@ -201,8 +206,13 @@ func (op *bnGradParam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func bnParamGrad[T float](op *bnGradParam, x, g, dst []T) {
+	helpRange(op.fwd.c, len(g), func(c0, c1 int) { bnParamGradChannels(op, x, g, dst, c0, c1) })
+}
+
+// bnParamGradChannels is bnParamGrad for channels c0 ≤ c < c1.
+func bnParamGradChannels[T float](op *bnGradParam, x, g, dst []T, c0, c1 int) {
 	f := op.fwd
-	for c := range f.c {
+	for c := c0; c < c1; c++ {
 		m, s := f.stats.Mean[c], f.scale[c]
 		// Four partial sums, so that the additions do not wait on each
 		// other; s is applied once, to the total.
@@ -278,8 +288,13 @@ func floats64(vals []gorgonia.Value) [][]float64 {
 
 // bnInputGrad computes dx from x and in = γ, weight, g, ∂L/∂γ, ∂L/∂β.
 func bnInputGrad[T float](f *bnOp, x []T, in [][]T, dx []T) {
+	helpRange(f.c, len(x), func(c0, c1 int) { bnInputGradChannels(f, x, in, dx, c0, c1) })
+}
+
+// bnInputGradChannels is bnInputGrad for channels c0 ≤ c < c1.
+func bnInputGradChannels[T float](f *bnOp, x []T, in [][]T, dx []T, c0, c1 int) {
 	gamma, weight, g, dGamma, dBeta := in[0], in[1], in[2], in[3], in[4]
-	for c := range f.c {
+	for c := c0; c < c1; c++ {
 		m, s := f.stats.Mean[c], f.scale[c]
 		k := s * float64(gamma[c])
 		db, dg := float64(dBeta[c]), float64(dGamma[c])

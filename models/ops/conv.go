@@ -673,11 +673,15 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 		cols := (n1 - n0) * p
 		dcols := st.dcols.get(rows * cols)
 		gemm(blas.Trans, blas.NoTrans, rows, cols, g.o, w, rows, gm[n0*p:], np, beta, dcols, cols)
-		if clears {
-			col2imRuns(g, taps, dcols, cols, n0, n1, dx, true)
-			continue
-		}
-		col2imTaps(g, taps, dcols, cols, n0, n1, dx)
+		// Each image's planes of dx are its own: a helper may take half
+		// of the chunk's images.
+		helpRange(n1-n0, rows*cols, func(a, b int) {
+			if clears {
+				col2imRuns(g, taps, dcols[a*p:], cols, n0+a, n0+b, dx, true)
+				return
+			}
+			col2imTaps(g, taps, dcols[a*p:], cols, n0+a, n0+b, dx)
+		})
 	}
 }
 

@@ -3,9 +3,10 @@ package ops
 import "sync/atomic"
 
 // Helping lets a goroutine that has run out of work (a worker whose
-// particles are done, package engine) take half of a matrix product that
-// another goroutine is about to run, so that both cores work until the
-// last particle is done.
+// particles are done, package engine) take half of a matrix product, or
+// of a loop over channels or images (helpRange), that another goroutine
+// is about to run, so that both cores work until the last particle is
+// done.
 //
 // A product is cut between rows of its result, at a multiple of
 // splitRows: each half's entries are then the same sums, in the same
@@ -36,12 +37,12 @@ var helpJobs = make(chan *helpJob)
 // helping is the number of goroutines in Help.
 var helping atomic.Int32
 
-// helped counts the halves of products helpers ran (HelpedProducts).
+// helped counts the halves helpers ran (HelpedHalves).
 var helped atomic.Int64
 
-// HelpedProducts is the number of halves of products that goroutines in
-// Help have run since the program started.
-func HelpedProducts() int64 { return helped.Load() }
+// HelpedHalves is the number of halves of products and loops that
+// goroutines in Help have run since the program started.
+func HelpedHalves() int64 { return helped.Load() }
 
 // helpWaiting reports whether a goroutine is helping, so that a product
 // is worth offering.
@@ -113,6 +114,24 @@ const minRowsLargeB = 64
 // maxHelpedB is the most values of B (k × n) in a product cut by rows
 // for a helper: 1 MB of float32s.
 const maxHelpedB = 1 << 18
+
+// helpRange runs f(lo, hi) over [0, n): whole, or, where a helper waits
+// and the loop reads at least minHelpedValues values, as f(0, n/2) and
+// f(n/2, n), one of them on the helper. f must be a loop over channels
+// or images whose iterations write apart and do not depend on each
+// other, so that each result is the same however [0, n) is cut.
+func helpRange(n, values int, f func(lo, hi int)) {
+	if n < 2 || values < minHelpedValues || !helpWaiting() {
+		f(0, n)
+		return
+	}
+	mid := n / 2
+	offerHalf(func() { f(0, mid) }, func() { f(mid, n) })
+}
+
+// minHelpedValues is the fewest values a loop must read to be offered
+// for helping (helpRange): 1 MB of float32s, some hundred microseconds.
+const minHelpedValues = 1 << 18
 
 // offerHalf runs first and, on a helper if one is waiting, second; then
 // returns once both ran. Where no helper is waiting it runs both itself,
