@@ -32,9 +32,9 @@ var helpedShapes = []struct {
 // A product cut between rows at helpCut has the bits of the uncut
 // product, in the build's BLAS (gonum's for go test, OpenBLAS with
 // -tags openblas): what lets a helper run a half without changing a
-// result. The cut is at a multiple of splitRows; OpenBLAS's AVX2 kernels
-// change bits when cut at 4, 8 or 16 rows (found by cutting these shapes
-// at every multiple of 4 up to 264), which is why.
+// result. The cut is at a multiple of splitRows: in OpenBLAS's Zen
+// kernels LeNet's and ResNet-18's products changed bits when cut at 4, 8
+// or 16 rows (splitRows).
 func TestSplitProductSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 1))
 	for _, s := range helpedShapes {

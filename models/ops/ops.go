@@ -20,10 +20,10 @@
 // it; everything else its gradient reads is an input node, so Gorgonia
 // orders the runs and keeps those values alive.
 //
-// Help lets a goroutine with nothing left to do run halves of the
-// large matrix products of another (help.go): a product is cut where
-// the halves' entries are the same sums in the same order, so who ran
-// what never shows in a result.
+// Help lets a goroutine with nothing left to do run halves of another's
+// large matrix products and of its loops over channels or images
+// (help.go), cut where each result is computed the same in either half,
+// so who ran what never shows in a result.
 //
 // Record and Replay let a second graph built by the same code stand in for
 // a first without running its forward pass (package engine's trunk
