@@ -546,11 +546,15 @@ func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums [
 	if s32, ok := any(src).([]float32); ok && part != nil && p%4 == 0 {
 		// The copy and the sums in one pass (copySum4Float32).
 		d32 := any(dst).([]float32)
-		for n := range g.n {
-			for o := range g.o {
-				copySum4Float32(d32[o*g.n*p+n*p:][:p], s32[(n*g.o+o)*p:][:p], &part[o])
+		// Each channel's rows and sums are its own: a helper may take
+		// half of the channels.
+		helpRange(g.o, len(s32), func(o0, o1 int) {
+			for n := range g.n {
+				for o := o0; o < o1; o++ {
+					copySum4Float32(d32[o*g.n*p+n*p:][:p], s32[(n*g.o+o)*p:][:p], &part[o])
+				}
 			}
-		}
+		})
 		for o := range part {
 			sums[o] = (part[o][0] + part[o][1]) + (part[o][2] + part[o][3])
 		}

@@ -266,11 +266,13 @@ func BenchmarkHelpedProduct(b *testing.B) {
 	}
 }
 
-// A convolution (padded, so col2im walks taps), batch normalisation and
-// ReLU, large enough that their loops are offered for helping (col2im's
-// chunk of 4 images, batch norm's and ReLU's 262,144 values), give the
-// same output, loss and gradients, to the bit, with a helper waiting as
-// without, in float32 and float64; and the helper ran some half.
+// A convolution with a bias (padded, so col2im walks taps), batch
+// normalisation, ReLU and a 2×2 max-pool, large enough that their loops
+// are offered for helping (col2im's chunk of 4 images; the output
+// gradient's reorder, batch norm's, ReLU's and the pool's gradient's
+// 262,144 values), give the same output, loss and gradients, to the bit,
+// with a helper waiting as without, in float32 and float64; and the
+// helper ran some half.
 func TestHelpedLoopsSameBits(t *testing.T) {
 	const n, c, h = 32, 32, 16
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
@@ -285,20 +287,24 @@ func TestHelpedLoopsSameBits(t *testing.T) {
 			randomInput(rng, "gamma", 1, c, 1, 1),
 			randomInput(rng, "beta", 1, c, 1, 1),
 			weight,
+			randomInput(rng, "bias", 1, c, 1, 1),
 		}
-		p := newProbe(t, dt, ins, []int{0, 1, 2, 3}, rng, func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+		p := newProbe(t, dt, ins, []int{0, 1, 2, 3, 5}, rng, func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
 			x, err := notLeaf(nodes[0])
 			if err != nil {
 				return nil, err
 			}
-			y, err := Conv2d(x, nodes[1], nil, 1, 1)
+			y, err := Conv2d(x, nodes[1], nodes[5], 1, 1)
 			if err != nil {
 				return nil, err
 			}
 			if y, _, err = BatchNorm(y, nodes[2], nodes[3], nodes[4], 1e-5); err != nil {
 				return nil, err
 			}
-			return ReLU(y)
+			if y, err = ReLU(y); err != nil {
+				return nil, err
+			}
+			return ReLUMaxPool2d(y, 2, 2, 0)
 		})
 		wantOut, wantLoss, wantGrads := p.run(t)
 

@@ -292,8 +292,14 @@ func (op *poolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // at its argmax. A plane is cleared just before its outputs are added, while
 // it is in the cache, rather than the whole of dx in a pass of its own.
 func poolBackward[T float](g geometry, argmax []int32, dy, dx []T) {
+	// Each plane is its own: a helper may take half of them.
+	helpRange(g.n*g.c, len(dx), func(lo, hi int) { poolBackwardPlanes(g, argmax, dy, dx, lo, hi) })
+}
+
+// poolBackwardPlanes is poolBackward for planes lo ≤ plane < hi.
+func poolBackwardPlanes[T float](g geometry, argmax []int32, dy, dx []T, lo, hi int) {
 	hw, p := g.h*g.w, g.positions()
-	for plane := range g.n * g.c {
+	for plane := lo; plane < hi; plane++ {
 		in := dx[plane*hw : (plane+1)*hw]
 		clear(in)
 		for i, at := range argmax[plane*p : (plane+1)*p] {
