@@ -378,15 +378,24 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 			// while they are still in the cache.
 			ld = g.n * p
 			patches = st.cols.get(rows * ld)[n0*p:]
-			im2col(g, x, n0, n1, patches, ld)
+			im2colHelped(g, x, n0, n1, patches, ld)
 		default:
 			patches = st.cols.get(rows * cols)
-			im2col(g, x, n0, n1, patches, cols)
+			im2colHelped(g, x, n0, n1, patches, cols)
 		}
 		prod := st.prod.get(g.o * cols)
 		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, ld, 0, prod, cols)
 		unfold(g, prod, n0, n1, bias, out)
 	}
+}
+
+// im2colHelped is im2col with half of the images on a helper where one
+// waits: each image's columns are its own.
+func im2colHelped[T float](g geometry, x []T, n0, n1 int, cols []T, ld int) {
+	p := g.positions()
+	helpRange(n1-n0, g.rows()*(n1-n0)*p, func(a, b int) {
+		im2col(g, x, n0+a, n0+b, cols[a*p:], ld)
+	})
 }
 
 // chunkKeptPatches is whether a differentiated convolution whose input

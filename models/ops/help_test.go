@@ -268,9 +268,9 @@ func BenchmarkHelpedProduct(b *testing.B) {
 
 // A convolution with a bias (padded, so col2im walks taps), batch
 // normalisation, ReLU and a 2×2 max-pool, large enough that their loops
-// are offered for helping (col2im's chunk of 4 images; the output
-// gradient's reorder, batch norm's, ReLU's and the pool's gradient's
-// 262,144 values), give the same output, loss and gradients, to the bit,
+// are offered for helping (im2col's and col2im's chunk of 4 images; the
+// output gradient's reorder, batch norm's, ReLU's and the pool's
+// gradient's 262,144 values), give the same output, loss and gradients, to the bit,
 // with a helper waiting as without, in float32 and float64; and the
 // helper ran some half.
 func TestHelpedLoopsSameBits(t *testing.T) {
