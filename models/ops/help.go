@@ -98,11 +98,16 @@ func helpCut(m, n, k int) int {
 	if m <= splitRows || m*n*k < minHelpedWork || n*k > maxHelpedB && m < minRowsLargeB {
 		return 0
 	}
-	cut := max(1, (m+splitRows)/(2*splitRows)) * splitRows
-	if cut >= m {
-		return 0
+	if cut := middleCut(m); cut < m {
+		return cut
 	}
-	return cut
+	return 0
+}
+
+// middleCut is the multiple of splitRows nearest the middle of m rows,
+// at least splitRows.
+func middleCut(m int) int {
+	return max(1, (m+splitRows)/(2*splitRows)) * splitRows
 }
 
 // minRowsLargeB is the fewest rows of a product cut by rows whose B is

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,11 +16,7 @@ import (
 // helpedShapes are products the models hand to helpers, as gemm sees
 // them (row-major C = op(A)·op(B), m × n, k shared): LeNet's at batch
 // 256 (a chunk of 64 images), and ResNet-18's at batch 64.
-var helpedShapes = []struct {
-	name    string
-	tA, tB  blas.Transpose
-	m, n, k int
-}{
+var helpedShapes = []productShape{
 	{"lenet conv2 input gradient", blas.Trans, blas.NoTrans, 250, 6400, 20},
 	{"lenet linear", blas.NoTrans, blas.NoTrans, 256, 50, 500},
 	{"resnet layer1 forward", blas.NoTrans, blas.NoTrans, 64, 1024, 576},
@@ -27,6 +24,46 @@ var helpedShapes = []struct {
 	{"resnet layer3 input gradient", blas.Trans, blas.NoTrans, 2304, 256, 256},
 	{"resnet layer4 filter gradient", blas.NoTrans, blas.Trans, 512, 4608, 256},
 	{"odd rows", blas.NoTrans, blas.NoTrans, 301, 700, 90},
+}
+
+// productShape is a product as gemm sees it.
+type productShape struct {
+	name    string
+	tA, tB  blas.Transpose
+	m, n, k int
+}
+
+// lds is the leading dimensions of A and B, stored densely.
+func (s productShape) lds() (lda, ldb int) {
+	lda, ldb = s.k, s.n
+	if s.tA == blas.Trans {
+		lda = s.m
+	}
+	if s.tB == blas.Trans {
+		ldb = s.k
+	}
+	return lda, ldb
+}
+
+// startHelper starts a goroutine in Help, waits until it is there, and
+// returns what stops it and waits for it to leave; calling that again does
+// nothing.
+func startHelper() (stop func()) {
+	quit, left := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(left)
+		Help(quit)
+	}()
+	for !helpWaiting() {
+		time.Sleep(time.Millisecond)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(quit)
+			<-left
+		})
+	}
 }
 
 // A product cut between rows at helpCut has the bits of the uncut
@@ -43,23 +80,18 @@ func TestSplitProductSameBits(t *testing.T) {
 			if cut == 0 || cut%splitRows != 0 {
 				t.Fatalf("helpCut(%d, %d, %d) = %d, want a multiple of %d in (0, %d)", s.m, s.n, s.k, cut, splitRows, s.m)
 			}
-			splitSameBits(t, rng, s.tA, s.tB, s.m, s.n, s.k, cut, float32(0))
-			splitSameBits(t, rng, s.tA, s.tB, s.m, s.n, s.k, cut, float64(0))
+			splitSameBits(t, rng, s, cut, float32(0))
+			splitSameBits(t, rng, s, cut, float64(0))
 		})
 	}
 }
 
-func splitSameBits[T float](t *testing.T, rng *rand.Rand, tA, tB blas.Transpose, m, n, k, cut int, _ T) {
+func splitSameBits[T float](t *testing.T, rng *rand.Rand, s productShape, cut int, _ T) {
 	t.Helper()
+	tA, tB, m, n, k := s.tA, s.tB, s.m, s.n, s.k
 	a, b := randomFloats[T](rng, m*k), randomFloats[T](rng, k*n)
-	lda, ldb := k, n
-	rest := cut * lda
-	if tA == blas.Trans {
-		lda, rest = m, cut
-	}
-	if tB == blas.Trans {
-		ldb = k
-	}
+	lda, ldb := s.lds()
+	rest := rowStart(tA, cut, lda)
 	whole := make([]T, m*n)
 	gemmWhole(tA, tB, m, n, k, a, lda, b, ldb, 0, whole, n)
 	halves := make([]T, m*n)
@@ -74,33 +106,12 @@ func splitSameBits[T float](t *testing.T, rng *rand.Rand, tA, tB blas.Transpose,
 // the results are the bits they have with no helper.
 func TestHelpedProductsSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 2))
-	stop, helper := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(helper)
-		Help(stop)
-	}()
-	stopped := false
-	stopHelper := func() {
-		if !stopped {
-			close(stop)
-			<-helper
-			stopped = true
-		}
-	}
+	stopHelper := startHelper()
 	defer stopHelper()
-	for !helpWaiting() {
-		time.Sleep(time.Millisecond)
-	}
 	before := HelpedHalves()
 	for _, s := range helpedShapes {
 		a, b := randomFloats[float32](rng, s.m*s.k), randomFloats[float32](rng, s.k*s.n)
-		lda, ldb := s.k, s.n
-		if s.tA == blas.Trans {
-			lda = s.m
-		}
-		if s.tB == blas.Trans {
-			ldb = s.k
-		}
+		lda, ldb := s.lds()
 		alone, helped := make([]float32, s.m*s.n), make([]float32, s.m*s.n)
 		gemmWhole(s.tA, s.tB, s.m, s.n, s.k, a, lda, b, ldb, 0, alone, s.n)
 		gemm(s.tA, s.tB, s.m, s.n, s.k, a, lda, b, ldb, 0, helped, s.n)
@@ -203,29 +214,16 @@ func firstBitDifference[T float](a, b []T) int {
 //
 //	go test -tags openblas ./models/ops -run '^$' -bench HelpedProduct
 func BenchmarkHelpedProduct(b *testing.B) {
-	for _, s := range []struct {
-		name    string
-		tA, tB  blas.Transpose
-		m, n, k int
-	}{
+	for _, s := range []productShape{
 		{"lenet-conv2-input-gradient", blas.Trans, blas.NoTrans, 250, 6400, 20},
 		{"lenet-conv1-filter-gradient", blas.NoTrans, blas.Trans, 60, 81, 200704},
 		{"resnet-layer1-forward", blas.NoTrans, blas.NoTrans, 64, 1024, 576},
 	} {
 		rng := rand.New(rand.NewPCG(7, 4))
 		a, bm, c := randomFloats[float32](rng, s.m*s.k), randomFloats[float32](rng, s.k*s.n), make([]float32, s.m*s.n)
-		lda, ldb := s.k, s.n
-		if s.tA == blas.Trans {
-			lda = s.m
-		}
-		if s.tB == blas.Trans {
-			ldb = s.k
-		}
-		cut := max(1, (s.m+splitRows)/(2*splitRows)) * splitRows
-		rest := cut * lda
-		if s.tA == blas.Trans {
-			rest = cut
-		}
+		lda, ldb := s.lds()
+		cut := middleCut(s.m)
+		rest := rowStart(s.tA, cut, lda)
 		b.Run(s.name+"/alone", func(b *testing.B) {
 			for b.Loop() {
 				gemmWhole(s.tA, s.tB, s.m, s.n, s.k, a, lda, bm, ldb, 0, c, s.n)
@@ -235,13 +233,8 @@ func BenchmarkHelpedProduct(b *testing.B) {
 			var part scratch[float32]
 			for _, help := range []bool{false, true} {
 				b.Run(fmt.Sprintf("%s/sum-halves/helped=%v", s.name, help), func(b *testing.B) {
-					stop := make(chan struct{})
-					defer close(stop)
 					if help {
-						go Help(stop)
-						for !helpWaiting() {
-							time.Sleep(time.Millisecond)
-						}
+						defer startHelper()()
 					}
 					for b.Loop() {
 						sumOverPositions(s.m, s.n, s.k, a, s.k, bm, s.k, c, s.n, &part)
@@ -250,12 +243,7 @@ func BenchmarkHelpedProduct(b *testing.B) {
 			}
 		}
 		b.Run(s.name+"/helped", func(b *testing.B) {
-			stop := make(chan struct{})
-			defer close(stop)
-			go Help(stop)
-			for !helpWaiting() {
-				time.Sleep(time.Millisecond)
-			}
+			defer startHelper()()
 			for b.Loop() {
 				offerHalf(
 					func() { gemmWhole(s.tA, s.tB, cut, s.n, s.k, a, lda, bm, ldb, 0, c, s.n) },
@@ -308,18 +296,10 @@ func TestHelpedLoopsSameBits(t *testing.T) {
 		})
 		wantOut, wantLoss, wantGrads := p.run(t)
 
-		stop, helper := make(chan struct{}), make(chan struct{})
-		go func() {
-			defer close(helper)
-			Help(stop)
-		}()
-		for !helpWaiting() {
-			time.Sleep(time.Millisecond)
-		}
+		stopHelper := startHelper()
 		before := HelpedHalves()
 		out, loss, grads := p.run(t)
-		close(stop)
-		<-helper
+		stopHelper()
 		if HelpedHalves() == before {
 			t.Errorf("%v: the helper ran no half", dt)
 		}

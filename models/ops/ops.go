@@ -198,10 +198,7 @@ func data[T float](t *tensor.Dense) []T { return t.Data().([]T) }
 // blocks, one of them on the helper: the same bits either way.
 func gemm[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if cut := helpCut(m, n, k); cut > 0 && helpWaiting() {
-		rest := cut * lda // where A's rows cut.. begin
-		if tA == blas.Trans {
-			rest = cut
-		}
+		rest := rowStart(tA, cut, lda)
 		offerHalf(
 			func() { gemm(tA, tB, cut, n, k, a, lda, b, ldb, beta, c, ldc) },
 			func() { gemm(tA, tB, m-cut, n, k, a[rest:], lda, b, ldb, beta, c[cut*ldc:], ldc) },
@@ -209,6 +206,15 @@ func gemm[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ld
 		return
 	}
 	gemmWhole(tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// rowStart is where row r of op(A) begins in A's values: a row of A, or
+// with tA a column.
+func rowStart(tA blas.Transpose, r, lda int) int {
+	if tA == blas.Trans {
+		return r
+	}
+	return r * lda
 }
 
 // sumOverPositions is C (m × n) = A·Bᵀ, for A (m × k) and B (n × k) with
