@@ -18,6 +18,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
+	"github.com/mtsgd/mtsgd/internal/openblas"
 	"github.com/mtsgd/mtsgd/internal/progress"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
@@ -101,6 +102,7 @@ func runNetwork(ctx context.Context, o Options) error {
 		"dataset": s.Dataset, "method": s.Method, "particles": s.Particles,
 		"epochs": s.Epochs, "batch": s.Batch, "train": r.TrainSet.Len(), "test": r.TestSet.Len(), "model": s.Model,
 		"lr": s.LR, "optimizer": s.Optimizer, "seed": s.Seed, "out": o.Out, "device": o.Device, "dtype": s.Dtype,
+		"blas": openblas.Name(),
 	}
 	if r.ValidSet != nil {
 		f["valid"] = r.ValidSet.Len()
