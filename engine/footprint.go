@@ -101,10 +101,12 @@ func KeptBytes(cfg *Config) (float64, error) {
 // workers workers: the filters, forward products and output gradients
 // of its largest group of particles (acrossMax); 0 where nothing is
 // stacked (one task, a device, a trunk whose passes do not replay, or no
-// convolution on the images). A step whose heads go first stacks
-// nothing this way; the caller leaves it out there. Like GraphFootprint
-// it builds graphs of 1 and 2 examples only.
-func AcrossBytes(cfg *Config, particles, workers int) (float64, error) {
+// convolution on the images). A step whose heads go first (headsFirst)
+// stacks the forward products of its heads-only evaluation and the
+// output gradients of the next one's K passes and, with the kernels over
+// outputs, the repulsion's: K + 1 are counted. Like GraphFootprint it
+// builds graphs of 1 and 2 examples only.
+func AcrossBytes(cfg *Config, particles, workers int, headsFirst bool) (float64, error) {
 	if len(cfg.Tasks) < 2 || cfg.Device != nil || particles < 1 {
 		return 0, nil
 	}
@@ -119,7 +121,11 @@ func AcrossBytes(cfg *Config, particles, workers int) (float64, error) {
 		}
 		bytes := 0
 		for _, c := range m.acrossConvs() {
-			bytes += ops.AcrossBytes(c.node, group, len(cfg.Tasks), int(cfg.Dtype.Size()))
+			passes := len(cfg.Tasks)
+			if headsFirst {
+				passes++
+			}
+			bytes += ops.AcrossBytes(c.node, group, passes, int(cfg.Dtype.Size()))
 		}
 		return float64(bytes), nil
 	})

@@ -39,12 +39,7 @@ func TestKeptTrunksChangeNothing(t *testing.T) {
 				e := newTrainerOf(t, dt, 3, 8, 0.05)
 				rng := rand.New(rand.NewPCG(36, 0))
 				for range 3 {
-					u := Update{
-						Trunk:  &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.3, FirstTermOnly: true},
-						Head:   &particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.3},
-						Kernel: KernelOutputs, OutputKernel: particles.RBF{Scale: 1}, HeadsFirst: true,
-					}
-					if _, err := e.Step(randomBatch(rng, 8, 2), u); err != nil {
+					if _, err := e.Step(randomBatch(rng, 8, 2), authorsUpdate()); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -64,26 +59,40 @@ func TestKeptTrunksChangeNothing(t *testing.T) {
 	}
 }
 
+// authorsUpdate is a heads-first step with the kernels over outputs, the
+// `authors` preset's order.
+func authorsUpdate() Update {
+	return Update{
+		Trunk:  &particles.MTSGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.3, FirstTermOnly: true},
+		Head:   &particles.SVGD{Kernel: particles.RBF{Scale: 1}, Repulsion: 0.3},
+		Kernel: KernelOutputs, OutputKernel: particles.RBF{Scale: 1}, HeadsFirst: true,
+	}
+}
+
 // AcrossBytes for LeNet at batch 256 in float32, from its first layer's
 // shapes (10 filters of 1×9×9 = 81 values over 28×28 = 784 positions per
 // example, two tasks): per stacked particle, its filters and its forward
 // product and two output gradients, 4·10·(81 + 3·256·784) = 24,087,720
-// bytes; the largest group of 5 particles on 2 workers is 3, of 50 on 2
-// it is acrossMax = 4. With one task nothing is stacked.
+// bytes, heads first one output gradient more (the repulsion's pass),
+// 4·10·(81 + 4·256·784) = 32,115,960; the largest group of 5 particles on 2
+// workers is 3, of 50 on 2 it is acrossMax = 4. With one task nothing is
+// stacked.
 func TestAcrossBytesOfLeNet(t *testing.T) {
-	const perParticle = 4 * 10 * (81 + 3*256*784)
+	perParticle := map[bool]int{false: 4 * 10 * (81 + 3*256*784), true: 4 * 10 * (81 + 4*256*784)}
 	for _, c := range []struct{ particles, workers, group int }{{5, 2, 3}, {50, 2, 4}, {1, 2, 1}, {4, 1, 4}} {
-		got, err := AcrossBytes(testConfig(256, tensor.Float32), c.particles, c.workers)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := float64(c.group * perParticle); got != want {
-			t.Errorf("%d particles on %d workers: AcrossBytes = %.0f, want %d × %d = %.0f", c.particles, c.workers, got, c.group, perParticle, want)
+		for _, headsFirst := range []bool{false, true} {
+			got, err := AcrossBytes(testConfig(256, tensor.Float32), c.particles, c.workers, headsFirst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := float64(c.group * perParticle[headsFirst]); got != want {
+				t.Errorf("%d particles on %d workers, heads first %v: AcrossBytes = %.0f, want %d × %d = %.0f", c.particles, c.workers, headsFirst, got, c.group, perParticle[headsFirst], want)
+			}
 		}
 	}
 	one := testConfig(256, tensor.Float32)
 	one.Tasks = one.Tasks[:1]
-	if got, err := AcrossBytes(one, 5, 2); err != nil || got != 0 {
+	if got, err := AcrossBytes(one, 5, 2, false); err != nil || got != 0 {
 		t.Errorf("one task: AcrossBytes = %.0f, %v; want 0", got, err)
 	}
 }

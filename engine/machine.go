@@ -39,10 +39,11 @@ type machine struct {
 	// one replays), and each task's head graph.
 	fullTrunk *trunkGraph
 	heads     []*headGraph
-	// The step graph's convolutions whose patches every particle shares
-	// (ops.SharesPatches), found when first needed.
-	across      []acrossConv
-	acrossFound bool
+	// The convolutions whose patches every particle shares
+	// (ops.SharesPatches), of the step graph and of the heads-only one,
+	// found when first needed.
+	across, headAcross           []acrossConv
+	acrossFound, headAcrossFound bool
 
 	prediction *predictGraph
 }
@@ -164,6 +165,8 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, ext
 // the batch, one after another: the convolutions on the images stack
 // their passes across those particles (stackAcross), and the last
 // particle's call writes every particle's filter gradients of them.
+// Without trunk, share stacks those convolutions' forward products
+// alone.
 func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool, extra *vjpRequest, kept *ops.Held, share *workerShare) error {
 	if err := m.trainingGraphs(); err != nil {
 		return err
@@ -183,13 +186,23 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 	// The K trunk passes (and extra's) read the same patches: their small
 	// layers' filter gradients are one product each, after the last pass.
 	stack := trunk && stackFilterGrads && tg != nil && tg.replayed && out.rows == nil && m.cfg.Device == nil
+	// The convolutions on the images whose passes stack across share's
+	// particles too: the step graph's, or, replaying kept passes, the
+	// heads-only graph's, whose ops the replays' gradients read.
+	var across []acrossConv
+	runs := len(m.cfg.Tasks)
+	if extra != nil {
+		runs++
+	}
 	if stack {
-		runs := len(m.cfg.Tasks)
-		if extra != nil {
-			runs++
+		switch {
+		case share != nil && kept != nil:
+			across = m.headAcrossConvs()
+		case share != nil && extra == nil:
+			across = m.acrossConvs()
 		}
-		if share != nil && kept == nil && extra == nil && share.next%acrossMax == 0 {
-			if err := m.stackAcross(share, runs); err != nil {
+		if across != nil && share.next%acrossMax == 0 {
+			if err := m.stackAcross(share, across, runs); err != nil {
 				return err
 			}
 		}
@@ -206,6 +219,14 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 		for j := range out.notFinite {
 			out.notFinite[j][0] = false
 		}
+		if share != nil && m.trunk != nil && m.trunk.replayed && share.next%acrossMax == 0 {
+			// One pass each: the heads-only graph runs no backward pass
+			// through these convolutions. Where the step stacks nothing
+			// (AcrossBytes), nor does this.
+			if err := m.stackAcross(share, m.headAcrossConvs(), 1); err != nil {
+				return err
+			}
+		}
 	}
 	var features []*ops.Kept // per task j ≥ 1, with a trunk
 	for _, sg := range steps {
@@ -218,6 +239,9 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 	if !trunk {
 		if kept != nil {
 			m.headSteps.trunkOps.Exchange(kept)
+		}
+		if share != nil {
+			share.next++
 		}
 		return nil
 	}
@@ -252,18 +276,21 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 		}
 	}
 	switch {
-	case stack && extra != nil:
-		if err := tg.vjp(extra.upstream, extra.dst); err != nil {
-			return err
-		}
-		return m.putStackedFilterGrads(rec, steps[0], tg, out, extra.dst)
 	case stack:
-		if err := m.putStackedFilterGrads(rec, steps[0], tg, out, nil); err != nil {
+		var extraDst []float64
+		if extra != nil {
+			if err := tg.vjp(extra.upstream, extra.dst); err != nil {
+				return err
+			}
+			extraDst = extra.dst
+		}
+		if err := m.putStackedFilterGrads(rec, steps[0], tg, out, extraDst); err != nil {
 			return err
 		}
-		if share != nil && kept == nil {
+		if across != nil {
+			share.extras[share.next] = extraDst
 			if _, to := share.group(); share.next+1 == to {
-				err := m.putAcross(share, steps[0], tg)
+				err := m.putAcross(share, across, steps[0], tg, runs)
 				share.next++
 				return err
 			}
@@ -409,6 +436,7 @@ const acrossMax = 4
 type workerShare struct {
 	particles []*Particle
 	grads     []*Grads
+	extras    [][]float64 // where each particle's extra pass writes (vjpRequest.dst), if it has one
 	next      int         // the particle whose passes run next
 	filters   [][]float64 // each particle's filters of one convolution
 }
@@ -429,11 +457,24 @@ type acrossConv struct {
 // acrossConvs finds, the first time, the step graph's convolutions whose
 // patches every particle's pass over a batch shares.
 func (m *machine) acrossConvs() []acrossConv {
-	if m.acrossFound {
-		return m.across
+	if !m.acrossFound {
+		m.across, m.acrossFound = m.findAcross(m.steps[0]), true
 	}
-	m.acrossFound = true
-	sg := m.steps[0]
+	return m.across
+}
+
+// headAcrossConvs is acrossConvs of the heads-only step graph.
+func (m *machine) headAcrossConvs() []acrossConv {
+	if !m.headAcrossFound {
+		m.headAcross, m.headAcrossFound = m.findAcross(m.headSteps), true
+	}
+	return m.headAcross
+}
+
+// findAcross returns sg's convolutions whose patches every particle's
+// pass over a batch shares.
+func (m *machine) findAcross(sg *stepGraph) []acrossConv {
+	var found []acrossConv
 	for _, n := range sg.g.AllNodes() {
 		filters, ok := ops.SharesPatches(n)
 		if !ok {
@@ -444,17 +485,17 @@ func (m *machine) acrossConvs() []acrossConv {
 			for _, size := range m.trunkSizes[:i] {
 				offset += size
 			}
-			m.across = append(m.across, acrossConv{node: n, param: i, offset: offset})
+			found = append(found, acrossConv{node: n, param: i, offset: offset})
 		}
 	}
-	return m.across
+	return found
 }
 
-// stackAcross arms the convolutions on the images for the share's next
-// group of particles, each with passes backward passes.
-func (m *machine) stackAcross(share *workerShare, passes int) error {
+// stackAcross arms convs, the convolutions on the images, for the
+// share's next group of particles, each with passes backward passes.
+func (m *machine) stackAcross(share *workerShare, convs []acrossConv, passes int) error {
 	from, to := share.group()
-	for _, c := range m.acrossConvs() {
+	for _, c := range convs {
 		size := m.trunkSizes[c.param]
 		share.filters = share.filters[:0]
 		for _, p := range share.particles[from:to] {
@@ -468,16 +509,17 @@ func (m *machine) stackAcross(share *workerShare, passes int) error {
 }
 
 // putAcross computes, after the last particle of the share's group, the
-// filter gradients of the convolutions armed across the group and writes
-// each particle's into its gradients.
-func (m *machine) putAcross(share *workerShare, sg *stepGraph, tg *trunkGraph) error {
-	passes := len(m.cfg.Tasks)
+// filter gradients of convs, armed across the group for passes passes,
+// and writes each particle's into its gradients (and the pass after the
+// tasks', if any, into its extra's destination).
+func (m *machine) putAcross(share *workerShare, convs []acrossConv, sg *stepGraph, tg *trunkGraph, passes int) error {
 	from, to := share.group()
-	for _, c := range m.acrossConvs() {
+	for _, c := range convs {
 		if err := ops.FlushAcross(c.node); err != nil {
 			return err
 		}
 		for r, out := range share.grads[from:to] {
+			extra := share.extras[from+r]
 			for j := range passes {
 				n := tg.trunkGrad[c.param]
 				if j == 0 {
@@ -487,7 +529,7 @@ func (m *machine) putAcross(share *workerShare, sg *stepGraph, tg *trunkGraph) e
 				if !ok {
 					return fmt.Errorf("engine: the worker's particle %d, pass %d, did not stack its filter gradient", from+r, j)
 				}
-				if err := m.putFilterGrad(v, out, j, c.offset, m.trunkSizes[c.param], nil); err != nil {
+				if err := m.putFilterGrad(v, out, j, c.offset, m.trunkSizes[c.param], extra); err != nil {
 					return err
 				}
 			}
@@ -499,7 +541,7 @@ func (m *machine) putAcross(share *workerShare, sg *stepGraph, tg *trunkGraph) e
 // disarmAcross disarms the convolutions stackAcross armed, whether or
 // not their passes all ran.
 func (m *machine) disarmAcross() {
-	for _, c := range m.across {
+	for _, c := range slices.Concat(m.across, m.headAcross) {
 		_ = ops.StackAcross(c.node, nil, 0) // disarming a convolution it armed cannot fail
 	}
 }

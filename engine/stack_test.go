@@ -117,6 +117,59 @@ func TestStackAcrossParticlesChangesNothing(t *testing.T) {
 	}
 }
 
+// A heads-first step that keeps its trunk passes stacks the first
+// convolution across a worker's particles in both evaluations: the
+// heads-only pass's forward products, and the second pass's filter
+// gradients of the tasks and of the repulsion riding along. Its steps
+// are those without stacking, up to the products' rounding: with
+// gonum's BLAS to the bit while the stacked filter gradients have at
+// most 64 rows (4 particles on 2 workers: 2 particles × 3 passes × 10
+// filters), else (5 particles: 3 on a worker, 90 rows; or OpenBLAS) to
+// 1e-6 and 1e-12 of the norms, as above. Without keeping, the heads-only
+// pass takes the patches a few examples at a time and stacks nothing.
+func TestStackAcrossHeadsFirstChangesNothing(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		for _, c := range []struct {
+			particles int
+			keep      bool
+		}{{4, true}, {5, true}, {4, false}} {
+			t.Run(fmt.Sprintf("%v/particles=%d/keep=%v", dt, c.particles, c.keep), func(t *testing.T) {
+				same := sameUpToBLAS(t, dt, 1e-6, 1e-12, "differs when a heads-first step stacks across particles")
+				if c.particles > 4 {
+					tol := 1e-6
+					if dt == tensor.Float64 {
+						tol = 1e-12
+					}
+					same = sameUpTo(t, false, tol, "differs when a heads-first step stacks across particles")
+				}
+				defer func(old, oldKeep bool) { stackAcrossParticles, keepTrunkPasses = old, oldKeep }(stackAcrossParticles, keepTrunkPasses)
+				keepTrunkPasses = c.keep
+				run := func(across bool) *Trainer {
+					stackAcrossParticles = across
+					e := newTrainerOf(t, dt, c.particles, 8, 0.05)
+					rng := rand.New(rand.NewPCG(37, 0))
+					for range 3 {
+						if _, err := e.Step(randomBatch(rng, 8, 2), authorsUpdate()); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if got := len(e.machines[0].headAcross) > 0; got != (across && c.keep) {
+						t.Fatalf("stackAcrossParticles %v, the heads-only graph found convolutions to stack: %v", across, got)
+					}
+					return e
+				}
+				stacked, plain := run(true), run(false)
+				for i, p := range stacked.Particles {
+					same(fmt.Sprintf("particle %d's trunk", i), p.Trunk, plain.Particles[i].Trunk)
+					for j := range p.Heads {
+						same(fmt.Sprintf("particle %d's head %d", i, j), p.Heads[j], plain.Particles[i].Heads[j])
+					}
+				}
+			})
+		}
+	}
+}
+
 // sameUpToBLAS returns a check that two vectors agree: to the bit when
 // the BLAS of dt's products is gonum's (the tests' build), whose entries
 // do not depend on the products' shapes; else (OpenBLAS) to tol32 or

@@ -350,7 +350,10 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	tr.allocateStep()
 	parallel := tr.parallel
-	shares := tr.workerShares(trunk && !repulsion && !keep)
+	// The evaluation without trunk stacks the forward products alone; one
+	// with the repulsion riding along stacks its passes only when they
+	// replay kept ones.
+	shares := tr.workerShares(!trunk || !repulsion || keep)
 	if keep || shares != nil {
 		// A worker's graphs keep what every particle's pass shares (the
 		// images' patches): a particle replays on the worker it ran on,
@@ -428,10 +431,11 @@ func (tr *Trainer) workerShares(may bool) []workerShare {
 	}
 	for w := range tr.shares {
 		s := &tr.shares[w]
-		s.particles, s.grads, s.next = s.particles[:0], s.grads[:0], 0
+		s.particles, s.grads, s.extras, s.next = s.particles[:0], s.grads[:0], s.extras[:0], 0
 		for i := w; i < m; i += workers {
 			s.particles = append(s.particles, tr.Particles[i])
 			s.grads = append(s.grads, tr.grads[i])
+			s.extras = append(s.extras, nil)
 		}
 	}
 	return tr.shares

@@ -70,19 +70,19 @@ func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysme
 	graphs := float64(workers)*f.Bytes(cfg.Batch) +
 		batch*input*4 + batch*(input+outputs+1)*float64(cfg.Dtype.Size()) // the batch as read, and as the graphs read it
 
-	if s.Order == "heads-first" {
+	headsFirst := s.Order == "heads-first"
+	if headsFirst {
 		kept, err := engine.KeptBytes(cfg)
 		if err != nil {
 			return nil, err
 		}
 		perParticle += kept // the trunk's forward pass, kept for the step's second evaluation
-	} else {
-		across, err := engine.AcrossBytes(cfg, s.Particles, workers)
-		if err != nil {
-			return nil, err
-		}
-		graphs += float64(workers) * across // each worker's particles' passes, stacked
 	}
+	across, err := engine.AcrossBytes(cfg, s.Particles, workers, headsFirst)
+	if err != nil {
+		return nil, err
+	}
+	graphs += float64(workers) * across // each worker's particles' passes, stacked
 
 	particleSetting := fmt.Sprintf("-particles %d", s.Particles)
 	return []sysmem.Part{

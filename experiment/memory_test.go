@@ -128,16 +128,20 @@ func TestMemoryCountsKeptTrunks(t *testing.T) {
 	if kept <= 0 {
 		t.Fatalf("KeptBytes = %.0f for LeNet", kept)
 	}
-	across, err := engine.AcrossBytes(cfg, s.Particles, 2)
+	across, err := engine.AcrossBytes(cfg, s.Particles, 2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if across <= 0 {
-		t.Fatalf("AcrossBytes = %.0f for LeNet", across)
+	headsFirst, err := engine.AcrossBytes(cfg, s.Particles, 2, true)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Heads first, the particles' trunk passes are kept; jointly, each
-	// of the 2 workers stacks its particles' passes.
-	if d, want := total("heads-first")-total("joint"), float64(s.Particles)*kept-2*across; d != want {
-		t.Errorf("heads-first adds %.0f bytes, want %d particles × %.0f − 2 workers × %.0f = %.0f", d, s.Particles, kept, across, want)
+	if across <= 0 || headsFirst <= across {
+		t.Fatalf("AcrossBytes = %.0f jointly, %.0f heads first, for LeNet; want 0 < jointly < heads first", across, headsFirst)
+	}
+	// Heads first, the particles' trunk passes are kept and each of the 2
+	// workers stacks one pass more than jointly (the repulsion's).
+	if d, want := total("heads-first")-total("joint"), float64(s.Particles)*kept+2*headsFirst-2*across; d != want {
+		t.Errorf("heads-first adds %.0f bytes, want %d particles × %.0f + 2 workers × (%.0f − %.0f) = %.0f", d, s.Particles, kept, headsFirst, across, want)
 	}
 }
