@@ -41,7 +41,9 @@
 // can replay (LeNet, the MLP) it keeps each particle's trunk forward
 // pass (ops.Held, one set of activations and patches per particle), and
 // the second evaluation replays it in a step graph and a trunk graph of
-// its own, running only the trunk's backward passes (keepTrunks).
+// its own, running only the trunk's backward passes (keepTrunks). The
+// convolutions on the images then stack across a worker's particles in
+// both evaluations, as a joint step's do (machine.gradientsKept).
 //
 // Workers: particle i runs on worker i mod the number of workers where
 // a worker's graphs keep what its particles share (the images'
