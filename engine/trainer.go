@@ -350,10 +350,10 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	tr.allocateStep()
 	parallel := tr.parallel
-	// The evaluation without trunk stacks the forward products alone; one
-	// with the repulsion riding along stacks its passes only when they
-	// replay kept ones.
-	shares := tr.workerShares(!trunk || !repulsion || keep)
+	// Kept trunk passes stack in both evaluations of a heads-first step
+	// (the first its forward products alone); otherwise only passes
+	// without the repulsion riding along stack.
+	shares := tr.workerShares(keep || trunk && !repulsion)
 	if keep || shares != nil {
 		// A worker's graphs keep what every particle's pass shares (the
 		// images' patches): a particle replays on the worker it ran on,
