@@ -160,13 +160,13 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, ext
 // particle's trunk forward pass (keepingGraphs) in kept, when it is not
 // nil: the heads-only evaluation (!trunk) sets its trunk's kept values
 // aside in kept, and the evaluation with the trunk replays them instead
-// of running the trunk forward again. With share (and neither kept nor
+// of running the trunk forward again. With share (with kept, or without
 // extra), p is the share.next-th of the particles this machine runs on
 // the batch, one after another: the convolutions on the images stack
 // their passes across those particles (stackAcross), and the last
-// particle's call writes every particle's filter gradients of them.
-// Without trunk, share stacks those convolutions' forward products
-// alone.
+// particle's call writes every particle's filter gradients of them, an
+// extra pass's into its destination. Without trunk, share stacks those
+// convolutions' forward products alone.
 func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool, extra *vjpRequest, kept *ops.Held, share *workerShare) error {
 	if err := m.trainingGraphs(); err != nil {
 		return err
