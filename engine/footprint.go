@@ -119,12 +119,12 @@ func AcrossBytes(cfg *Config, particles, workers int, headsFirst bool) (float64,
 		if m.trunk == nil || !m.trunk.replayed {
 			return 0, nil
 		}
+		passes := len(cfg.Tasks)
+		if headsFirst {
+			passes++
+		}
 		bytes := 0
 		for _, c := range m.acrossConvs() {
-			passes := len(cfg.Tasks)
-			if headsFirst {
-				passes++
-			}
 			bytes += ops.AcrossBytes(c.node, group, passes, int(cfg.Dtype.Size()))
 		}
 		return float64(bytes), nil

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -49,12 +48,7 @@ func TestKeptTrunksChangeNothing(t *testing.T) {
 				return e
 			}
 			kept, again := run(true), run(false)
-			for i, p := range kept.Particles {
-				same(fmt.Sprintf("particle %d's trunk", i), p.Trunk, again.Particles[i].Trunk)
-				for j := range p.Heads {
-					same(fmt.Sprintf("particle %d's head %d", i, j), p.Heads[j], again.Particles[i].Heads[j])
-				}
-			}
+			sameParticles(same, kept, again)
 		})
 	}
 }

@@ -186,26 +186,32 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 	// The K trunk passes (and extra's) read the same patches: their small
 	// layers' filter gradients are one product each, after the last pass.
 	stack := trunk && stackFilterGrads && tg != nil && tg.replayed && out.rows == nil && m.cfg.Device == nil
-	// The convolutions on the images whose passes stack across share's
-	// particles too: the step graph's, or, replaying kept passes, the
-	// heads-only graph's, whose ops the replays' gradients read.
-	var across []acrossConv
 	runs := len(m.cfg.Tasks)
 	if extra != nil {
 		runs++
 	}
+	// The convolutions on the images whose passes stack across share's
+	// particles too: with kept passes, the heads-only graph's, whose ops
+	// both evaluations run (the first, without trunk, its forward
+	// products alone); else the step graph's, without extra.
+	var across []acrossConv
+	passes := runs
+	switch {
+	case share == nil:
+	case kept != nil && (stack || !trunk):
+		across = m.headAcrossConvs()
+		if !trunk {
+			passes = 1
+		}
+	case stack && extra == nil:
+		across = m.acrossConvs()
+	}
+	if across != nil && share.next%acrossMax == 0 {
+		if err := m.stackAcross(share, across, passes); err != nil {
+			return err
+		}
+	}
 	if stack {
-		switch {
-		case share != nil && kept != nil:
-			across = m.headAcrossConvs()
-		case share != nil && extra == nil:
-			across = m.acrossConvs()
-		}
-		if across != nil && share.next%acrossMax == 0 {
-			if err := m.stackAcross(share, across, runs); err != nil {
-				return err
-			}
-		}
 		rec.StackFilterGrads(runs)
 		defer rec.StackFilterGrads(0)
 	}
@@ -218,14 +224,6 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 		steps = []*stepGraph{m.headSteps}
 		for j := range out.notFinite {
 			out.notFinite[j][0] = false
-		}
-		if share != nil && m.trunk != nil && m.trunk.replayed && share.next%acrossMax == 0 {
-			// One pass each: the heads-only graph runs no backward pass
-			// through these convolutions. Where the step stacks nothing
-			// (AcrossBytes), nor does this.
-			if err := m.stackAcross(share, m.headAcrossConvs(), 1); err != nil {
-				return err
-			}
 		}
 	}
 	var features []*ops.Kept // per task j ≥ 1, with a trunk
@@ -240,7 +238,7 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 		if kept != nil {
 			m.headSteps.trunkOps.Exchange(kept)
 		}
-		if share != nil {
+		if across != nil {
 			share.next++
 		}
 		return nil

@@ -107,12 +107,7 @@ func TestStackAcrossParticlesChangesNothing(t *testing.T) {
 				return e
 			}
 			stacked, plain := run(true), run(false)
-			for i, p := range stacked.Particles {
-				same(fmt.Sprintf("particle %d's trunk", i), p.Trunk, plain.Particles[i].Trunk)
-				for j := range p.Heads {
-					same(fmt.Sprintf("particle %d's head %d", i, j), p.Heads[j], plain.Particles[i].Heads[j])
-				}
-			}
+			sameParticles(same, stacked, plain)
 		})
 	}
 }
@@ -136,11 +131,7 @@ func TestStackAcrossHeadsFirstChangesNothing(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/particles=%d/keep=%v", dt, c.particles, c.keep), func(t *testing.T) {
 				same := sameUpToBLAS(t, dt, 1e-6, 1e-12, "differs when a heads-first step stacks across particles")
 				if c.particles > 4 {
-					tol := 1e-6
-					if dt == tensor.Float64 {
-						tol = 1e-12
-					}
-					same = sameUpTo(t, false, tol, "differs when a heads-first step stacks across particles")
+					same = sameUpTo(t, false, tolOf(dt, 1e-6, 1e-12), "differs when a heads-first step stacks across particles")
 				}
 				defer func(old, oldKeep bool) { stackAcrossParticles, keepTrunkPasses = old, oldKeep }(stackAcrossParticles, keepTrunkPasses)
 				keepTrunkPasses = c.keep
@@ -159,12 +150,7 @@ func TestStackAcrossHeadsFirstChangesNothing(t *testing.T) {
 					return e
 				}
 				stacked, plain := run(true), run(false)
-				for i, p := range stacked.Particles {
-					same(fmt.Sprintf("particle %d's trunk", i), p.Trunk, plain.Particles[i].Trunk)
-					for j := range p.Heads {
-						same(fmt.Sprintf("particle %d's head %d", i, j), p.Heads[j], plain.Particles[i].Heads[j])
-					}
-				}
+				sameParticles(same, stacked, plain)
 			})
 		}
 	}
@@ -176,14 +162,31 @@ func TestStackAcrossHeadsFirstChangesNothing(t *testing.T) {
 // tol64 (by dt) of want's norm. what says how they differ.
 func sameUpToBLAS(t *testing.T, dt tensor.Dtype, tol32, tol64 float64, what string) func(name string, got, want []float64) {
 	var bitwise bool
-	tol := tol64
 	if dt == tensor.Float32 {
 		_, bitwise = blas32.Implementation().(gonum.Implementation)
-		tol = tol32
 	} else {
 		_, bitwise = blas64.Implementation().(gonum.Implementation)
 	}
-	return sameUpTo(t, bitwise, tol, what)
+	return sameUpTo(t, bitwise, tolOf(dt, tol32, tol64), what)
+}
+
+// tolOf is tol32 for float32, else tol64.
+func tolOf(dt tensor.Dtype, tol32, tol64 float64) float64 {
+	if dt == tensor.Float32 {
+		return tol32
+	}
+	return tol64
+}
+
+// sameParticles checks with same that got's particles, trunks and
+// heads, are want's.
+func sameParticles(same func(name string, got, want []float64), got, want *Trainer) {
+	for i, p := range got.Particles {
+		same(fmt.Sprintf("particle %d's trunk", i), p.Trunk, want.Particles[i].Trunk)
+		for j := range p.Heads {
+			same(fmt.Sprintf("particle %d's head %d", i, j), p.Heads[j], want.Particles[i].Heads[j])
+		}
+	}
 }
 
 // sameUpTo returns a check that two vectors agree, to the bit if bitwise,

@@ -208,9 +208,8 @@ func (tr *Trainer) parallelFixed(n int, f func(w, i int) error) error {
 // run(i) for each particle i the worker runs, and run calls f(w, i). A
 // worker whose particles are done helps the others with their matrix
 // products and loops (ops.Help, which changes no bit of them) until all
-// are done.
-// onWorkers returns the error of the lowest-numbered worker that had one,
-// its first.
+// are done. It returns the error of the lowest-numbered worker that had
+// one, its first.
 func (tr *Trainer) onWorkers(n int, f func(w, i int) error, deal func(w int, run func(i int))) error {
 	workers := min(len(tr.machines), n)
 	errs := make([]error, workers)
