@@ -43,3 +43,25 @@ func centeredDot4Float32(g, x []float32, m float64, part *[4]float64) {
 func affine2Float32(dst, g, x []float32, k, c0, c1 float64) { affine(dst, g, x, k, c0, c1) }
 
 func addConstFloat32(dst, src []float32, b float32) { addConst(dst, src, b) }
+
+// useAVX512 is false here: every product runs in the BLAS, and the
+// kernels below are never called.
+var useAVX512 = false
+
+var rowsKernels [6]func(a *float32, lda int, b *float32, ldb int, c *float32, ldc, k, n int, addC bool)
+
+func gemmDots4x5(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func gemmDots4x1(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func gemmDots1x5(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func gemmDots1x1(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}

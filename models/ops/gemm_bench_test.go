@@ -18,7 +18,9 @@ import (
 // layer, whose patches are the images' and so the same for every
 // particle, of several particles stacked into one product. It reports
 // the arithmetic rate, to say what stacking would gain
-// (docs/performance.md):
+// (docs/performance.md), in the BLAS and, with AVX-512, in our own
+// kernels (kernels.go). Filter gradients are summed in two halves, as
+// the step sums them (sumOverPositions).
 //
 //	go test -tags openblas ./models/ops -run '^$' -bench LeNetProducts -benchtime 5x
 func BenchmarkLeNetProducts(b *testing.B) {
@@ -38,24 +40,37 @@ func BenchmarkLeNetProducts(b *testing.B) {
 		patches := sawtooth(c.rows*c.cols, 13)
 		for _, s := range c.stacks {
 			o := c.filters * s
-			b.Run(fmt.Sprintf("%s/o=%d", c.layer, o), func(b *testing.B) {
-				if c.filterGrad {
-					g, dw := sawtooth(o*c.cols, 7), make([]float32, o*c.rows)
-					for range b.N {
-						gemm(blas.NoTrans, blas.Trans, o, c.rows, c.cols, g, c.cols, patches, c.cols, 0, dw, c.rows)
+			for _, kernels := range productKernels() {
+				b.Run(fmt.Sprintf("%s/o=%d/%s", c.layer, o, kernels), func(b *testing.B) {
+					defer func(own bool) { useAVX512 = own }(useAVX512)
+					useAVX512 = kernels == "own"
+					if c.filterGrad {
+						g, dw := sawtooth(o*c.cols, 7), make([]float32, o*c.rows)
+						for range b.N {
+							sumOverPositions(o, c.rows, c.cols, g, c.cols, patches, c.cols, dw, c.rows, new(scratch[float32]))
+						}
+					} else {
+						w, prod := sawtooth(o*c.rows, 5), make([]float32, o*c.cols)
+						for range b.N {
+							gemm(blas.NoTrans, blas.NoTrans, o, c.cols, c.rows, w, c.rows, patches, c.cols, 0, prod, c.cols)
+						}
 					}
-				} else {
-					w, prod := sawtooth(o*c.rows, 5), make([]float32, o*c.cols)
-					for range b.N {
-						gemm(blas.NoTrans, blas.NoTrans, o, c.cols, c.rows, w, c.rows, patches, c.cols, 0, prod, c.cols)
-					}
-				}
-				flops := 2 * float64(o) * float64(c.rows) * float64(c.cols) * float64(b.N)
-				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/float64(s)*1e3, "ms/product")
-			})
+					flops := 2 * float64(o) * float64(c.rows) * float64(c.cols) * float64(b.N)
+					b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/float64(s)*1e3, "ms/product")
+				})
+			}
 		}
 	}
+}
+
+// productKernels names the kernels BenchmarkLeNetProducts compares: the
+// BLAS, and our own where the processor has AVX-512 (kernels.go).
+func productKernels() []string {
+	if useAVX512 {
+		return []string{"blas", "own"}
+	}
+	return []string{"blas"}
 }
 
 // sawtooth is n values in [−0.5, 0.5) repeating with the period: inputs

@@ -197,15 +197,27 @@ func data[T float](t *tensor.Dense) []T { return t.Data().([]T) }
 // Where a goroutine is helping (Help), a large product runs in two row
 // blocks, one of them on the helper: the same bits either way.
 func gemm[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	gemmBy(kernelFor(tA, tB, m, n, k, beta), tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
+
+// gemmBy is gemm in the kernel given (kernels.go).
+func gemmBy[T float](kern productKernel, tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	if cut := helpCut(m, n, k); cut > 0 && helpWaiting() {
 		rest := rowStart(tA, cut, lda)
 		offerHalf(
-			func() { gemm(tA, tB, cut, n, k, a, lda, b, ldb, beta, c, ldc) },
-			func() { gemm(tA, tB, m-cut, n, k, a[rest:], lda, b, ldb, beta, c[cut*ldc:], ldc) },
+			func() { gemmBy(kern, tA, tB, cut, n, k, a, lda, b, ldb, beta, c, ldc) },
+			func() { gemmBy(kern, tA, tB, m-cut, n, k, a[rest:], lda, b, ldb, beta, c[cut*ldc:], ldc) },
 		)
 		return
 	}
-	gemmWhole(tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+	switch kern {
+	case rowsProduct:
+		rowsGemm(m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, beta == 1, any(c).([]float32), ldc)
+	case dotsProduct:
+		dotsGemm(m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	default:
+		gemmWhole(tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
+	}
 }
 
 // rowStart is where row r of op(A) begins in A's values: a row of A, or
