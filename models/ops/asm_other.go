@@ -65,3 +65,6 @@ func gemmDots1x5(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k
 func gemmDots1x1(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int) {
 	panic("ops: AVX-512 kernel called without AVX-512")
 }
+
+// runsAVX512 has no effect here.
+var runsAVX512 bool

@@ -279,11 +279,12 @@ func TestCopySum4Float32(t *testing.T) {
 }
 
 // forEachWidth runs f with the runs' assembly loops at each width this
-// CPU has: four values a step (SSE), and eight where it has AVX2.
+// CPU has: four values a step (SSE), eight where it has AVX2, and for
+// the copy sixteen where it has AVX-512.
 func forEachWidth(t *testing.T, f func(t *testing.T)) {
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	useAVX2 = false
+	saved, saved512 := useAVX2, runsAVX512
+	defer func() { useAVX2, runsAVX512 = saved, saved512 }()
+	useAVX2, runsAVX512 = false, false
 	t.Run("sse", f)
 	if !cpu.X86.HasAVX2 {
 		t.Log("no AVX2 here: the eight-value loops are not tested")
@@ -291,6 +292,12 @@ func forEachWidth(t *testing.T, f func(t *testing.T)) {
 	}
 	useAVX2 = true
 	t.Run("avx2", f)
+	if !cpu.X86.HasAVX512F {
+		t.Log("no AVX-512 here: the sixteen-value loops are not tested")
+		return
+	}
+	runsAVX512 = true
+	t.Run("avx512", f)
 }
 
 // TestCenteredDot4Float32 checks the SSE2 sums of batch normalisation's
