@@ -68,3 +68,21 @@ func gemmDots1x1(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k
 
 // runsAVX512 has no effect here.
 var runsAVX512 bool
+
+var tapRowsKernels [11]func(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks int)
+
+func gemmTapDots4x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func gemmTapDots4x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func gemmTapDots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func gemmTapDots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}

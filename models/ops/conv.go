@@ -305,6 +305,11 @@ type convState[T float] struct {
 	// rows()) and the forward product of them all (runs·o ×
 	// n·positions()).
 	acrossW, acrossProd scratch[T]
+	// tapped is set while the products read their taps from the input
+	// (taps.go) rather than from cols: input then holds the batch, for
+	// the filter gradient, and offs the taps' offsets.
+	tapped bool
+	offs   []int
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -364,6 +369,15 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 	if wholeBatch {
 		chunk = g.n
 	}
+	if tapsInput(op, st, x) {
+		for n0 := 0; n0 < g.n; n0 += g.chunk() {
+			n1 := min(g.n, n0+g.chunk())
+			prod := st.prod.get(g.o * (n1 - n0) * p)
+			tapProduct(g, st, x, w, g.o, prod, (n1-n0)*p, n0, n1)
+			unfold(g, prod, n0, n1, bias, out)
+		}
+		return
+	}
 	for n0 := 0; n0 < g.n; n0 += chunk {
 		n1 := min(g.n, n0+chunk)
 		cols := (n1 - n0) * p
@@ -413,7 +427,8 @@ var chunkKeptPatches = true
 func batchPatches[T float](op *convOp, st *convState[T], x []T) []T {
 	g := op.g
 	patches := st.cols.get(g.rows() * g.n * g.positions())
-	if op.inputGrad || !slices.Equal(st.input, x) {
+	if op.inputGrad || st.tapped || !slices.Equal(st.input, x) {
+		st.tapped = false
 		im2col(g, x, 0, g.n, patches, g.n*g.positions())
 		if !op.inputGrad {
 			st.input = append(st.input[:0], x...)
@@ -618,6 +633,10 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	switch gm.Dtype() {
 	case tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
+		if st.tapped {
+			tapGradient(g, st, data[float32](gm), g.o, data[float32](out))
+			break
+		}
 		sumOverPositions(g.o, g.rows(), np, data[float32](gm), np, st.cols, np, data[float32](out), g.rows(), &st.dwPart)
 	default:
 		st := state[convState[float64]](&op.fwd.state)

@@ -109,6 +109,12 @@ func dotsGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, beta floa
 			}
 		}
 	}
+	sumLanes(part, m, n, beta, c, ldc)
+}
+
+// sumLanes sets C (m × n) to the sums of part's sixteen lanes per entry,
+// added in a fixed tree, plus beta·C.
+func sumLanes(part []float32, m, n int, beta float32, c []float32, ldc int) {
 	for i := range m {
 		for j := range n {
 			p := part[(i*n+j)*16:][:16]

@@ -32,7 +32,9 @@
 //
 // All ops work in float32 and float64, the dtype of their inputs, with
 // gonum's BLAS (blas32, blas64), which a build can switch to another
-// implementation with blas32.Use and blas64.Use.
+// implementation with blas32.Use and blas64.Use; on a processor with
+// AVX-512, LeNet's thin float32 products run in kernels of this
+// package's own instead (kernels.go, taps.go).
 package ops
 
 import (

@@ -199,9 +199,13 @@ func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) e
 		return fmt.Errorf("ops: %s: particle %d's filters are not those it was armed with", op.name, r)
 	}
 	if r == 0 {
-		patches := batchPatches(op, st, x)
 		prod := st.acrossProd.get(op.across.runs * g.o * cols)
-		gemm(blas.NoTrans, blas.NoTrans, op.across.runs*g.o, cols, g.rows(), st.acrossW, g.rows(), patches, cols, 0, prod, cols)
+		if tapsInput(op, st, x) {
+			tapProduct(g, st, x, st.acrossW, op.across.runs*g.o, prod, cols, 0, g.n)
+		} else {
+			patches := batchPatches(op, st, x)
+			gemm(blas.NoTrans, blas.NoTrans, op.across.runs*g.o, cols, g.rows(), st.acrossW, g.rows(), patches, cols, 0, prod, cols)
+		}
 	} else if !slices.Equal(st.input, x) {
 		return fmt.Errorf("ops: %s: particle %d's input is not the batch the first one ran", op.name, r)
 	}
@@ -215,6 +219,10 @@ func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) e
 func flushStack[T float](g geometry, st *convState[T], runs int) {
 	np := g.n * g.positions()
 	dw := st.stackDW.get(runs * g.o * g.rows())
+	if st.tapped {
+		tapGradient(g, st, st.stack.get(runs*g.o*np), runs*g.o, dw)
+		return
+	}
 	sumOverPositions(runs*g.o, g.rows(), np, st.stack.get(runs*g.o*np), np, st.cols, np, dw, g.rows(), &st.dwPart)
 }
 

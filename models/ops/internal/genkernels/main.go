@@ -34,6 +34,12 @@ func generate() string {
 	for _, t := range [][2]int{{4, 5}, {4, 1}, {1, 5}, {1, 1}} {
 		dotsKernel(&b, t[0], t[1])
 	}
+	for r := 1; r <= 10; r++ {
+		tapRowsKernel(&b, r)
+	}
+	for _, t := range [][2]int{{4, 5}, {4, 1}, {1, 5}, {1, 1}} {
+		tapDotsKernel(&b, t[0], t[1])
+	}
 	return b.String()
 }
 
@@ -272,4 +278,179 @@ func offset(d int, mem string) string {
 		return mem
 	}
 	return fmt.Sprint(d) + mem
+}
+
+// tapRowsKernel writes gemmTapRowsR, a convolution's product read from
+// its input rather than from patches: for R rows r of the filters w and
+// the 32 columns j of one output row (masks: the low 16 bits the first
+// 16 columns', the high 16 the next 16's), C[r, j] = Σ_t w[r, t]·x[offs[t]
+// + j], offs[t] the byte offset of tap t from the output row's first
+// input. Each entry is one chain of fused multiply-adds over t in order,
+// as gemmRows makes it from the patches.
+//
+// Registers: AX, R8, R9, R10 w's rows 0, 3, 6, 9 at t (BX = ldw in bytes);
+// SI x; R15 offs at t; CX the taps left; DI, R11, R12, R13 C's rows 0, 3,
+// 6, 9 (DX = ldc in bytes).
+func tapRowsKernel(b *strings.Builder, rows int) {
+	a := asm{b}
+	fmt.Fprintf(b, "// func gemmTapRows%d(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks int)\n", rows)
+	fmt.Fprintf(b, "TEXT ·gemmTapRows%d(SB), NOSPLIT, $0-64\n", rows)
+	a.op("MOVQ w+0(FP), AX")
+	a.op("MOVQ ldw+8(FP), BX")
+	a.op("SHLQ $2, BX")
+	a.op("MOVQ x+16(FP), SI")
+	a.op("MOVQ offs+24(FP), R15")
+	a.op("MOVQ k+32(FP), CX")
+	a.op("MOVQ masks+56(FP), R14")
+	a.op("KMOVW R14, K1")
+	a.op("SHRQ $16, R14")
+	a.op("KMOVW R14, K2")
+	wBase := []string{"AX", "R8", "R9", "R10"}
+	for g := 1; g*3 < rows; g++ {
+		a.op("LEAQ (%s)(BX*2), %s", wBase[g-1], wBase[g])
+		a.op("ADDQ BX, %s", wBase[g])
+	}
+	row := func(bases []string, r int, stride string) string {
+		base := bases[r/3]
+		switch r % 3 {
+		case 1:
+			return fmt.Sprintf("(%s)(%s*1)", base, stride)
+		case 2:
+			return fmt.Sprintf("(%s)(%s*2)", base, stride)
+		}
+		return "(" + base + ")"
+	}
+	acc := func(r, v int) string { return fmt.Sprintf("Z%d", 2*r+v) }
+	for r := range rows {
+		for v := range 2 {
+			a.op("VXORPS %s, %s, %s", acc(r, v), acc(r, v), acc(r, v))
+		}
+	}
+	a.label("tap")
+	a.op("MOVQ (R15), R14")
+	a.op("ADDQ $8, R15")
+	a.op("VMOVUPS.Z (SI)(R14*1), K1, Z20")
+	a.op("VMOVUPS.Z 64(SI)(R14*1), K2, Z21")
+	for r := range rows {
+		z := 22 + r%2
+		a.op("VBROADCASTSS %s, Z%d", row(wBase, r, "BX"), z)
+		a.op("VFMADD231PS Z20, Z%d, %s", z, acc(r, 0))
+		a.op("VFMADD231PS Z21, Z%d, %s", z, acc(r, 1))
+	}
+	for g := 0; g*3 < rows; g++ {
+		a.op("ADDQ $4, %s", wBase[g])
+	}
+	a.op("DECQ CX")
+	a.op("JNZ tap")
+	a.op("MOVQ c+40(FP), DI")
+	a.op("MOVQ ldc+48(FP), DX")
+	a.op("SHLQ $2, DX")
+	cBase := []string{"DI", "R11", "R12", "R13"}
+	for g := 1; g*3 < rows; g++ {
+		a.op("LEAQ (%s)(DX*2), %s", cBase[g-1], cBase[g])
+		a.op("ADDQ DX, %s", cBase[g])
+	}
+	for r := range rows {
+		a.op("VMOVUPS %s, K1, %s", acc(r, 0), row(cBase, r, "DX"))
+		a.op("VMOVUPS %s, K2, 64%s", acc(r, 1), row(cBase, r, "DX"))
+	}
+	a.op("VZEROUPPER")
+	a.op("RET")
+	b.WriteString("\n")
+}
+
+// tapDotsKernel writes gemmTapDotsRAxRB, a convolution's filter gradient
+// read from its input rather than from patches: for RA rows r of the
+// output gradient g (rows of positions, ow a row: masks as for
+// gemmTapRows) and RB taps s (byte offsets offs[s] from an output row's
+// first input), over images × rows output rows, part[r][s][l] += Σ
+// g[r, j]·x[offs[s] + j] over the columns j ≡ l (mod 16) of each output
+// row. Each lane is one chain of fused multiply-adds, output row by
+// output row, j = l before j = l + 16.
+//
+// Registers: AX, R8 g's rows 0 and 3 (BX = ldg in bytes); SI, DI, R9,
+// R10, R11 the taps' inputs; CX the output rows left in the image, DX
+// the images left; R12 the bytes from one output row to the next in g,
+// R13 in x; R14 the bytes from an image's last output row's input to
+// the next image's first.
+func tapDotsKernel(b *strings.Builder, ra, rb int) {
+	a := asm{b}
+	name := fmt.Sprintf("gemmTapDots%dx%d", ra, rb)
+	fmt.Fprintf(b, "// func %s(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-96\n", name)
+	a.op("MOVQ masks+88(FP), R14")
+	a.op("KMOVW R14, K1")
+	a.op("SHRQ $16, R14")
+	a.op("KMOVW R14, K2")
+	a.op("MOVQ gm+0(FP), AX")
+	a.op("MOVQ ldg+8(FP), BX")
+	a.op("SHLQ $2, BX")
+	if ra > 3 {
+		a.op("LEAQ (AX)(BX*2), R8")
+		a.op("ADDQ BX, R8")
+	}
+	taps := []string{"SI", "DI", "R9", "R10", "R11"}
+	a.op("MOVQ offs+24(FP), R15")
+	for s := range rb {
+		a.op("MOVQ x+16(FP), %s", taps[s])
+		a.op("ADDQ %d(R15), %s", 8*s, taps[s])
+	}
+	acc := func(r, s int) string { return fmt.Sprintf("Z%d", r*5+s) }
+	parts := func(load bool) {
+		a.op("MOVQ part+32(FP), R15")
+		a.op("MOVQ ldp+40(FP), R12")
+		a.op("SHLQ $6, R12")
+		for r := range ra {
+			for s := range rb {
+				if load {
+					a.op("VMOVUPS %s, %s", offset(64*s, "(R15)"), acc(r, s))
+				} else {
+					a.op("VMOVUPS %s, %s", acc(r, s), offset(64*s, "(R15)"))
+				}
+			}
+			if r < ra-1 {
+				a.op("ADDQ R12, R15")
+			}
+		}
+	}
+	parts(true)
+	a.op("MOVQ rowG+64(FP), R12")
+	a.op("MOVQ rowX+72(FP), R13")
+	a.op("MOVQ imageX+80(FP), R14")
+	a.op("MOVQ images+48(FP), DX")
+	gRow := []string{"(AX)", "(AX)(BX*1)", "(AX)(BX*2)", "(R8)"}
+	a.label("image")
+	a.op("MOVQ rows+56(FP), CX")
+	a.label("row")
+	for v := range 2 {
+		k := fmt.Sprintf("K%d", v+1)
+		for r := range ra {
+			a.op("VMOVUPS.Z %s, %s, Z%d", offset(64*v, gRow[r]), k, 20+r)
+		}
+		for s := range rb {
+			z := 24 + s%2
+			a.op("VMOVUPS.Z %s, %s, Z%d", offset(64*v, "("+taps[s]+")"), k, z)
+			for r := range ra {
+				a.op("VFMADD231PS Z%d, Z%d, %s", 20+r, z, acc(r, s))
+			}
+		}
+	}
+	a.op("ADDQ R12, AX")
+	if ra > 3 {
+		a.op("ADDQ R12, R8")
+	}
+	for s := range rb {
+		a.op("ADDQ R13, %s", taps[s])
+	}
+	a.op("DECQ CX")
+	a.op("JNZ row")
+	for s := range rb {
+		a.op("ADDQ R14, %s", taps[s])
+	}
+	a.op("DECQ DX")
+	a.op("JNZ image")
+	parts(false)
+	a.op("VZEROUPPER")
+	a.op("RET")
+	b.WriteString("\n")
 }

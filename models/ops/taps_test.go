@@ -1,0 +1,95 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// randomTapGeometry is a geometry whose products read taps from the
+// input (readsTaps): stride 1, no padding, output rows of 17 to 32.
+func randomTapGeometry(rng *rand.Rand) geometry {
+	k := 1 + rng.IntN(9)
+	ow := tapsMinRow + rng.IntN(tapsMaxRow-tapsMinRow+1)
+	oh := 1 + rng.IntN(30)
+	g := geometry{n: 1 + rng.IntN(9), c: 1 + rng.IntN(3), o: 1 + rng.IntN(12), k: k, stride: 1, h: oh + k - 1, w: ow + k - 1, oh: oh, ow: ow}
+	return g
+}
+
+func (g geometry) String() string {
+	return fmt.Sprintf("n=%d c=%d %d×%d, %d filters %d×%d", g.n, g.c, g.h, g.w, g.o, g.k, g.k)
+}
+
+// TestTapsMatchPatches checks tapForward against gemmRows over the
+// patches im2col makes, bit for bit, on 40 seeded geometries with up to
+// 23 rows of filters (stacked particles), so every kernel from one row
+// to ten is met.
+func TestTapsMatchPatches(t *testing.T) {
+	needAVX512(t)
+	rng := rand.New(rand.NewPCG(9, 1))
+	for range 40 {
+		g := randomTapGeometry(rng)
+		if !readsTaps(g) {
+			t.Fatalf("%v: not read from taps", g)
+		}
+		m, rows, np := 1+rng.IntN(23), g.rows(), g.n*g.positions()
+		x := randomMatrix(rng, g.n*g.c, g.h*g.w)
+		w := randomMatrix(rng, m, rows)
+		patches := make([]float32, rows*np)
+		im2col(g, x, 0, g.n, patches, np)
+		want := make([]float32, m*np)
+		rowsGemm(m, np, rows, w, rows, patches, np, false, want, np)
+		got := make([]float32, m*np)
+		tapForward(g, tapOffsets(g), x, w, m, got, np, 0, g.n)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%v, %d rows: entry (%d, %d) %v, from the patches %v", g, m, i/np, i%np, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestTapFilterGrad checks tapFilterGrad on 40 seeded geometries against
+// the filter gradient summed in float64 from the patches, within the
+// bound of TestOwnKernelsMatchReference (k the batch's positions), and
+// that a product of some of its rows gives those rows' bits (stacking).
+func TestTapFilterGrad(t *testing.T) {
+	needAVX512(t)
+	rng := rand.New(rand.NewPCG(9, 2))
+	const u = 1.0 / (1 << 24)
+	for range 40 {
+		g := randomTapGeometry(rng)
+		m, rows, np := 1+rng.IntN(13), g.rows(), g.n*g.positions()
+		x := randomMatrix(rng, g.n*g.c, g.h*g.w)
+		gm := randomMatrix(rng, m, np)
+		patches := make([]float32, rows*np)
+		im2col(g, x, 0, g.n, patches, np)
+		offs := tapOffsets(g)
+		dw := make([]float32, m*rows)
+		tapFilterGrad(g, offs, gm, np, x, m, dw, rows, new(scratch[float32]))
+		gamma := float64(np+1) * u / (1 - float64(np+1)*u)
+		for r := range m {
+			for tp := range rows {
+				sum, abs := 0.0, 0.0
+				for q := range np {
+					v := float64(gm[r*np+q]) * float64(patches[tp*np+q])
+					sum += v
+					abs += math.Abs(v)
+				}
+				if d := math.Abs(float64(dw[r*rows+tp]) - sum); d > gamma*abs {
+					t.Fatalf("%v: dw[%d, %d] = %v, want %v (error %.3g > bound %.3g)", g, r, tp, dw[r*rows+tp], sum, d, gamma*abs)
+				}
+			}
+		}
+		r0 := rng.IntN(m)
+		r1 := r0 + 1 + rng.IntN(m-r0)
+		some := make([]float32, (r1-r0)*rows)
+		tapFilterGrad(g, offs, gm[r0*np:], np, x, r1-r0, some, rows, new(scratch[float32]))
+		for i := range some {
+			if got, want := some[i], dw[r0*rows+i]; math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("%v: rows [%d, %d) alone: entry %d %v, with all %d rows %v", g, r0, r1, i, got, m, want)
+			}
+		}
+	}
+}
