@@ -299,6 +299,13 @@ func poolBackward[T float](g geometry, argmax []int32, dy, dx []T) {
 // poolBackwardPlanes is poolBackward for planes lo ≤ plane < hi.
 func poolBackwardPlanes[T float](g geometry, argmax []int32, dy, dx []T, lo, hi int) {
 	hw, p := g.h*g.w, g.positions()
+	if dy32, ok := any(dy).([]float32); ok && useAVX512 && g.twoByTwo() && g.h == 2*g.oh && g.w == 2*g.ow {
+		dx32 := any(dx).([]float32)
+		for plane := lo; plane < hi; plane++ {
+			pool2x2GradFloat32(dy32[plane*p:(plane+1)*p], argmax[plane*p:(plane+1)*p], dx32[plane*hw:(plane+1)*hw], g.w, g.oh, g.ow)
+		}
+		return
+	}
 	for plane := lo; plane < hi; plane++ {
 		in := dx[plane*hw : (plane+1)*hw]
 		clear(in)

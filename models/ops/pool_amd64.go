@@ -19,3 +19,13 @@ func pool2x2QuadsFloat32(in, out []float32, arg []int32, w, oh, ow int)
 //
 //go:noescape
 func pool2x2QuadsMaxFloat32(in, out []float32, w, oh, ow int)
+
+// pool2x2GradFloat32 is poolBackwardPlanes for one plane of 2×2 windows
+// with stride 2 that cover it exactly (h = 2·oh, w = 2·ow), with
+// AVX-512: each of dx's values is set once, to +0 plus its window's
+// gradient where it is the window's argmax (the addition the Go loop
+// makes into the cleared plane) and to +0 elsewhere, so the same bits
+// (TestPool2x2Grad). dy and arg are the plane's oh·ow outputs.
+//
+//go:noescape
+func pool2x2GradFloat32(dy []float32, arg []int32, dx []float32, w, oh, ow int)
