@@ -90,3 +90,7 @@ func gemmTapDots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, 
 func pool2x2GradFloat32(dy []float32, arg []int32, dx []float32, w, oh, ow int) {
 	panic("ops: AVX-512 kernel called without AVX-512")
 }
+
+func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}

@@ -191,6 +191,17 @@ func col2imRuns[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []
 	}
 }
 
+// col2imPlanes is col2imRuns with clearing for images n0+a ≤ n < n0+b of
+// a chunk from n0, a plane at a time (col2imPlaneFloat32).
+func col2imPlanes(g geometry, cols []float32, ld, n0, a, b int, dx []float32) {
+	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
+	for n := a; n < b; n++ {
+		for c := range g.c {
+			col2imPlaneFloat32(&cols[c*kk*ld+n*p], ld, &dx[((n0+n)*g.c+c)*hw], g.h, g.w, g.k, g.oh, g.ow)
+		}
+	}
+}
+
 // addRunsGo adds src's runs into plane: plane[r.at+i] += src[r.pos+i].
 func addRunsGo[T float](plane, src []T, runs []tapRun) {
 	for _, r := range runs {
@@ -696,6 +707,7 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	taps := tapsOf(g)
 	_, float32s := any(w).([]float32)
 	clears := float32s && taps.runs != nil && !slices.Contains(taps.covered, false)
+	planeRows := useAVX512 && g.stride == 1 && g.pad == 0 && g.w <= 16
 	var beta T // 0: the BLAS clears the buffer
 	if clears {
 		beta = 1
@@ -708,6 +720,10 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 		// Each image's planes of dx are its own: a helper may take half
 		// of the chunk's images.
 		helpRange(n1-n0, rows*cols, func(a, b int) {
+			if clears && planeRows {
+				col2imPlanes(g, any(dcols).([]float32), cols, n0, a, b, any(dx).([]float32))
+				return
+			}
 			if clears {
 				col2imRuns(g, taps, dcols[a*p:], cols, n0+a, n0+b, dx, true)
 				return

@@ -416,3 +416,50 @@ func BenchmarkUnfold(b *testing.B) {
 		}
 	})
 }
+
+// TestCol2imPlanes checks col2im a plane row at a time
+// (col2imPlaneFloat32) against the runs with clearing (col2imRuns)
+// bit for bit, on 100 seeded geometries with input rows of at most 16
+// (stride 1, no padding), values with signed zeros, infinities and NaNs,
+// planes that do not start at zero, and a chunk's later images: the same
+// input gradient, and every patch-gradient value read set to +0.
+func TestCol2imPlanes(t *testing.T) {
+	needAVX512(t)
+	rng := rand.New(rand.NewPCG(43, 44))
+	for range 100 {
+		k := 1 + rng.IntN(6)
+		w := k + minRun - 1 + rng.IntN(18-k-minRun) // rows of runs (ow ≥ minRun), as the clearing col2im needs
+		h := k + rng.IntN(10)
+		g := geometry{n: 1 + rng.IntN(4), c: 1 + rng.IntN(3), h: h, w: w, o: 1, k: k, stride: 1, oh: h - k + 1, ow: w - k + 1}
+		n0 := rng.IntN(g.n)
+		chunk := g.n - n0
+		ld := chunk*g.positions() + rng.IntN(5)
+		cols := make([]float32, g.rows()*ld)
+		for i := range cols {
+			cols[i] = float32(rng.NormFloat64())
+			if rng.IntN(6) == 0 {
+				cols[i] = specialFloat32(rng)
+			}
+		}
+		dx := make([]float32, g.n*g.c*g.h*g.w)
+		for i := range dx {
+			dx[i] = float32(rng.NormFloat64())
+			if rng.IntN(4) == 0 {
+				dx[i] = float32(math.Copysign(0, -1)) // a tap must leave the lanes it does not reach, −0 included, as they are
+			}
+		}
+		wantCols, wantDx := append([]float32(nil), cols...), append([]float32(nil), dx...)
+		col2imRuns(g, tapsOf(g), wantCols, ld, n0, g.n, wantDx, true)
+		col2imPlanes(g, cols, ld, n0, 0, chunk, dx)
+		for i := range dx {
+			if math.Float32bits(dx[i]) != math.Float32bits(wantDx[i]) {
+				t.Fatalf("%v, from image %d: dx[%d] bits %#x, want %#x", g, n0, i, math.Float32bits(dx[i]), math.Float32bits(wantDx[i]))
+			}
+		}
+		for i := range cols {
+			if math.Float32bits(cols[i]) != math.Float32bits(wantCols[i]) {
+				t.Fatalf("%v, from image %d: cols[%d] bits %#x, want %#x", g, n0, i, math.Float32bits(cols[i]), math.Float32bits(wantCols[i]))
+			}
+		}
+	}
+}
