@@ -94,3 +94,7 @@ func pool2x2GradFloat32(dy []float32, arg []int32, dx []float32, w, oh, ow int) 
 func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow int) {
 	panic("ops: AVX-512 kernel called without AVX-512")
 }
+
+func pool2x2OctsFloat32(in, out []float32, arg []int32, w, oh, ow int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}

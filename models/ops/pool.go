@@ -163,6 +163,10 @@ func pool2x2Float32(g geometry, x, y []float32, argmax []int32) {
 	for plane := range g.n * g.c {
 		in := x[plane*hw : (plane+1)*hw]
 		out, arg := y[plane*p:(plane+1)*p], argmax[plane*p:(plane+1)*p]
+		if useAVX512 {
+			pool2x2OctsFloat32(in, out, arg, g.w, g.oh, g.ow)
+			continue
+		}
 		if quads > 0 {
 			pool2x2QuadsFloat32(in, out, arg, g.w, g.oh, g.ow)
 		}

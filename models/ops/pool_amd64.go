@@ -40,3 +40,11 @@ func pool2x2GradFloat32(dy []float32, arg []int32, dx []float32, w, oh, ow int)
 //
 //go:noescape
 func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow int)
+
+// pool2x2OctsFloat32 is pool2x2Float32 for one plane with AVX-512,
+// eight windows at a time and a row's last ones masked: the same
+// comparisons in the same order, so the same outputs and argmaxes
+// (TestPool2x2Float32 runs it and the SSE2 loop).
+//
+//go:noescape
+func pool2x2OctsFloat32(in, out []float32, arg []int32, w, oh, ow int)

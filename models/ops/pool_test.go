@@ -144,7 +144,20 @@ func TestPool2x2Float32(t *testing.T) {
 		want, got := make([]float32, outs), make([]float32, outs)
 		wantArg, gotArg := make([]int32, outs), make([]int32, outs)
 		pool2x2(g, x, want, wantArg)
-		pool2x2Float32(g, x, got, gotArg)
+		if useAVX512 {
+			// The AVX-512 loop, then the SSE2 one below.
+			pool2x2Float32(g, x, got, gotArg)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || gotArg[i] != wantArg[i] {
+					t.Fatalf("AVX-512: %d×%d, special %v, output %d: %v at %d, want %v at %d", tc.h, tc.w, special, i, got[i], gotArg[i], want[i], wantArg[i])
+				}
+			}
+			useAVX512 = false
+			pool2x2Float32(g, x, got, gotArg)
+			useAVX512 = true
+		} else {
+			pool2x2Float32(g, x, got, gotArg)
+		}
 		values := make([]float32, outs)
 		pool2x2MaxFloat32(g, x, values)
 		for i := range want {
