@@ -2,6 +2,8 @@
 
 #include "textflag.h"
 
+// col2im a plane row at a time with AVX-512 (declared in runs_amd64.go).
+
 // func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow int)
 //
 // One input row at a time in a register: the row's values, plus each

@@ -2,7 +2,7 @@
 
 #include "textflag.h"
 
-// The 2×2 pool and its gradient with AVX-512 (pool_amd64.go).
+// The 2×2 pool and its gradient with AVX-512 (declared in pool_amd64.go).
 
 // Lane j of a row of 16 gradient values takes window j/2's output.
 DATA poolPairs<>+0(SB)/4, $0

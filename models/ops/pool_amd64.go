@@ -30,17 +30,6 @@ func pool2x2QuadsMaxFloat32(in, out []float32, w, oh, ow int)
 //go:noescape
 func pool2x2GradFloat32(dy []float32, arg []int32, dx []float32, w, oh, ow int)
 
-// col2imPlaneFloat32 is col2imRuns with clearing for one image's plane
-// of one channel, its input rows at most 16 wide (stride 1, no padding):
-// each of the plane's rows is kept in a register while every tap adds
-// into it, the same additions in the same order, so the same bits
-// (TestCol2imPlanes). The adding loops' runs store into the plane and
-// load it again at the next tap, which their stores hold up. cols is the
-// channel's first tap row at the image's first position, ld apart.
-//
-//go:noescape
-func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow int)
-
 // pool2x2OctsFloat32 is pool2x2Float32 for one plane with AVX-512,
 // eight windows at a time and a row's last ones masked: the same
 // comparisons in the same order, so the same outputs and argmaxes

@@ -74,3 +74,14 @@ func affine2Float32(dst, g, x []float32, k, c0, c1 float64)
 //
 //go:noescape
 func addConstFloat32(dst, src []float32, b float32)
+
+// col2imPlaneFloat32 is col2imRuns with clearing for one image's plane
+// of one channel, its input rows at most 16 wide (stride 1, no padding):
+// each of the plane's rows is kept in a register while every tap adds
+// into it, the same additions in the same order, so the same bits
+// (TestCol2imPlanes). The adding loops' runs store into the plane and
+// load it again at the next tap, which their stores hold up. cols is the
+// channel's first tap row at the image's first position, ld apart.
+//
+//go:noescape
+func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow int)
