@@ -28,7 +28,7 @@ const (
 )
 
 // tappedPatches turns the reading of patches from the input on or off
-// (tests compare both).
+// (TestTapsChangeLittle compares both).
 var tappedPatches = true
 
 // readsTaps reports whether g's products read its input rather than
