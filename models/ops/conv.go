@@ -375,19 +375,19 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 	g := op.g
 	p, rows := g.positions(), g.rows()
 	chunk := g.chunk()
-	// A leaf's patches (the images') may still be there from the last run.
-	wholeBatch := op.keepCols && (!op.inputGrad || !chunkKeptPatches)
-	if wholeBatch {
-		chunk = g.n
-	}
 	if tapsInput(op, st, x) {
-		for n0 := 0; n0 < g.n; n0 += g.chunk() {
-			n1 := min(g.n, n0+g.chunk())
+		for n0 := 0; n0 < g.n; n0 += chunk {
+			n1 := min(g.n, n0+chunk)
 			prod := st.prod.get(g.o * (n1 - n0) * p)
 			tapProduct(g, st, x, w, g.o, prod, (n1-n0)*p, n0, n1)
 			unfold(g, prod, n0, n1, bias, out)
 		}
 		return
+	}
+	// A leaf's patches (the images') may still be there from the last run.
+	wholeBatch := op.keepCols && (!op.inputGrad || !chunkKeptPatches)
+	if wholeBatch {
+		chunk = g.n
 	}
 	for n0 := 0; n0 < g.n; n0 += chunk {
 		n1 := min(g.n, n0+chunk)

@@ -94,22 +94,74 @@ var dotsParts = sync.Pool{New: func() any { return new([]float32) }}
 // dotsGemm is C = A·Bᵀ + beta·C, A m×k, B n×k, row-major, in tiles of
 // four rows of A by five of B.
 func dotsGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	buf := dotsParts.Get().(*[]float32)
+	buf, part := laneSums(m * n)
 	defer dotsParts.Put(buf)
-	if cap(*buf) < m*n*16 {
-		*buf = make([]float32, m*n*16)
-	}
-	part := (*buf)[:m*n*16]
-	clear(part)
 	for p0 := 0; p0 < k; p0 += dotsSpan {
 		span := min(dotsSpan, k-p0)
-		for i0 := 0; i0 < m; i0 += 4 {
-			for j0 := 0; j0 < n; j0 += 5 {
-				dotsTile(i0, j0, min(4, m-i0), min(5, n-j0), n, span, a[p0:], lda, b[p0:], ldb, part)
+		forTiles(m, n, func(shape tileShape, i, j int) {
+			dotsKernels[shape](&a[i*lda+p0], lda, &b[j*ldb+p0], ldb, &part[(i*n+j)*16], n, span)
+		})
+	}
+	sumLanes(part, m, n, beta, c, ldc)
+}
+
+// laneSums returns sixteen partial sums, cleared, for each of entries
+// entries of a product, from dotsParts; buf goes back there after.
+func laneSums(entries int) (buf *[]float32, part []float32) {
+	buf = dotsParts.Get().(*[]float32)
+	if cap(*buf) < entries*16 {
+		*buf = make([]float32, entries*16)
+	}
+	part = (*buf)[:entries*16]
+	clear(part)
+	return buf, part
+}
+
+// tileShape is the tile a dots kernel computes: four rows of A by five
+// of B, or the one row or one column of a tile that the rows or columns
+// left over do not fill.
+type tileShape int
+
+const (
+	tile4x5 tileShape = iota
+	tile4x1
+	tile1x5
+	tile1x1
+)
+
+// dotsKernels and tapDotsKernels compute each tileShape.
+var (
+	dotsKernels    = [...]func(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int){gemmDots4x5, gemmDots4x1, gemmDots1x5, gemmDots1x1}
+	tapDotsKernels = [...]func(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int){gemmTapDots4x5, gemmTapDots4x1, gemmTapDots1x5, gemmTapDots1x1}
+)
+
+// forTiles calls run(shape, i, j) for the tiles that cover m rows by n
+// columns, four by five from (i, j): a whole tile in one call, a partial
+// one a row or a column at a time.
+func forTiles(m, n int, run func(shape tileShape, i, j int)) {
+	for i0 := 0; i0 < m; i0 += 4 {
+		for j0 := 0; j0 < n; j0 += 5 {
+			ra, rb := min(4, m-i0), min(5, n-j0)
+			switch {
+			case ra == 4 && rb == 5:
+				run(tile4x5, i0, j0)
+			case ra == 4:
+				for j := j0; j < j0+rb; j++ {
+					run(tile4x1, i0, j)
+				}
+			case rb == 5:
+				for i := i0; i < i0+ra; i++ {
+					run(tile1x5, i, j0)
+				}
+			default:
+				for i := i0; i < i0+ra; i++ {
+					for j := j0; j < j0+rb; j++ {
+						run(tile1x1, i, j)
+					}
+				}
 			}
 		}
 	}
-	sumLanes(part, m, n, beta, c, ldc)
 }
 
 // sumLanes sets C (m × n) to the sums of part's sixteen lanes per entry,
@@ -127,30 +179,6 @@ func sumLanes(part []float32, m, n int, beta float32, c []float32, ldc int) {
 				s += beta * c[i*ldc+j]
 			}
 			c[i*ldc+j] = s
-		}
-	}
-}
-
-// dotsTile adds the span's sums for ra rows of A from i0 and rb rows of
-// B from j0 into part: in one kernel for a whole tile, else row by row.
-func dotsTile(i0, j0, ra, rb, n, span int, a []float32, lda int, b []float32, ldb int, part []float32) {
-	if ra == 4 && rb == 5 {
-		gemmDots4x5(&a[i0*lda], lda, &b[j0*ldb], ldb, &part[(i0*n+j0)*16], n, span)
-		return
-	}
-	for i := i0; i < i0+ra; i++ {
-		switch {
-		case ra == 4:
-			for j := j0; j < j0+rb; j++ {
-				gemmDots4x1(&a[i0*lda], lda, &b[j*ldb], ldb, &part[(i0*n+j)*16], n, span)
-			}
-			return
-		case rb == 5:
-			gemmDots1x5(&a[i*lda], lda, &b[j0*ldb], ldb, &part[(i*n+j0)*16], n, span)
-		default:
-			for j := j0; j < j0+rb; j++ {
-				gemmDots1x1(&a[i*lda], lda, &b[j*ldb], ldb, &part[(i*n+j)*16], n, span)
-			}
 		}
 	}
 }

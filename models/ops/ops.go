@@ -248,10 +248,16 @@ func sumOverPositions[T float](m, n, k int, a []T, lda int, b []T, ldb int, c []
 		func() { gemm(blas.NoTrans, blas.Trans, m, n, cut, a, lda, b, ldb, 0, c, ldc) },
 		func() { gemm(blas.NoTrans, blas.Trans, m, n, k-cut, a[cut:], lda, b[cut:], ldb, 0, second, n) },
 	)
+	addRows(c, ldc, second, m, n)
+}
+
+// addRows adds add (m × n, packed) into C (m × n, ldc apart): the second
+// half of a sum over positions into the first.
+func addRows[T float](c []T, ldc int, add []T, m, n int) {
 	for i := range m {
-		row, add := c[i*ldc:i*ldc+n], second[i*n:(i+1)*n]
+		row, a := c[i*ldc:i*ldc+n], add[i*n:(i+1)*n]
 		for j := range row {
-			row[j] += add[j]
+			row[j] += a[j]
 		}
 	}
 }

@@ -126,54 +126,21 @@ func tapFilterGrad(g geometry, offs []int, gm []float32, ldg int, x []float32, m
 		func() { tapFilterGradImages(g, offs, gm, ldg, x, m, dw, lddw, 0, mid) },
 		func() { tapFilterGradImages(g, offs, gm, ldg, x, m, half, rows, mid, g.n) },
 	)
-	for r := range m {
-		row, add := dw[r*lddw:r*lddw+rows], half[r*rows:(r+1)*rows]
-		for t := range row {
-			row[t] += add[t]
-		}
-	}
+	addRows(dw, lddw, half, m, rows)
 }
 
 // tapFilterGradImages is dw = gm·patchesᵀ over images n0 ≤ n < n1, in
 // tiles of four rows of gm by five taps.
 func tapFilterGradImages(g geometry, offs []int, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
 	rows, p, hw := g.rows(), g.positions(), g.c*g.h*g.w
-	buf := dotsParts.Get().(*[]float32)
+	buf, part := laneSums(m * rows)
 	defer dotsParts.Put(buf)
-	if cap(*buf) < m*rows*16 {
-		*buf = make([]float32, m*rows*16)
-	}
-	part := (*buf)[:m*rows*16]
-	clear(part)
 	masks, rowG, rowX, imageX := tapMasks(g.ow), 4*g.ow, 4*g.w, 4*(hw-g.oh*g.w)
 	for b0 := n0; b0 < n1; b0 += tapsBlock {
 		images := min(tapsBlock, n1-b0)
-		tile := func(kernel func(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int), r, t int) {
-			kernel(&gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, masks)
-		}
-		for i0 := 0; i0 < m; i0 += 4 {
-			for t0 := 0; t0 < rows; t0 += 5 {
-				ra, rb := min(4, m-i0), min(5, rows-t0)
-				switch {
-				case ra == 4 && rb == 5:
-					tile(gemmTapDots4x5, i0, t0)
-				case ra == 4:
-					for t := t0; t < t0+rb; t++ {
-						tile(gemmTapDots4x1, i0, t)
-					}
-				default:
-					for r := i0; r < i0+ra; r++ {
-						if rb == 5 {
-							tile(gemmTapDots1x5, r, t0)
-							continue
-						}
-						for t := t0; t < t0+rb; t++ {
-							tile(gemmTapDots1x1, r, t)
-						}
-					}
-				}
-			}
-		}
+		forTiles(m, rows, func(shape tileShape, r, t int) {
+			tapDotsKernels[shape](&gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, masks)
+		})
 	}
 	sumLanes(part, m, rows, 0, dw, lddw)
 }

@@ -211,18 +211,7 @@ func dotsKernel(b *strings.Builder, ra, rb int) {
 	acc := func(r, s int) string { return fmt.Sprintf("Z%d", r*5+s) }
 	parts := func(load bool) {
 		a.op("MOVQ DI, R11")
-		for r := range ra {
-			for s := range rb {
-				if load {
-					a.op("VMOVUPS %s, %s", offset(64*s, "(R11)"), acc(r, s))
-				} else {
-					a.op("VMOVUPS %s, %s", acc(r, s), offset(64*s, "(R11)"))
-				}
-			}
-			if r < ra-1 {
-				a.op("ADDQ R10, R11")
-			}
-		}
+		a.lanes(ra, rb, "R11", "R10", load)
 	}
 	body := func(masked bool) {
 		load := func(src string, z int) {
@@ -270,6 +259,26 @@ func dotsKernel(b *strings.Builder, ra, rb int) {
 	a.op("VZEROUPPER")
 	a.op("RET")
 	b.WriteString("\n")
+}
+
+// lanes loads (or with load false stores) a dots kernel's ra×rb
+// accumulators, Z(r·5+s), from (into) their partial sums: row r's at
+// base plus r times the bytes in row, entry s 64 bytes further each.
+// It moves base.
+func (a asm) lanes(ra, rb int, base, row string, load bool) {
+	for r := range ra {
+		for s := range rb {
+			mem, z := offset(64*s, "("+base+")"), fmt.Sprintf("Z%d", r*5+s)
+			if load {
+				a.op("VMOVUPS %s, %s", mem, z)
+			} else {
+				a.op("VMOVUPS %s, %s", z, mem)
+			}
+		}
+		if r < ra-1 {
+			a.op("ADDQ %s, %s", row, base)
+		}
+	}
 }
 
 // offset is mem displaced by d bytes.
@@ -400,18 +409,7 @@ func tapDotsKernel(b *strings.Builder, ra, rb int) {
 		a.op("MOVQ part+32(FP), R15")
 		a.op("MOVQ ldp+40(FP), R12")
 		a.op("SHLQ $6, R12")
-		for r := range ra {
-			for s := range rb {
-				if load {
-					a.op("VMOVUPS %s, %s", offset(64*s, "(R15)"), acc(r, s))
-				} else {
-					a.op("VMOVUPS %s, %s", acc(r, s), offset(64*s, "(R15)"))
-				}
-			}
-			if r < ra-1 {
-				a.op("ADDQ R12, R15")
-			}
-		}
+		a.lanes(ra, rb, "R15", "R12", load)
 	}
 	parts(true)
 	a.op("MOVQ rowG+64(FP), R12")
