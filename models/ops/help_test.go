@@ -296,23 +296,35 @@ func TestHelpedLoopsSameBits(t *testing.T) {
 		})
 		wantOut, wantLoss, wantGrads := p.run(t)
 
+		// Whether the helper is on a core when a half is offered is up to
+		// the scheduler: on a loaded machine a whole pass can go by
+		// before it is, so the pass is repeated until it has run a half,
+		// each time to the same bits.
 		stopHelper := startHelper()
-		before := HelpedHalves()
-		out, loss, grads := p.run(t)
-		stopHelper()
-		if HelpedHalves() == before {
-			t.Errorf("%v: the helper ran no half", dt)
-		}
-		if i := firstBitDifference(out, wantOut); i >= 0 {
-			t.Errorf("%v: output %d is %v helped, %v alone", dt, i, out[i], wantOut[i])
-		}
-		if math.Float64bits(loss) != math.Float64bits(wantLoss) {
-			t.Errorf("%v: loss %v helped, %v alone", dt, loss, wantLoss)
-		}
-		for k := range grads {
-			if i := firstBitDifference(grads[k], wantGrads[k]); i >= 0 {
-				t.Errorf("%v: gradient %d's entry %d is %v helped, %v alone", dt, k, i, grads[k][i], wantGrads[k][i])
+		ranHalf := false
+		for try := 0; try < helpedTries && !ranHalf; try++ {
+			before := HelpedHalves()
+			out, loss, grads := p.run(t)
+			ranHalf = HelpedHalves() != before
+			if i := firstBitDifference(out, wantOut); i >= 0 {
+				t.Fatalf("%v: output %d is %v helped, %v alone", dt, i, out[i], wantOut[i])
 			}
+			if math.Float64bits(loss) != math.Float64bits(wantLoss) {
+				t.Fatalf("%v: loss %v helped, %v alone", dt, loss, wantLoss)
+			}
+			for k := range grads {
+				if i := firstBitDifference(grads[k], wantGrads[k]); i >= 0 {
+					t.Fatalf("%v: gradient %d's entry %d is %v helped, %v alone", dt, k, i, grads[k][i], wantGrads[k][i])
+				}
+			}
+		}
+		stopHelper()
+		if !ranHalf {
+			t.Errorf("%v: the helper ran no half in %d passes", dt, helpedTries)
 		}
 	}
 }
+
+// helpedTries is how many times a helped pass is run, at most, for the
+// helper to run some half of it.
+const helpedTries = 50
