@@ -7,11 +7,14 @@ import (
 	"github.com/mtsgd/mtsgd/models/ops"
 )
 
-// Footprint is a lower bound on the bytes one worker's graphs hold while
-// they run batches of a given size: Fixed, plus PerExample for every
-// example of the batch. It counts the values of the graphs' nodes, forward
-// and backward, in the graphs' dtype; the ops' own scratch (a
-// convolution's patches) comes on top, about as much again for LeNet.
+// Footprint is about the bytes one worker's graphs hold while they run
+// batches of a given size: Fixed, plus PerExample for every example of
+// the batch. It counts the values of the graphs' nodes, forward and
+// backward, in the graphs' dtype; the ops' own scratch (a convolution's
+// patches) comes on top, about as much again for LeNet where its
+// convolutions make patches. Where they read their inputs instead
+// (float32 with AVX-512, models/ops), a few nodes that share their
+// values leave the heap a little short of the count (0.96 of it).
 type Footprint struct {
 	Fixed, PerExample float64
 }

@@ -12,11 +12,13 @@ import (
 	"github.com/mtsgd/mtsgd/particles"
 )
 
-// GraphFootprint is a lower bound on what one worker's graphs hold after a
-// step, and not a loose one: the heap grown by a one-particle, one-worker
-// ensemble after a step and an evaluation lies between 1 and 3 times the
-// footprint at its batch size (LeNet and the MLP about 2.1: the ops'
-// scratch, which the footprint leaves out).
+// GraphFootprint is close to what one worker's graphs hold after a
+// step: the heap grown by a one-particle, one-worker ensemble after a
+// step and an evaluation lies between 0.9 and 3 times the footprint at
+// its batch size (the MLP 1.9, LeNet about 2.1 with its patches: the
+// ops' scratch, which the footprint leaves out; LeNet 0.96 where its
+// convolutions read their inputs rather than patches, float32 with
+// AVX-512).
 func TestGraphFootprint(t *testing.T) {
 	var regression []data.Task
 	for range 7 {
@@ -48,7 +50,8 @@ func TestGraphFootprint(t *testing.T) {
 			grown := liveHeap() - before
 			runtime.KeepAlive(e)
 			want := f.Bytes(tc.cfg.Batch)
-			if ratio := grown / want; ratio < 1 || ratio > 3 {
+			t.Logf("footprint %.1f MB, heap grown by %.1f MB: ratio %.2f", want/1e6, grown/1e6, grown/want)
+			if ratio := grown / want; ratio < 0.9 || ratio > 3 {
 				t.Errorf("footprint %.1f MB (%.0f + %.0f per example), heap grown by %.1f MB: ratio %.2f", want/1e6, f.Fixed, f.PerExample, grown/1e6, ratio)
 			}
 		})

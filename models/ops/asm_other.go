@@ -69,23 +69,11 @@ func gemmDots1x1(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k
 // runsAVX512 has no effect here.
 var runsAVX512 bool
 
-var tapRowsKernels [11]func(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks int)
-
-func gemmTapDots4x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int) {
-	panic("ops: AVX-512 kernel called without AVX-512")
-}
-
-func gemmTapDots4x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int) {
-	panic("ops: AVX-512 kernel called without AVX-512")
-}
-
-func gemmTapDots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int) {
-	panic("ops: AVX-512 kernel called without AVX-512")
-}
-
-func gemmTapDots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int) {
-	panic("ops: AVX-512 kernel called without AVX-512")
-}
+// The tap kernels are never called here (readsTaps).
+var (
+	tapRowsKernels [maxTapVectors + 1][maxTapRows + 1]tapRowsFunc
+	tapDotsKernels [3][4]tapDotsFunc
+)
 
 func pool2x2GradFloat32(dy []float32, arg []int32, dx []float32, w, oh, ow int) {
 	panic("ops: AVX-512 kernel called without AVX-512")

@@ -89,15 +89,16 @@ func swapScratch[T float](s *scratch[T], held *any) {
 }
 
 type convHeld struct {
-	out  buffer
-	cols any // scratch[T]
+	out         buffer
+	cols, input any // scratch[T]
 }
 
 func (op *convOp) keepForReplay() { op.keepCols = true }
 
 // exchange sets aside the output and, unless made from a leaf input, the
-// patches: a leaf input (the images) is the same for every particle a
-// worker runs on a batch, and the op remakes its patches when the input
+// patches or, where the products read the input (taps.go), its copy: a
+// leaf input (the images) is the same for every particle a worker runs
+// on a batch, and the op remakes its patches or copy when the input
 // changes (convForward).
 func (op *convOp) exchange(part *any) {
 	k := state[convHeld](part)
@@ -108,8 +109,10 @@ func (op *convOp) exchange(part *any) {
 	switch st := op.state.(type) {
 	case *convState[float32]:
 		swapScratch(&st.cols, &k.cols)
+		swapScratch(&st.input, &k.input)
 	case *convState[float64]:
 		swapScratch(&st.cols, &k.cols)
+		swapScratch(&st.input, &k.input)
 	}
 }
 

@@ -129,11 +129,9 @@ const (
 	tile1x1
 )
 
-// dotsKernels and tapDotsKernels compute each tileShape.
-var (
-	dotsKernels    = [...]func(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int){gemmDots4x5, gemmDots4x1, gemmDots1x5, gemmDots1x1}
-	tapDotsKernels = [...]func(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int){gemmTapDots4x5, gemmTapDots4x1, gemmTapDots1x5, gemmTapDots1x1}
-)
+// dotsKernels compute each tileShape (tapDotsKernels, taps.go, the same
+// tiles read from a convolution's input).
+var dotsKernels = [...]func(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int){gemmDots4x5, gemmDots4x1, gemmDots1x5, gemmDots1x1}
 
 // forTiles calls run(shape, i, j) for the tiles that cover m rows by n
 // columns, four by five from (i, j): a whole tile in one call, a partial

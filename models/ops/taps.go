@@ -2,29 +2,46 @@ package ops
 
 import "slices"
 
-// A convolution over a leaf input with stride 1, no padding and output
-// rows of 17 to 32 positions (LeNet's first layer: 28) can skip its patch
-// matrix where the processor has AVX-512: its forward product and its
-// filter gradient read each tap's values from the input itself, one
-// output row at a time, in the kernels gemmTapRows and gemmTapDots
-// (kernels_amd64.s). The patches of LeNet's conv1 over a batch of 256
-// are 65 MB, made once per worker and step and read by the forward
-// product and the filter gradient's; the images are 1.3 MB, and an
-// image's 5 KB stay in the core's first cache while all its output rows
-// are made.
+// A convolution with stride 1, no padding and output rows of 8 to 32
+// positions (LeNet's layers: 28 and 10) can skip its patch matrix where
+// the processor has AVX-512: its forward product and its filter gradient
+// read each tap's values from the input itself, in the kernels
+// gemmTapVRowsR and gemmTapVDots (kernels_amd64.s). The patches of
+// LeNet's conv1 over a batch of 256 are 65 MB, made once per worker and
+// step, those of conv2 26 MB, made for every particle; the inputs are 1.3
+// and 2 MB, and an image's 5 or 8 KB stay in the core's first cache
+// while all its output rows are made. An output row of 17 to 32
+// positions is two vectors of 16; rows of up to 16 are one vector each,
+// up to four rows at a time.
 //
 // The forward product's entries are the very chains of gemmRows over
 // the patches (TestTapsMatchPatches: the same bits). The filter
 // gradient's lanes are another grouping of the positions than
-// gemmDots's (each output row's columns mod 16, not the batch's
-// positions mod 16), so its last bits differ; like gemmDots's, they do
+// gemmDots's or the BLAS's (each output row's columns mod 16, not the
+// batch's positions), so its last bits differ; like gemmDots's, they do
 // not depend on how many runs are stacked or who computes which half.
 
 // tapsMinRow and tapsMaxRow bound the output rows read from the input:
-// two vectors of 16 a row, the second one masked.
+// below 8 positions a row, most of a vector's lanes would idle.
 const (
-	tapsMinRow = 17
+	tapsMinRow = 8
 	tapsMaxRow = 32
+)
+
+// maxTapVectors is the most vectors of 16 columns a tap rows kernel
+// computes for each row of filters, and maxTapRows the most rows of
+// filters one computes (internal/genkernels' tapRows: 10 with one or two
+// vectors, 6 with three, 5 with four).
+const (
+	maxTapVectors = 4
+	maxTapRows    = 10
+)
+
+// tapRowsFunc is a tap rows kernel, gemmTapVRowsR, and tapDotsFunc a tap
+// dots kernel, gemmTapVDotsRAxRB (internal/genkernels documents them).
+type (
+	tapRowsFunc func(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks, stepX, stepC int)
+	tapDotsFunc func(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
 )
 
 // tappedPatches turns the reading of patches from the input on or off
@@ -35,6 +52,42 @@ var tappedPatches = true
 // patches, in float32.
 func readsTaps(g geometry) bool {
 	return tappedPatches && useAVX512 && g.stride == 1 && g.pad == 0 && g.ow >= tapsMinRow && g.ow <= tapsMaxRow
+}
+
+// tapVectors is how many vectors of 16 columns an output row of ow
+// positions takes.
+func tapVectors(ow int) int { return (ow + 15) / 16 }
+
+// tapRowMasks is the masks of an output row's vectors, 16 bits each.
+func tapRowMasks(ow int) int {
+	if ow <= 16 {
+		return 1<<ow - 1
+	}
+	return 0xFFFF | (1<<(ow-16)-1)<<16
+}
+
+// tapBlock is how tapForward computes output rows from y on: outRows of
+// them in vectors vectors (masked by masks), each vector's inputs stepX
+// bytes after the last's and its outputs stepC bytes.
+func tapBlock(g geometry, y int) (outRows, vectors, masks, stepX, stepC int) {
+	if g.ow > 16 {
+		return 1, 2, tapRowMasks(g.ow), 64, 64
+	}
+	outRows = min(maxTapVectors, g.oh-y)
+	for v := range outRows {
+		masks |= tapRowMasks(g.ow) << (16 * v)
+	}
+	return outRows, outRows, masks, 4 * g.w, 4 * g.ow
+}
+
+// mostTapRows is the most rows of filters a tap rows kernel of v vectors
+// computes.
+func mostTapRows(v int) int {
+	r := maxTapRows
+	for tapRowsKernels[v][r] == nil {
+		r--
+	}
+	return r
 }
 
 // tapOffsets returns, for each row (c, i, j) of g's filters, the byte
@@ -53,15 +106,17 @@ func tapOffsets(g geometry) []int {
 
 // tapsInput reports whether op's products over the batch x read their
 // taps from it, and sets st up for them: where op is differentiated, a
-// copy of x for the filter gradient (the same batch's copy is kept), and
-// the taps' offsets. Only a leaf input's (the images'): a worker's
-// particles share it, so no particle needs its own copy (held.go).
+// copy of x for the filter gradient, and the taps' offsets. A leaf
+// input's copy (the images') is kept while the batch stays the same: a
+// worker's particles share it, so no particle needs its own (held.go);
+// any other input is copied at every run, and set aside with the
+// particle's other values.
 func tapsInput[T float](op *convOp, st *convState[T], x []T) bool {
-	if _, ok := any(x).([]float32); !ok || op.inputGrad || !readsTaps(op.g) {
+	if _, ok := any(x).([]float32); !ok || !readsTaps(op.g) {
 		return false
 	}
 	keep := op.keepCols
-	if keep && (!st.tapped || !slices.Equal(st.input, x)) {
+	if keep && (op.inputGrad || !st.tapped || !slices.Equal(st.input, x)) {
 		st.input = append(st.input[:0], x...)
 	}
 	st.tapped = keep
@@ -83,11 +138,6 @@ func tapGradient[T float](g geometry, st *convState[T], gm []T, m int, dw []T) {
 	tapFilterGrad(g, st.offs, any(gm).([]float32), g.n*g.positions(), any([]T(st.input)).([]float32), m, any(dw).([]float32), g.rows(), any(&st.dwPart).(*scratch[float32]))
 }
 
-// tapMasks is the masks of an output row's two vectors of 16 columns.
-func tapMasks(ow int) int {
-	return 0xFFFF | (1<<(ow-16)-1)<<16
-}
-
 // tapForward is C = w·patches for images n0 ≤ n < n1 of x, read from x:
 // m rows of filters (rows() values each), C's row r at c[r·ldc], its
 // columns (n−n0)·positions() + output position. A helper may take half
@@ -95,23 +145,29 @@ func tapMasks(ow int) int {
 func tapForward(g geometry, offs []int, x, w []float32, m int, c []float32, ldc, n0, n1 int) {
 	p, rows := g.positions(), g.rows()
 	helpRange(n1-n0, m*(n1-n0)*p, func(a, b int) {
-		masks := tapMasks(g.ow)
 		for n := n0 + a; n < n0+b; n++ {
-			for y := range g.oh {
+			for y := 0; y < g.oh; {
+				outRows, v, masks, stepX, stepC := tapBlock(g, y)
 				in := x[n*g.c*g.h*g.w+y*g.w:]
 				out := c[(n-n0)*p+y*g.ow:]
-				for i0 := 0; i0 < m; i0 += 10 {
-					tapRowsKernels[min(10, m-i0)](&w[i0*rows], rows, &in[0], &offs[0], rows, &out[i0*ldc], ldc, masks)
+				most := mostTapRows(v)
+				for i0 := 0; i0 < m; i0 += most {
+					tapRowsKernels[v][min(most, m-i0)](&w[i0*rows], rows, &in[0], &offs[0], rows, &out[i0*ldc], ldc, masks, stepX, stepC)
 				}
+				y += outRows
 			}
 		}
 	})
 }
 
-// tapsBlock is how many images tapFilterGrad takes at a time: a tile's
-// four rows of output gradients over them (25 KB for LeNet's conv1) stay
-// in the core's first cache while every tile of taps reads them.
-const tapsBlock = 2
+// tapsBlockPositions is about how many positions of each image block
+// tapFilterGrad takes at a time: a tile's four rows of output gradients
+// over them (25 KB) stay in the core's first cache while every tile of
+// taps reads them. LeNet's conv1 takes 2 images at a time, conv2 16.
+const tapsBlockPositions = 1600
+
+// tapsBlock is how many images of g tapFilterGrad takes at a time.
+func tapsBlock(g geometry) int { return max(1, tapsBlockPositions/g.positions()) }
 
 // tapFilterGrad is dw (m × rows(), ld lddw) = gm·patchesᵀ over the whole
 // batch, read from x: gm's row r at gm[r·ldg], its columns the batch's
@@ -135,11 +191,12 @@ func tapFilterGradImages(g geometry, offs []int, gm []float32, ldg int, x []floa
 	rows, p, hw := g.rows(), g.positions(), g.c*g.h*g.w
 	buf, part := laneSums(m * rows)
 	defer dotsParts.Put(buf)
-	masks, rowG, rowX, imageX := tapMasks(g.ow), 4*g.ow, 4*g.w, 4*(hw-g.oh*g.w)
-	for b0 := n0; b0 < n1; b0 += tapsBlock {
-		images := min(tapsBlock, n1-b0)
+	v, masks, rowG, rowX, imageX := tapVectors(g.ow), tapRowMasks(g.ow), 4*g.ow, 4*g.w, 4*(hw-g.oh*g.w)
+	block := tapsBlock(g)
+	for b0 := n0; b0 < n1; b0 += block {
+		images := min(block, n1-b0)
 		forTiles(m, rows, func(shape tileShape, r, t int) {
-			tapDotsKernels[shape](&gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, masks)
+			tapDotsKernels[v][shape](&gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, masks)
 		})
 	}
 	sumLanes(part, m, rows, 0, dw, lddw)

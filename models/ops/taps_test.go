@@ -97,57 +97,81 @@ func TestTapFilterGrad(t *testing.T) {
 	}
 }
 
-// TestTapsChangeLittle runs a convolution of a leaf input whose products
-// read the input (readsTaps) and the same one over patches, over three
-// runs (new images, then new filters: the kept copy of the images must
-// follow them): the outputs are the same bits, the filter and bias
-// gradients the same within 1e-6 of their largest value (float32 sums
-// grouped otherwise, TestTapFilterGrad).
+// TestTapsChangeLittle runs convolutions whose products read the input
+// (readsTaps) and the same ones over patches, over three runs (new
+// inputs, then new filters: the kept copy of the input must follow
+// them): a leaf input of one channel with rows of 18 (two vectors) and
+// an input that is not a leaf, whose gradient is wanted too, of three
+// channels with rows of 10 (one vector, four rows at a time). The
+// outputs are the same bits, the gradients the same within 1e-6 of
+// their largest value (float32 sums grouped otherwise,
+// TestTapFilterGrad).
 func TestTapsChangeLittle(t *testing.T) {
 	needAVX512(t)
 	defer func(saved bool) { tappedPatches = saved }(tappedPatches)
-	c := convCase{n: 6, c: 1, h: 26, w: 26, o: 10, k: 9, stride: 1, bias: true}
-	if !readsTaps(geometry{c: c.c, h: c.h, w: c.w, k: c.k, stride: 1, oh: 18, ow: 18}) {
-		t.Fatal("the case's products would not read their input")
-	}
-	leaf := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
-		return Conv2d(nodes[0], nodes[1], nodes[2], c.stride, c.pad)
-	}
-	rng := rand.New(rand.NewPCG(15, 0))
-	ins := c.inputs(rng)
-	wrt := []int{1, 2}
-	probes := make([]*probe, 2)
-	for i, tapped := range []bool{true, false} {
-		tappedPatches = tapped
-		probes[i] = newProbe(t, tensor.Float32, ins, wrt, rand.New(rand.NewPCG(16, 0)), leaf)
-	}
-	for run, change := range []func() []float64{
-		func() []float64 { return nil },
-		func() []float64 { return randomInput(rng, "x", c.n, c.c, c.h, c.w).vals },
-		func() []float64 { return randomInput(rng, "w", c.o, c.c, c.k, c.k).vals },
+	for _, c := range []struct {
+		convCase
+		leaf bool
+	}{
+		{convCase{n: 6, c: 1, h: 26, w: 26, o: 10, k: 9, stride: 1, bias: true}, true},
+		{convCase{n: 5, c: 3, h: 14, w: 14, o: 7, k: 5, stride: 1, bias: true}, false},
 	} {
-		vals := change()
-		results := make([][][]float64, 2)
-		for i, tapped := range []bool{true, false} {
-			tappedPatches = tapped
-			switch run {
-			case 1:
-				setAll(probes[i].vals[0], vals)
-			case 2:
-				setAll(probes[i].vals[1], vals)
+		t.Run(c.String(), func(t *testing.T) {
+			oh := c.h - c.k + 1
+			tappedPatches = true
+			if !readsTaps(geometry{c: c.c, h: c.h, w: c.w, k: c.k, stride: 1, oh: oh, ow: c.w - c.k + 1}) {
+				t.Fatal("the case's products would not read their input")
 			}
-			out, _, grads := probes[i].run(t)
-			results[i] = append([][]float64{out}, grads...)
-		}
-		for j, v := range results[0][0] {
-			if w := results[1][0][j]; math.Float32bits(float32(v)) != math.Float32bits(float32(w)) {
-				t.Fatalf("run %d: output %d is %v read from the input, %v from the patches", run, j, v, w)
+			build := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+				x := nodes[0]
+				if !c.leaf {
+					var err error
+					if x, err = notLeaf(x); err != nil {
+						return nil, err
+					}
+				}
+				return Conv2d(x, nodes[1], nodes[2], c.stride, c.pad)
 			}
-		}
-		for k := 1; k < len(results[0]); k++ {
-			if d := maxRelDiff(results[0][k], results[1][k]); d > 1e-6 {
-				t.Errorf("run %d: gradient %d differs by %.3g of its largest value", run, k, d)
+			rng := rand.New(rand.NewPCG(15, uint64(c.c)))
+			ins := c.inputs(rng)
+			wrt := []int{1, 2}
+			if !c.leaf {
+				wrt = []int{0, 1, 2}
 			}
-		}
+			probes := make([]*probe, 2)
+			for i, tapped := range []bool{true, false} {
+				tappedPatches = tapped
+				probes[i] = newProbe(t, tensor.Float32, ins, wrt, rand.New(rand.NewPCG(16, 0)), build)
+			}
+			for run, change := range []func() []float64{
+				func() []float64 { return nil },
+				func() []float64 { return randomInput(rng, "x", c.n, c.c, c.h, c.w).vals },
+				func() []float64 { return randomInput(rng, "w", c.o, c.c, c.k, c.k).vals },
+			} {
+				vals := change()
+				results := make([][][]float64, 2)
+				for i, tapped := range []bool{true, false} {
+					tappedPatches = tapped
+					switch run {
+					case 1:
+						setAll(probes[i].vals[0], vals)
+					case 2:
+						setAll(probes[i].vals[1], vals)
+					}
+					out, _, grads := probes[i].run(t)
+					results[i] = append([][]float64{out}, grads...)
+				}
+				for j, v := range results[0][0] {
+					if w := results[1][0][j]; math.Float32bits(float32(v)) != math.Float32bits(float32(w)) {
+						t.Fatalf("run %d: output %d is %v read from the input, %v from the patches", run, j, v, w)
+					}
+				}
+				for k := 1; k < len(results[0]); k++ {
+					if d := maxRelDiff(results[0][k], results[1][k]); d > 1e-6 {
+						t.Errorf("run %d: gradient %d differs by %.3g of its largest value", run, k, d)
+					}
+				}
+			}
+		})
 	}
 }
