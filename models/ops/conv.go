@@ -498,7 +498,16 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 		}
 	}
 	src.keepCols = true
-	gm, err := gorgonia.ApplyOp(&convGradMatrix{base: op.derive(op.name+"∂out", 4, 2), g: op.g, fwd: src}, grad)
+	mat := &convGradMatrix{base: op.derive(op.name+"∂out", 4, 2), g: op.g, fwd: src}
+	in := grad
+	if pg, ok := grad.Op().(*poolGrad); ok && foldPoolGrads && op.dev == nil && pg.dev == nil {
+		// The output's gradient is a pool's (LeNet's layers): made here
+		// from the pool's output gradient, straight into the matrix's
+		// layout, rather than in the input's layout and then reordered.
+		mat.pool, pg.folded = pg, true
+		in = firstInput(grad)
+	}
+	gm, err := gorgonia.ApplyOp(mat, in)
 	if err != nil {
 		return nil, err
 	}
@@ -530,13 +539,18 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 }
 
 // convGradMatrix lays the output's gradient (batch, O, OH, OW) out as the
-// forward product's matrix (O, batch·OH·OW).
+// forward product's matrix (O, batch·OH·OW). Where the output feeds a
+// pool alone, it reads the pool's output gradient instead and makes the
+// output's gradient itself, plane by plane into the matrix (pool is set:
+// poolToChannelMajor): the same values, without writing them in the
+// output's layout and reading them back.
 type convGradMatrix struct {
 	base
-	gpu onGPU // on a device: see deviceDo
-	g   geometry
-	fwd *convOp // whose stack, when armed, it writes into (StackFilterGrads)
-	out buffer
+	gpu  onGPU // on a device: see deviceDo
+	g    geometry
+	fwd  *convOp   // whose stack, when armed, it writes into (StackFilterGrads)
+	pool *poolGrad // when set, the pool gradient it makes in its stead
+	out  buffer
 	// rowSums, when set (a bias's gradient reads them), receives each
 	// channel's sum of the gradient as the reordering passes over it,
 	// with part for their partial sums (see toChannelMajor).
@@ -560,13 +574,64 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if out == nil {
 		out = op.out.get(grad.Dtype(), false, op.g.o, op.g.n*op.g.positions())
 	}
-	switch grad.Dtype() {
-	case tensor.Float32:
+	switch {
+	case op.pool != nil && grad.Dtype() == tensor.Float32:
+		poolToChannelMajor(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums)
+	case op.pool != nil:
+		poolToChannelMajor(op.g, op.pool.fwd, data[float64](grad), data[float64](out), op.part, op.rowSums)
+	case grad.Dtype() == tensor.Float32:
 		toChannelMajor(op.g, data[float32](grad), data[float32](out), op.part, op.rowSums)
 	default:
 		toChannelMajor(op.g, data[float64](grad), data[float64](out), op.part, op.rowSums)
 	}
 	return out, nil
+}
+
+// firstInput is the first input of n, an op's node.
+func firstInput(n *gorgonia.Node) *gorgonia.Node {
+	inputs := n.Graph().From(n.ID())
+	inputs.Next()
+	return inputs.Node().(*gorgonia.Node)
+}
+
+// foldPoolGrads lets a convolution make the gradient of the pool that
+// reads its output (convGradMatrix); tests turn it off to compare.
+var foldPoolGrads = true
+
+// poolToChannelMajor is toChannelMajor of the gradient pool sends to its
+// input (poolGradPlane) from its output's gradient dy: each plane made
+// where dst wants it, then summed where it lies, in toChannelMajor's
+// order, so that dst and sums get the same bits. An example's planes are
+// all made before they are summed: the pool's masked stores cannot
+// forward their values to loads right after them.
+func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][4]float64, sums []float64) {
+	p, pp := g.positions(), pool.g.positions()
+	clear(part)
+	d32, float32s := any(dst).([]float32)
+	// Each channel's planes and sums are its own: a helper may take half
+	// of the channels.
+	helpRange(g.o, len(dst), func(o0, o1 int) {
+		for n := range g.n {
+			for o := o0; o < o1; o++ {
+				at := (n*g.o + o) * pp
+				poolGradPlane(pool.g, pool.argmax[at:at+pp], dy[at:at+pp], dst[o*g.n*p+n*p:][:p])
+			}
+			for o := o0; o < o1; o++ {
+				plane := dst[o*g.n*p+n*p:][:p]
+				switch {
+				case part == nil:
+				case float32s && p%4 == 0:
+					in := d32[o*g.n*p+n*p:][:p]
+					copySum4Float32(in, in, &part[o])
+				default:
+					addTo4(&part[o], plane)
+				}
+			}
+		}
+	})
+	for o := range part {
+		sums[o] = (part[o][0] + part[o][1]) + (part[o][2] + part[o][3])
+	}
 }
 
 // toChannelMajor reorders src (examples, o, positions) into dst (o,

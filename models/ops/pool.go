@@ -266,6 +266,10 @@ type poolGrad struct {
 	gpu onGPU // on a device: see deviceDo
 	fwd *poolOp
 	out buffer
+	// folded is set when the convolution whose output the pool reads
+	// makes this gradient itself, in its own layout (convGradMatrix):
+	// nothing else reads this op's value, which is then not computed.
+	folded bool
 }
 
 func (op *poolGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -283,6 +287,9 @@ func (op *poolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	g := op.fwd.g
 	out := op.out.get(grad.Dtype(), false, g.n, g.c, g.h, g.w) // poolBackward clears it
+	if op.folded {
+		return out, nil
+	}
 	switch grad.Dtype() {
 	case tensor.Float32:
 		poolBackward(g, op.fwd.argmax, data[float32](grad), data[float32](out))
@@ -303,20 +310,22 @@ func poolBackward[T float](g geometry, argmax []int32, dy, dx []T) {
 // poolBackwardPlanes is poolBackward for planes lo ≤ plane < hi.
 func poolBackwardPlanes[T float](g geometry, argmax []int32, dy, dx []T, lo, hi int) {
 	hw, p := g.h*g.w, g.positions()
+	for plane := lo; plane < hi; plane++ {
+		poolGradPlane(g, argmax[plane*p:(plane+1)*p], dy[plane*p:(plane+1)*p], dx[plane*hw:(plane+1)*hw])
+	}
+}
+
+// poolGradPlane sets one plane's gradient dx (h·w values) to zero plus
+// each output's gradient dy at its argmax.
+func poolGradPlane[T float](g geometry, argmax []int32, dy, dx []T) {
 	if dy32, ok := any(dy).([]float32); ok && useAVX512 && g.twoByTwo() && g.h == 2*g.oh && g.w == 2*g.ow {
-		dx32 := any(dx).([]float32)
-		for plane := lo; plane < hi; plane++ {
-			pool2x2GradFloat32(dy32[plane*p:(plane+1)*p], argmax[plane*p:(plane+1)*p], dx32[plane*hw:(plane+1)*hw], g.w, g.oh, g.ow)
-		}
+		pool2x2GradFloat32(dy32, argmax, any(dx).([]float32), g.w, g.oh, g.ow)
 		return
 	}
-	for plane := lo; plane < hi; plane++ {
-		in := dx[plane*hw : (plane+1)*hw]
-		clear(in)
-		for i, at := range argmax[plane*p : (plane+1)*p] {
-			if at >= 0 {
-				in[at] += dy[plane*p+i]
-			}
+	clear(dx)
+	for i, at := range argmax {
+		if at >= 0 {
+			dx[at] += dy[i]
 		}
 	}
 }

@@ -197,6 +197,13 @@ func BenchmarkPool2x2(b *testing.B) {
 			pool2x2MaxFloat32(g, x, y)
 		}
 	})
+	b.Run("backward", func(b *testing.B) {
+		pool2x2Float32(g, x, y, arg)
+		dx := make([]float32, len(x))
+		for b.Loop() {
+			poolBackwardPlanes(g, arg, y, dx, 0, g.n*g.c)
+		}
+	})
 }
 
 // TestPool2x2Grad checks the AVX-512 gradient of 2×2 pooling
@@ -239,6 +246,70 @@ func TestPool2x2Grad(t *testing.T) {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("%d×%d windows: dx[%d] bits %#x, want %#x", oh, ow, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
 			}
+		}
+	}
+}
+
+// TestFoldedPoolGradsSameBits checks that a convolution feeding a pool
+// makes the pool's gradient itself (convGradMatrix with pool set) and
+// gives the output, loss and gradients of the pool's gradient followed
+// by the reorder, bit for bit, in float32 and float64: a leaf input (no
+// input gradient) and one whose gradient is taken, outputs of 8×8 (the
+// AVX-512 pool gradient, sums four at a time) and of 7×7 (the Go loop,
+// an odd edge, sums over positions not a multiple of 4).
+func TestFoldedPoolGradsSameBits(t *testing.T) {
+	defer func(saved bool) { foldPoolGrads = saved }(foldPoolGrads)
+	for _, c := range []struct {
+		convCase
+		leaf bool
+	}{
+		{convCase{n: 3, c: 1, h: 12, w: 12, o: 4, k: 5, stride: 1, bias: true}, true},
+		{convCase{n: 2, c: 3, h: 10, w: 10, o: 5, k: 3, stride: 1, bias: true}, false},
+		{convCase{n: 2, c: 2, h: 9, w: 9, o: 3, k: 3, stride: 1, bias: true}, false},
+	} {
+		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+			t.Run(fmt.Sprintf("%v/%v", c, dt), func(t *testing.T) {
+				build := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+					x := nodes[0]
+					if !c.leaf {
+						var err error
+						if x, err = notLeaf(x); err != nil {
+							return nil, err
+						}
+					}
+					y, err := Conv2d(x, nodes[1], nodes[2], c.stride, c.pad)
+					if err != nil {
+						return nil, err
+					}
+					return ReLUMaxPool2d(y, 2, 2, 0)
+				}
+				ins := c.inputs(rand.New(rand.NewPCG(23, uint64(c.c))))
+				wrt := []int{1, 2}
+				if !c.leaf {
+					wrt = []int{0, 1, 2}
+				}
+				var results [2][][]float64
+				for i, fold := range []bool{true, false} {
+					foldPoolGrads = fold
+					p := newProbe(t, dt, ins, wrt, rand.New(rand.NewPCG(24, 0)), build)
+					folded := 0
+					for _, n := range p.out.Graph().AllNodes() {
+						if m, ok := n.Op().(*convGradMatrix); ok && m.pool != nil {
+							folded++
+						}
+					}
+					if want := map[bool]int{true: 1, false: 0}[fold]; folded != want {
+						t.Fatalf("fold %v: %d folded pool gradients, want %d", fold, folded, want)
+					}
+					out, loss, grads := p.run(t)
+					results[i] = append([][]float64{out, {loss}}, grads...)
+				}
+				for k := range results[0] {
+					if j := firstBitDifference(results[0][k], results[1][k]); j >= 0 {
+						t.Errorf("result %d (output, loss, gradients), entry %d: %v folded, %v not", k, j, results[0][k][j], results[1][k][j])
+					}
+				}
+			})
 		}
 	}
 }
