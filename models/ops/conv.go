@@ -287,8 +287,15 @@ type convOp struct {
 	inputGrad bool    // whether the input's gradient is wanted
 	keepCols  bool    // set when differentiated: keep the batch's im2col matrix
 	twin      *convOp // the recorded op this one replays (see Record)
-	out       buffer
-	state     any // *convState[T]
+	// pool, when set, is the pool that alone reads the output: the op
+	// runs it in its stead (unfoldInto), and leaves its own output unset.
+	// Whether the pool is its output's only reader is checked at the
+	// first run (foldChecked), once the graph is whole: outNode's readers.
+	pool              *poolOp
+	outNode, poolNode *gorgonia.Node
+	foldChecked       bool
+	out               buffer
+	state             any // *convState[T]
 	// Filter gradients stacked over runs (StackFilterGrads): how many
 	// runs are armed, how many kept their output gradient, and how many
 	// the last flush computed.
@@ -304,7 +311,13 @@ type convState[T float] struct {
 	cols  scratch[T] // rows() × n·positions(): the batch's patches
 	input scratch[T] // a leaf input's values when cols were made from it
 	prod  scratch[T] // o × chunk·positions(): filters · patches
-	dcols scratch[T] // rows() × chunk·positions(): patches' gradient
+	// With the output pooled in the op's stead (pool set): two examples'
+	// output planes, one for each half of a helped loop, and the pool's
+	// output and argmaxes for the run (poolTarget).
+	planes scratch[T]
+	pooled []T
+	argmax []int32
+	dcols  scratch[T] // rows() × chunk·positions(): patches' gradient
 	// With stacked filter gradients: the runs' output gradients (runs·o ×
 	// n·positions()) and their filter gradients (runs·o × rows()).
 	stack, stackDW scratch[T]
@@ -337,6 +350,12 @@ func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	if op.dev != nil {
 		return op.deviceDo(vals)
+	}
+	if op.pool != nil && !op.foldChecked {
+		op.foldChecked = true
+		if !onlyReader(op.outNode, op.poolNode) {
+			op.pool.folded, op.pool = false, nil
+		}
 	}
 	out := op.out.get(x.Dtype(), false, op.g.n, op.g.o, op.g.oh, op.g.ow)
 	var bias gorgonia.Value
@@ -372,6 +391,7 @@ func biasData[T float](v gorgonia.Value) []T {
 // the patches kept for the gradient are the whole batch's, made by chunks
 // into one matrix, or for a leaf (the images) made at once and reused.
 func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
+	poolTarget(op, st)
 	g := op.g
 	p, rows := g.positions(), g.rows()
 	chunk := g.chunk()
@@ -380,7 +400,7 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 			n1 := min(g.n, n0+chunk)
 			prod := st.prod.get(g.o * (n1 - n0) * p)
 			tapProduct(g, st, x, w, g.o, prod, (n1-n0)*p, n0, n1)
-			unfold(g, prod, n0, n1, bias, out)
+			unfoldInto(op, st, prod, n0, n1, bias, out)
 		}
 		return
 	}
@@ -410,7 +430,7 @@ func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 		}
 		prod := st.prod.get(g.o * cols)
 		gemm(blas.NoTrans, blas.NoTrans, g.o, cols, rows, w, rows, patches, ld, 0, prod, cols)
-		unfold(g, prod, n0, n1, bias, out)
+		unfoldInto(op, st, prod, n0, n1, bias, out)
 	}
 }
 
@@ -453,21 +473,89 @@ func batchPatches[T float](op *convOp, st *convState[T], x []T) []T {
 func unfold[T float](g geometry, prod []T, n0, n1 int, bias, out []T) {
 	p := g.positions()
 	cols := (n1 - n0) * p
-	out32, float32s := any(out).([]float32)
 	for n := n0; n < n1; n++ {
 		for o := range g.o {
 			at := (n*g.o + o) * p
-			src := prod[o*cols+(n-n0)*p:][:p]
-			switch {
-			case bias == nil:
-				copy(out[at:at+p], src)
-			case float32s:
-				addConstFloat32(out32[at:at+p], any(src).([]float32), float32(bias[o]))
-			default:
-				addConst(out[at:at+p], src, bias[o])
-			}
+			unfoldPlane(out[at:at+p], prod[o*cols+(n-n0)*p:][:p], bias, o)
 		}
 	}
+}
+
+// unfoldPlane sets dst to src plus channel o's bias (if any).
+func unfoldPlane[T float](dst, src, bias []T, o int) {
+	switch dst32, float32s := any(dst).([]float32); {
+	case bias == nil:
+		copy(dst, src)
+	case float32s:
+		addConstFloat32(dst32, any(src).([]float32), float32(bias[o]))
+	default:
+		addConst(dst, src, bias[o])
+	}
+}
+
+// unfoldInto is unfold of the product prod of examples n0 ≤ n < n1 into
+// op's output out or, where the output feeds a pool alone (op.pool), the
+// pool's run on the output's planes as unfold would make them: an
+// example's planes are made in scratch, still in the cache when the pool
+// reads them, and the output itself is never written.
+func unfoldInto[T float](op *convOp, st *convState[T], prod []T, n0, n1 int, bias, out []T) {
+	pool := op.pool
+	if pool == nil {
+		unfold(op.g, prod, n0, n1, bias, out)
+		return
+	}
+	g, pg := op.g, pool.g
+	p, pp := g.positions(), pg.positions()
+	cols := (n1 - n0) * p
+	pooled, argmax := st.pooled, st.argmax
+	planes := st.planes.get(2 * g.o * p) // one example's, for each half
+	// Each example's planes are its own: a helper may take half of them.
+	helpRange(n1-n0, g.o*cols, func(a, b int) {
+		mine := planes[:g.o*p]
+		if a > 0 {
+			mine = planes[g.o*p:]
+		}
+		for n := n0 + a; n < n0+b; n++ {
+			for o := range g.o {
+				unfoldPlane(mine[o*p:(o+1)*p], prod[o*cols+(n-n0)*p:][:p], bias, o)
+			}
+			for o := range g.o {
+				at := (n*g.o + o) * pp
+				var arg []int32
+				if argmax != nil {
+					arg = argmax[at : at+pp]
+				}
+				poolPlane(pg, mine[o*p:(o+1)*p], pooled[at:at+pp], arg)
+			}
+		}
+	})
+}
+
+// poolTarget sets st up for a run whose output op's pool takes
+// (unfoldInto): the pool's output and argmaxes, which the pool's
+// exchanges (held.go) may have swapped since the last run.
+func poolTarget[T float](op *convOp, st *convState[T]) {
+	if pool := op.pool; pool != nil {
+		dt, pg := dtypeOf[T](), pool.g
+		st.pooled = data[T](pool.out.get(dt, false, pg.n, pg.c, pg.oh, pg.ow))
+		st.argmax = pool.argmaxes(dt)
+	}
+}
+
+// onlyReader reports whether the node reader is the only node of the
+// graph that reads x.
+func onlyReader(x, reader *gorgonia.Node) bool {
+	readers := x.Graph().To(x.ID())
+	return readers.Len() == 1 && readers.Next() && readers.Node().(*gorgonia.Node) == reader
+}
+
+// dtypeOf is T's tensor dtype.
+func dtypeOf[T float]() tensor.Dtype {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		return tensor.Float32
+	}
+	return tensor.Float64
 }
 
 // addConst sets dst[i] = src[i] + b.

@@ -30,8 +30,23 @@ func ReLUMaxPool2d(x *gorgonia.Node, k, stride, pad int) (*gorgonia.Node, error)
 	g.oh = (g.h+2*pad-k)/stride + 1
 	g.ow = (g.w+2*pad-k)/stride + 1
 	op := &poolOp{base: newBase(fmt.Sprintf("ReLUMaxPool(k=%d,s=%d,p=%d)", k, stride, pad), 4, 4), g: g}
-	return apply(op, x)
+	y, err := apply(op, x)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := x.Op().(*convOp); ok && foldPools && c.pool == nil && c.twin == nil && op.twin == nil && c.dev == nil && op.dev == nil {
+		// A convolution's output read by this pool (LeNet's layers): the
+		// convolution runs the pool, plane by plane, and the output is
+		// never written whole, unless at its first run the graph has
+		// another reader of it (convOp.Do).
+		c.pool, c.outNode, c.poolNode, op.folded = op, x, y, true
+	}
+	return y, nil
 }
+
+// foldPools lets a convolution run the pool that reads its output
+// (convOp's pool); tests turn it off to compare.
+var foldPools = true
 
 // poolOp is ReLU followed by max-pooling.
 type poolOp struct {
@@ -44,6 +59,9 @@ type poolOp struct {
 	grads bool
 	twin  *poolOp // the recorded op this one replays (see Record)
 	out   buffer
+	// folded is set when the convolution whose output the op reads runs
+	// it in its own run (convOp's pool), the output never written.
+	folded bool
 }
 
 func (op *poolOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -63,13 +81,14 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return op.deviceDo(vals)
 	}
 	out := op.out.get(x.Dtype(), false, g.n, g.c, g.oh, g.ow)
+	if op.folded {
+		return out, nil // the convolution whose output x is ran it
+	}
 	if x.Dtype() == tensor.Float32 && g.twoByTwo() && !op.grads {
 		pool2x2MaxFloat32(g, data[float32](x), data[float32](out))
 		return out, nil
 	}
-	if len(op.argmax) != out.Shape().TotalSize() {
-		op.argmax = make([]int32, out.Shape().TotalSize())
-	}
+	op.argmaxes(x.Dtype())
 	switch x.Dtype() {
 	case tensor.Float32:
 		if g.twoByTwo() {
@@ -81,6 +100,35 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		poolForward(g, data[float64](x), data[float64](out), op.argmax)
 	}
 	return out, nil
+}
+
+// argmaxes returns the op's argmaxes, made the size of its output, or
+// nil where a run in dtype dt does not make them (poolPlane).
+func (op *poolOp) argmaxes(dt tensor.Dtype) []int32 {
+	g := op.g
+	if dt == tensor.Float32 && g.twoByTwo() && !op.grads {
+		return nil
+	}
+	if n := g.n * g.c * g.positions(); len(op.argmax) != n {
+		op.argmax = make([]int32, n)
+	}
+	return op.argmax
+}
+
+// poolPlane pools one plane in (h·w values) of g into out and, unless
+// arg is nil, its argmaxes into arg, as poolOp's run does each plane.
+func poolPlane[T float](g geometry, in, out []T, arg []int32) {
+	one := g
+	one.n, one.c = 1, 1
+	in32, float32s := any(in).([]float32)
+	switch {
+	case float32s && g.twoByTwo() && arg == nil:
+		pool2x2MaxFloat32(one, in32, any(out).([]float32))
+	case float32s && g.twoByTwo():
+		pool2x2Float32(one, in32, any(out).([]float32), arg)
+	default:
+		poolForward(one, in, out, arg)
+	}
 }
 
 func poolForward[T float](g geometry, x, y []T, argmax []int32) {

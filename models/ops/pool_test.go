@@ -250,25 +250,27 @@ func TestPool2x2Grad(t *testing.T) {
 	}
 }
 
-// TestFoldedPoolGradsSameBits checks that a convolution feeding a pool
-// makes the pool's gradient itself (convGradMatrix with pool set) and
-// gives the output, loss and gradients of the pool's gradient followed
-// by the reorder, bit for bit, in float32 and float64: a leaf input (no
-// input gradient) and one whose gradient is taken, outputs of 8×8 (the
-// AVX-512 pool gradient, sums four at a time) and of 7×7 (the Go loop,
-// an odd edge, sums over positions not a multiple of 4).
-func TestFoldedPoolGradsSameBits(t *testing.T) {
-	defer func(saved bool) { foldPoolGrads = saved }(foldPoolGrads)
+// TestFoldedPoolsSameBits checks that a convolution feeding a pool runs
+// the pool (convOp's pool) and makes its gradient (convGradMatrix's
+// pool), and gives the output, loss and gradients of the ops run apart,
+// bit for bit, in float32 and float64: a leaf input (no input gradient)
+// and one whose gradient is taken, outputs of 8×8 (the AVX-512 pool,
+// sums four at a time) and of 7×7 (the Go loops, an odd edge, sums over
+// positions not a multiple of 4), and a convolution whose output two
+// pools read, which runs neither.
+func TestFoldedPoolsSameBits(t *testing.T) {
+	defer func(pools, grads bool) { foldPools, foldPoolGrads = pools, grads }(foldPools, foldPoolGrads)
 	for _, c := range []struct {
 		convCase
-		leaf bool
+		leaf, twoReaders bool
 	}{
-		{convCase{n: 3, c: 1, h: 12, w: 12, o: 4, k: 5, stride: 1, bias: true}, true},
-		{convCase{n: 2, c: 3, h: 10, w: 10, o: 5, k: 3, stride: 1, bias: true}, false},
-		{convCase{n: 2, c: 2, h: 9, w: 9, o: 3, k: 3, stride: 1, bias: true}, false},
+		{convCase{n: 3, c: 1, h: 12, w: 12, o: 4, k: 5, stride: 1, bias: true}, true, false},
+		{convCase{n: 2, c: 3, h: 10, w: 10, o: 5, k: 3, stride: 1, bias: true}, false, false},
+		{convCase{n: 2, c: 2, h: 9, w: 9, o: 3, k: 3, stride: 1, bias: true}, false, false},
+		{convCase{n: 2, c: 3, h: 10, w: 10, o: 5, k: 3, stride: 1, bias: true}, false, true},
 	} {
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
-			t.Run(fmt.Sprintf("%v/%v", c, dt), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%v/two-readers=%v/%v", c.convCase, c.twoReaders, dt), func(t *testing.T) {
 				build := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
 					x := nodes[0]
 					if !c.leaf {
@@ -281,7 +283,15 @@ func TestFoldedPoolGradsSameBits(t *testing.T) {
 					if err != nil {
 						return nil, err
 					}
-					return ReLUMaxPool2d(y, 2, 2, 0)
+					z, err := ReLUMaxPool2d(y, 2, 2, 0)
+					if err != nil || !c.twoReaders {
+						return z, err
+					}
+					z2, err := ReLUMaxPool2d(y, 2, 2, 0)
+					if err != nil {
+						return nil, err
+					}
+					return gorgonia.Add(z, z2)
 				}
 				ins := c.inputs(rand.New(rand.NewPCG(23, uint64(c.c))))
 				wrt := []int{1, 2}
@@ -290,19 +300,30 @@ func TestFoldedPoolGradsSameBits(t *testing.T) {
 				}
 				var results [2][][]float64
 				for i, fold := range []bool{true, false} {
-					foldPoolGrads = fold
+					foldPools, foldPoolGrads = fold, fold
 					p := newProbe(t, dt, ins, wrt, rand.New(rand.NewPCG(24, 0)), build)
-					folded := 0
-					for _, n := range p.out.Graph().AllNodes() {
-						if m, ok := n.Op().(*convGradMatrix); ok && m.pool != nil {
-							folded++
-						}
-					}
-					if want := map[bool]int{true: 1, false: 0}[fold]; folded != want {
-						t.Fatalf("fold %v: %d folded pool gradients, want %d", fold, folded, want)
-					}
 					out, loss, grads := p.run(t)
 					results[i] = append([][]float64{out, {loss}}, grads...)
+					pools, poolGrads := 0, 0
+					for _, n := range p.out.Graph().AllNodes() {
+						switch op := n.Op().(type) {
+						case *convOp:
+							if op.pool != nil {
+								pools++
+							}
+						case *convGradMatrix:
+							if op.pool != nil {
+								poolGrads++
+							}
+						}
+					}
+					want := 0
+					if fold && !c.twoReaders {
+						want = 1
+					}
+					if pools != want || poolGrads != want {
+						t.Errorf("fold %v: %d pools and %d pool gradients run by the convolution, want %d", fold, pools, poolGrads, want)
+					}
 				}
 				for k := range results[0] {
 					if j := firstBitDifference(results[0][k], results[1][k]); j >= 0 {

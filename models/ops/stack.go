@@ -209,7 +209,8 @@ func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) e
 	} else if !slices.Equal(st.input, x) {
 		return fmt.Errorf("ops: %s: particle %d's input is not the batch the first one ran", op.name, r)
 	}
-	unfold(g, st.acrossProd[r*g.o*cols:], 0, g.n, bias, out)
+	poolTarget(op, st)
+	unfoldInto(op, st, st.acrossProd[r*g.o*cols:], 0, g.n, bias, out)
 	op.across.next++
 	return nil
 }
