@@ -13,8 +13,8 @@ import (
 // backward, in the graphs' dtype; the ops' own scratch (a convolution's
 // patches) comes on top, about as much again for LeNet where its
 // convolutions make patches. Where they read their inputs instead
-// (float32 with AVX-512, models/ops), a few nodes that share their
-// values leave the heap a little short of the count (0.96 of it).
+// (float32 with AVX-512, models/ops), the heap falls a little short of
+// the count (0.90 of it: some nodes' values are not held apart).
 type Footprint struct {
 	Fixed, PerExample float64
 }

@@ -188,7 +188,10 @@ func FlushAcross(n *gorgonia.Node) error {
 // acrossForward is the forward run of the next particle armed by
 // StackAcross: at the first, the product of every particle's filters
 // with the batch's patches; then the particle's rows of it, plus its
-// bias, into out.
+// bias, into out. Where the product reads the images rather than patches
+// (tapsInput), stacking the particles' filters saves nothing and each
+// particle's product is made at its own run, a chunk at a time, the same
+// entries (each is its filter row's own chain).
 func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) error {
 	g, r := op.g, op.across.next
 	if r >= op.across.runs {
@@ -198,18 +201,20 @@ func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) e
 	if !slices.Equal(w, st.acrossW[r*size:(r+1)*size]) {
 		return fmt.Errorf("ops: %s: particle %d's filters are not those it was armed with", op.name, r)
 	}
-	if r == 0 {
-		prod := st.acrossProd.get(op.across.runs * g.o * cols)
-		if tapsInput(op, st, x) {
-			tapProduct(g, st, x, st.acrossW, op.across.runs*g.o, prod, cols, 0, g.n)
-		} else {
-			patches := batchPatches(op, st, x)
-			gemm(blas.NoTrans, blas.NoTrans, op.across.runs*g.o, cols, g.rows(), st.acrossW, g.rows(), patches, cols, 0, prod, cols)
-		}
-	} else if !slices.Equal(st.input, x) {
+	if r > 0 && !slices.Equal(st.input, x) {
 		return fmt.Errorf("ops: %s: particle %d's input is not the batch the first one ran", op.name, r)
 	}
 	poolTarget(op, st)
+	if tapsInput(op, st, x) {
+		tapChunks(op, st, x, w, bias, out)
+		op.across.next++
+		return nil
+	}
+	if r == 0 {
+		prod := st.acrossProd.get(op.across.runs * g.o * cols)
+		patches := batchPatches(op, st, x)
+		gemm(blas.NoTrans, blas.NoTrans, op.across.runs*g.o, cols, g.rows(), st.acrossW, g.rows(), patches, cols, 0, prod, cols)
+	}
 	unfoldInto(op, st, st.acrossProd[r*g.o*cols:], 0, g.n, bias, out)
 	op.across.next++
 	return nil
