@@ -36,6 +36,12 @@ func copySum4Float32(dst, src []float32, part *[4]float64) {
 	addTo4(part, src)
 }
 
+func sum4PlanesFloat32(planes []float32, stride, n int, parts *[4][4]float64) {
+	for j := range parts {
+		addTo4(&parts[j], planes[j*stride:j*stride+n])
+	}
+}
+
 func centeredDot4Float32(g, x []float32, m float64, part *[4]float64) {
 	centeredDot4(part, g, x, m)
 }

@@ -726,7 +726,14 @@ func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][
 				at := (n*g.o + o) * pp
 				poolGradPlane(pool.g, pool.argmax[at:at+pp], dy[at:at+pp], dst[o*g.n*p+n*p:][:p])
 			}
-			for o := o0; o < o1; o++ {
+			o := o0
+			if part != nil && float32s && p%4 == 0 && useAVX2 {
+				// Four channels' sums side by side.
+				for ; o+4 <= o1; o += 4 {
+					sum4PlanesFloat32(d32[o*g.n*p+n*p:], g.n*p, p, (*[4][4]float64)(part[o:o+4]))
+				}
+			}
+			for ; o < o1; o++ {
 				plane := dst[o*g.n*p+n*p:][:p]
 				switch {
 				case part == nil:

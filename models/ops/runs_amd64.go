@@ -44,10 +44,22 @@ func addRunsClearingFloat32(plane, src []float32, runs []tapRun)
 // copySum4Float32 copies src into dst and adds it into part as addTo4
 // does: part[k] += float64(src[i]) for i ≡ k mod 4, in order, two
 // float64 lanes per SSE2 register, the same additions as addTo4's to the
-// bit. len(src) must be a multiple of 4, len(dst) at least len(src).
+// bit (but for the sign of a NaN made of two NaNs: the partial sum's
+// here, either one's in the compiled Go loop). len(src) must be a
+// multiple of 4, len(dst) at least len(src).
 //
 //go:noescape
 func copySum4Float32(dst, src []float32, part *[4]float64)
+
+// sum4PlanesFloat32 adds four planes of n values each, the first at
+// planes[0] and each stride values after the last, into parts[j] as
+// copySum4Float32 adds one (without the copy): the same additions to the
+// bit, NaNs' signs included, the four planes' chains side by side where
+// one plane's wait on each other. n must be a multiple of 4 and planes
+// must hold the four. It needs AVX (useAVX2).
+//
+//go:noescape
+func sum4PlanesFloat32(planes []float32, stride, n int, parts *[4][4]float64)
 
 // centeredDot4Float32 adds g[i]·(x[i] − m) into part as bnParamGrad's
 // loop does: part[k] += float64(g[i])·(float64(x[i]) − m) for i ≡ k mod 4,

@@ -554,3 +554,46 @@ acone:
 
 acdone:
 	RET
+
+// func sum4PlanesFloat32(planes []float32, stride, n int, parts *[4][4]float64)
+// Four planes of n values (n a multiple of 4), stride values apart from
+// planes[0], each added into its parts[j] as copySum4Float32 adds:
+// parts[j][k] += float64(plane j's v[i]) for i ≡ k mod 4, in order. A
+// plane's four partial sums are the lanes of one YMM register, and the
+// four planes' chains of additions run side by side.
+TEXT ·sum4PlanesFloat32(SB), NOSPLIT, $0-48
+	MOVQ    planes_base+0(FP), SI
+	MOVQ    stride+24(FP), BX
+	SHLQ    $2, BX
+	MOVQ    n+32(FP), CX
+	MOVQ    parts+40(FP), DX
+	LEAQ    (SI)(BX*2), DI // plane 2
+	VMOVUPD 0(DX), Y4
+	VMOVUPD 32(DX), Y5
+	VMOVUPD 64(DX), Y6
+	VMOVUPD 96(DX), Y7
+	SHRQ    $2, CX
+	TESTQ   CX, CX
+	JE      planesdone
+
+planesquad:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD (SI)(BX*1), Y1
+	VCVTPS2PD (DI), Y2
+	VCVTPS2PD (DI)(BX*1), Y3
+	VADDPD    Y0, Y4, Y4
+	VADDPD    Y1, Y5, Y5
+	VADDPD    Y2, Y6, Y6
+	VADDPD    Y3, Y7, Y7
+	ADDQ      $16, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNE       planesquad
+
+planesdone:
+	VMOVUPD Y4, 0(DX)
+	VMOVUPD Y5, 32(DX)
+	VMOVUPD Y6, 64(DX)
+	VMOVUPD Y7, 96(DX)
+	VZEROUPPER
+	RET

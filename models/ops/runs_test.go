@@ -278,6 +278,45 @@ func TestCopySum4Float32(t *testing.T) {
 	}
 }
 
+// TestSum4PlanesFloat32 checks the four planes' partial sums against
+// copySum4Float32 on each plane (the loop it stands for), bit for bit:
+// LeNet's planes of 784 and 100 positions and shorter ones, planes apart
+// by more than their length, values over 40 binades with infinities and
+// NaNs now and then, partial sums that start away from zero. (Against
+// addTo4 the sign of a NaN made of two NaNs may differ: x86 keeps the
+// first operand's, and the compiled Go loop may put either first; these
+// seeds meet that twice.)
+func TestSum4PlanesFloat32(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX here: the four planes are summed one at a time (poolToChannelMajor)")
+	}
+	rng := rand.New(rand.NewPCG(39, 41))
+	for _, n := range []int{0, 4, 8, 100, 784} {
+		for trial := range 20 {
+			stride := n + 4*rng.IntN(5)
+			planes := wideFloat32s(rng, 3*stride+n, trial)
+			var want [4][4]float64
+			for j := range want {
+				for k := range want[j] {
+					want[j][k] = rng.NormFloat64()
+				}
+			}
+			got := want
+			for j := range want {
+				copySum4Float32(make([]float32, n), planes[j*stride:j*stride+n], &want[j])
+			}
+			sum4PlanesFloat32(planes, stride, n, &got)
+			for j := range want {
+				for k := range want[j] {
+					if math.Float64bits(got[j][k]) != math.Float64bits(want[j][k]) {
+						t.Fatalf("%d values %d apart, trial %d: plane %d's part[%d] = %#x, want %#x", n, stride, trial, j, k, math.Float64bits(got[j][k]), math.Float64bits(want[j][k]))
+					}
+				}
+			}
+		}
+	}
+}
+
 // forEachWidth runs f with the runs' assembly loops at each width this
 // CPU has: four values a step (SSE), eight where it has AVX2, and for
 // the copy sixteen where it has AVX-512.
