@@ -34,7 +34,14 @@
 // gonum's BLAS (blas32, blas64), which a build can switch to another
 // implementation with blas32.Use and blas64.Use; on a processor with
 // AVX-512, LeNet's thin float32 products run in kernels of this
-// package's own instead (kernels.go, taps.go).
+// package's own instead, its convolutions reading their inputs rather
+// than patches (kernels.go, taps.go).
+//
+// A convolution whose output only a pool reads runs that pool in its own
+// run and makes the pool's gradient in its own gradient's layout
+// (convOp's pool, convGradMatrix's pool), so that the convolution's
+// output and the pool's input gradient are never written out whole; the
+// values are the same to the bit.
 package ops
 
 import (
