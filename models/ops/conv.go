@@ -21,6 +21,10 @@ import (
 // layer deep in a network with few positions per example still makes a
 // product large enough to be efficient. Once differentiated the op keeps
 // that matrix for the filters' gradient.
+//
+// Where the result is read by ReLUMaxPool2d alone, the convolution runs
+// the pool itself and the result's value is never written: read the
+// pool's.
 func Conv2d(x, w, b *gorgonia.Node, stride, pad int) (*gorgonia.Node, error) {
 	xs, ws := x.Shape(), w.Shape()
 	if len(xs) != 4 || len(ws) != 4 || ws[2] != ws[3] {
