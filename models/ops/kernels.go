@@ -98,7 +98,7 @@ func dotsGemm(m, n, k int, a []float32, lda int, b []float32, ldb int, beta floa
 	defer dotsParts.Put(buf)
 	for p0 := 0; p0 < k; p0 += dotsSpan {
 		span := min(dotsSpan, k-p0)
-		forTiles(m, n, func(shape tileShape, i, j int) {
+		forTiles(m, n, 4, 5, func(shape tileShape, i, j int) {
 			dotsKernels[shape](&a[i*lda+p0], lda, &b[j*ldb+p0], ldb, &part[(i*n+j)*16], n, span)
 		})
 	}
@@ -117,44 +117,45 @@ func laneSums(entries int) (buf *[]float32, part []float32) {
 	return buf, part
 }
 
-// tileShape is the tile a dots kernel computes: four rows of A by five
-// of B, or the one row or one column of a tile that the rows or columns
-// left over do not fill.
+// tileShape is the tile a dots kernel computes: a whole tile (gemmDots:
+// four rows of A by five of B; the tap dots kernels, taps.go: five rows
+// by five taps), or the one row or one column of a tile that the rows or
+// columns left over do not fill.
 type tileShape int
 
 const (
-	tile4x5 tileShape = iota
-	tile4x1
-	tile1x5
-	tile1x1
+	tileWhole  tileShape = iota // ra × rb
+	tileColumn                  // ra × 1
+	tileRow                     // 1 × rb
+	tileOne                     // 1 × 1
 )
 
-// dotsKernels compute each tileShape (tapDotsKernels, taps.go, the same
-// tiles read from a convolution's input).
+// dotsKernels compute each tileShape of four rows by five (tapDotsKernels,
+// taps.go, the tiles of five by five read from a convolution's input).
 var dotsKernels = [...]func(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int){gemmDots4x5, gemmDots4x1, gemmDots1x5, gemmDots1x1}
 
-// forTiles calls run(shape, i, j) for the tiles that cover m rows by n
-// columns, four by five from (i, j): a whole tile in one call, a partial
-// one a row or a column at a time.
-func forTiles(m, n int, run func(shape tileShape, i, j int)) {
-	for i0 := 0; i0 < m; i0 += 4 {
-		for j0 := 0; j0 < n; j0 += 5 {
-			ra, rb := min(4, m-i0), min(5, n-j0)
+// forTiles calls run(shape, i, j) for the tiles of ra rows by rb columns
+// that cover m rows by n columns, from (i, j): a whole tile in one call,
+// a partial one a row or a column at a time.
+func forTiles(m, n, ra, rb int, run func(shape tileShape, i, j int)) {
+	for i0 := 0; i0 < m; i0 += ra {
+		for j0 := 0; j0 < n; j0 += rb {
+			rows, cols := min(ra, m-i0), min(rb, n-j0)
 			switch {
-			case ra == 4 && rb == 5:
-				run(tile4x5, i0, j0)
-			case ra == 4:
-				for j := j0; j < j0+rb; j++ {
-					run(tile4x1, i0, j)
+			case rows == ra && cols == rb:
+				run(tileWhole, i0, j0)
+			case rows == ra:
+				for j := j0; j < j0+cols; j++ {
+					run(tileColumn, i0, j)
 				}
-			case rb == 5:
-				for i := i0; i < i0+ra; i++ {
-					run(tile1x5, i, j0)
+			case cols == rb:
+				for i := i0; i < i0+rows; i++ {
+					run(tileRow, i, j0)
 				}
 			default:
-				for i := i0; i < i0+ra; i++ {
-					for j := j0; j < j0+rb; j++ {
-						run(tile1x1, i, j)
+				for i := i0; i < i0+rows; i++ {
+					for j := j0; j < j0+cols; j++ {
+						run(tileOne, i, j)
 					}
 				}
 			}

@@ -161,8 +161,8 @@ func tapForward(g geometry, offs []int, x, w []float32, m int, c []float32, ldc,
 }
 
 // tapsBlockPositions is about how many positions of each image block
-// tapFilterGrad takes at a time: a tile's four rows of output gradients
-// over them (25 KB) stay in the core's first cache while every tile of
+// tapFilterGrad takes at a time: a tile's five rows of output gradients
+// over them (32 KB) stay in the core's first cache while every tile of
 // taps reads them. LeNet's conv1 takes 2 images at a time, conv2 16.
 const tapsBlockPositions = 1600
 
@@ -186,7 +186,7 @@ func tapFilterGrad(g geometry, offs []int, gm []float32, ldg int, x []float32, m
 }
 
 // tapFilterGradImages is dw = gm·patchesᵀ over images n0 ≤ n < n1, in
-// tiles of four rows of gm by five taps.
+// tiles of five rows of gm by five taps.
 func tapFilterGradImages(g geometry, offs []int, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
 	rows, p, hw := g.rows(), g.positions(), g.c*g.h*g.w
 	buf, part := laneSums(m * rows)
@@ -195,7 +195,7 @@ func tapFilterGradImages(g geometry, offs []int, gm []float32, ldg int, x []floa
 	block := tapsBlock(g)
 	for b0 := n0; b0 < n1; b0 += block {
 		images := min(block, n1-b0)
-		forTiles(m, rows, func(shape tileShape, r, t int) {
+		forTiles(m, rows, 5, 5, func(shape tileShape, r, t int) {
 			tapDotsKernels[v][shape](&gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, masks)
 		})
 	}

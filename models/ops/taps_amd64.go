@@ -100,10 +100,10 @@ func gemmTap4Rows4(w *float32, ldw int, x *float32, offs *int, k int, c *float32
 func gemmTap4Rows5(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks, stepX, stepC int)
 
 //go:noescape
-func gemmTap1Dots4x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap1Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
 
 //go:noescape
-func gemmTap1Dots4x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap1Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
 
 //go:noescape
 func gemmTap1Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
@@ -112,10 +112,10 @@ func gemmTap1Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32,
 func gemmTap1Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
 
 //go:noescape
-func gemmTap2Dots4x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap2Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
 
 //go:noescape
-func gemmTap2Dots4x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap2Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
 
 //go:noescape
 func gemmTap2Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
@@ -136,6 +136,6 @@ var tapRowsKernels = [...][maxTapRows + 1]tapRowsFunc{
 // rows of v vectors.
 var tapDotsKernels = [...][4]tapDotsFunc{
 	{},
-	{gemmTap1Dots4x5, gemmTap1Dots4x1, gemmTap1Dots1x5, gemmTap1Dots1x1},
-	{gemmTap2Dots4x5, gemmTap2Dots4x1, gemmTap2Dots1x5, gemmTap2Dots1x1},
+	{gemmTap1Dots5x5, gemmTap1Dots5x1, gemmTap1Dots1x5, gemmTap1Dots1x1},
+	{gemmTap2Dots5x5, gemmTap2Dots5x1, gemmTap2Dots1x5, gemmTap2Dots1x1},
 }

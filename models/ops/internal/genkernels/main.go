@@ -40,9 +40,8 @@ func declarations() string {
 			fmt.Fprintf(&b, "//go:noescape\nfunc gemmTap%dRows%d(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks, stepX, stepC int)\n\n", v, r)
 		}
 	}
-	shapes := [][2]int{{4, 5}, {4, 1}, {1, 5}, {1, 1}}
 	for v := 1; v <= 2; v++ {
-		for _, t := range shapes {
+		for _, t := range tapDotsShapes {
 			fmt.Fprintf(&b, "//go:noescape\nfunc gemmTap%dDots%dx%d(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)\n\n", v, t[0], t[1])
 		}
 	}
@@ -57,7 +56,7 @@ func declarations() string {
 	b.WriteString("}\n\n// tapDotsKernels[v][shape] computes a tile of that shape over output\n// rows of v vectors.\nvar tapDotsKernels = [...][4]tapDotsFunc{\n\t{},\n")
 	for v := 1; v <= 2; v++ {
 		b.WriteString("\t{")
-		for i, t := range shapes {
+		for i, t := range tapDotsShapes {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -85,12 +84,19 @@ func generate() string {
 		}
 	}
 	for v := 1; v <= 2; v++ {
-		for _, t := range [][2]int{{4, 5}, {4, 1}, {1, 5}, {1, 1}} {
+		for _, t := range tapDotsShapes {
 			tapDotsKernel(&b, v, t[0], t[1])
 		}
 	}
 	return b.String()
 }
+
+// tapDotsShapes are the tiles of the tap dots kernels: five rows of the
+// output gradient by five taps, and the one row or column of a tile that
+// the rows or taps left over do not fill. Each row of a tile loads five
+// vectors of g and five of the input for 25 multiply-adds, where the
+// kernels' loads rather than their multiply-adds bound them.
+var tapDotsShapes = [][2]int{{5, 5}, {5, 1}, {1, 5}, {1, 1}}
 
 // maxTapVectors is the most vectors of 16 columns a tap rows kernel
 // computes for each row of filters: four output rows of up to 16, or
@@ -507,20 +513,20 @@ func tapDotsKernel(b *strings.Builder, vectors, ra, rb int) {
 	a.op("MOVQ rowX+72(FP), R13")
 	a.op("MOVQ imageX+80(FP), R14")
 	a.op("MOVQ images+48(FP), DX")
-	gRow := []string{"(AX)", "(AX)(BX*1)", "(AX)(BX*2)", "(R8)"}
+	gRow := []string{"(AX)", "(AX)(BX*1)", "(AX)(BX*2)", "(R8)", "(R8)(BX*1)"}
 	a.label("image")
 	a.op("MOVQ rows+56(FP), CX")
 	a.label("row")
 	for v := range vectors {
 		k := fmt.Sprintf("K%d", v+1)
 		for r := range ra {
-			a.op("VMOVUPS.Z %s, %s, Z%d", offset(64*v, gRow[r]), k, 20+r)
+			a.op("VMOVUPS.Z %s, %s, Z%d", offset(64*v, gRow[r]), k, 25+r)
 		}
 		for s := range rb {
-			z := 24 + s%2
+			z := 30 + s%2
 			a.op("VMOVUPS.Z %s, %s, Z%d", offset(64*v, "("+taps[s]+")"), k, z)
 			for r := range ra {
-				a.op("VFMADD231PS Z%d, Z%d, %s", 20+r, z, acc(r, s))
+				a.op("VFMADD231PS Z%d, Z%d, %s", 25+r, z, acc(r, s))
 			}
 		}
 	}
