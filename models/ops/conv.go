@@ -750,9 +750,7 @@ func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][
 			}
 		}
 	})
-	for o := range part {
-		sums[o] = (part[o][0] + part[o][1]) + (part[o][2] + part[o][3])
-	}
+	sumParts(part, sums)
 }
 
 // toChannelMajor reorders src (examples, o, positions) into dst (o,
@@ -776,9 +774,7 @@ func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums [
 				}
 			}
 		})
-		for o := range part {
-			sums[o] = (part[o][0] + part[o][1]) + (part[o][2] + part[o][3])
-		}
+		sumParts(part, sums)
 		return
 	}
 	for n := range g.n {
@@ -790,6 +786,12 @@ func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums [
 			}
 		}
 	}
+	sumParts(part, sums)
+}
+
+// sumParts sets sums[o] to the sum of channel o's four partial sums, in
+// addTo4's order.
+func sumParts(part [][4]float64, sums []float64) {
 	for o := range part {
 		sums[o] = (part[o][0] + part[o][1]) + (part[o][2] + part[o][3])
 	}

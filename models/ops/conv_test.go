@@ -41,9 +41,18 @@ func (c convCase) inputs(rng *rand.Rand) []input {
 
 // ours is Conv2d on x·1 (not a leaf, so that its gradient is computed).
 func (c convCase) ours(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
-	x, err := notLeaf(nodes[0])
-	if err != nil {
-		return nil, err
+	return c.conv(nodes, false)
+}
+
+// conv is Conv2d of the case on nodes (x, w and, with a bias, b): on x
+// itself where leaf, otherwise on x·1, whose gradient is then computed.
+func (c convCase) conv(nodes []*gorgonia.Node, leaf bool) (*gorgonia.Node, error) {
+	x := nodes[0]
+	if !leaf {
+		var err error
+		if x, err = notLeaf(x); err != nil {
+			return nil, err
+		}
 	}
 	var b *gorgonia.Node
 	if c.bias {

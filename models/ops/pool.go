@@ -84,22 +84,27 @@ func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if op.folded {
 		return out, nil // the convolution whose output x is ran it
 	}
-	if x.Dtype() == tensor.Float32 && g.twoByTwo() && !op.grads {
-		pool2x2MaxFloat32(g, data[float32](x), data[float32](out))
-		return out, nil
-	}
-	op.argmaxes(x.Dtype())
+	argmax := op.argmaxes(x.Dtype())
 	switch x.Dtype() {
 	case tensor.Float32:
-		if g.twoByTwo() {
-			pool2x2Float32(g, data[float32](x), data[float32](out), op.argmax)
-			break
-		}
-		poolForward(g, data[float32](x), data[float32](out), op.argmax)
+		poolPlanes(g, data[float32](x), data[float32](out), argmax)
 	default:
-		poolForward(g, data[float64](x), data[float64](out), op.argmax)
+		poolPlanes(g, data[float64](x), data[float64](out), argmax)
 	}
 	return out, nil
+}
+
+// poolPlanes pools each plane of x into y and, unless argmax is nil, its
+// argmaxes into argmax (poolPlane).
+func poolPlanes[T float](g geometry, x, y []T, argmax []int32) {
+	hw, p := g.h*g.w, g.positions()
+	for plane := range g.n * g.c {
+		var arg []int32
+		if argmax != nil {
+			arg = argmax[plane*p : (plane+1)*p]
+		}
+		poolPlane(g, x[plane*hw:(plane+1)*hw], y[plane*p:(plane+1)*p], arg)
+	}
 }
 
 // argmaxes returns the op's argmaxes, made the size of its output, or
@@ -116,7 +121,8 @@ func (op *poolOp) argmaxes(dt tensor.Dtype) []int32 {
 }
 
 // poolPlane pools one plane in (h·w values) of g into out and, unless
-// arg is nil, its argmaxes into arg, as poolOp's run does each plane.
+// arg is nil, its argmaxes into arg: without argmaxes, float32 2×2
+// windows compare their values' bits alone.
 func poolPlane[T float](g geometry, in, out []T, arg []int32) {
 	one := g
 	one.n, one.c = 1, 1

@@ -272,14 +272,7 @@ func TestFoldedPoolsSameBits(t *testing.T) {
 		for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 			t.Run(fmt.Sprintf("%v/two-readers=%v/%v", c.convCase, c.twoReaders, dt), func(t *testing.T) {
 				build := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
-					x := nodes[0]
-					if !c.leaf {
-						var err error
-						if x, err = notLeaf(x); err != nil {
-							return nil, err
-						}
-					}
-					y, err := Conv2d(x, nodes[1], nodes[2], c.stride, c.pad)
+					y, err := c.conv(nodes, c.leaf)
 					if err != nil {
 						return nil, err
 					}

@@ -123,14 +123,7 @@ func TestTapsChangeLittle(t *testing.T) {
 				t.Fatal("the case's products would not read their input")
 			}
 			build := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
-				x := nodes[0]
-				if !c.leaf {
-					var err error
-					if x, err = notLeaf(x); err != nil {
-						return nil, err
-					}
-				}
-				return Conv2d(x, nodes[1], nodes[2], c.stride, c.pad)
+				return c.conv(nodes, c.leaf)
 			}
 			rng := rand.New(rand.NewPCG(15, uint64(c.c)))
 			ins := c.inputs(rng)
