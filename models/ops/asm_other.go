@@ -46,6 +46,11 @@ func centeredDot4Float32(g, x []float32, m float64, part *[4]float64) {
 	centeredDot4(part, g, x, m)
 }
 
+func bnSums4Float32(g, x []float32, m float64, sumG, sumGX *[4]float64) {
+	addTo4(sumG, g)
+	centeredDot4(sumGX, g, x, m)
+}
+
 func affine2Float32(dst, g, x []float32, k, c0, c1 float64) { affine(dst, g, x, k, c0, c1) }
 
 func addConstFloat32(dst, src []float32, b float32) { addConst(dst, src, b) }

@@ -158,11 +158,14 @@ func (op *bnOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 		src = op.twin
 	}
 	pshape := gamma.Shape().Clone()
-	dBeta, err := gorgonia.ApplyOp(&bnGradParam{base: op.derive("BatchNorm∂β", 4, 4, 4), fwd: src, shape: pshape}, x, grad)
+	betaOp := &bnGradParam{base: op.derive("BatchNorm∂β", 4, 4, 4), fwd: src, shape: pshape}
+	dBeta, err := gorgonia.ApplyOp(betaOp, x, grad)
 	if err != nil {
 		return nil, err
 	}
-	dGamma, err := gorgonia.ApplyOp(&bnGradParam{base: op.derive("BatchNorm∂γ", 4, 4, 4), fwd: src, shape: pshape, scale: true}, x, grad)
+	// γ's op takes β's gradient as an input it does not read, so that it
+	// runs after β's op, which sums both on the CPU.
+	dGamma, err := gorgonia.ApplyOp(&bnGradParam{base: op.derive("BatchNorm∂γ", 4, 4, 4, 4), fwd: src, shape: pshape, scale: true, beta: betaOp}, x, grad, dBeta)
 	if err != nil {
 		return nil, err
 	}
@@ -174,13 +177,20 @@ func (op *bnOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 }
 
 // bnGradParam is ∂L/∂β = Σ g, or with scale ∂L/∂γ = Σ g·x̂, per channel.
+// Both read the whole output gradient g (and γ's the input x), which at
+// ResNet-18's sizes comes from memory; so on the CPU β's op makes both
+// sums in one pass and keeps γ's in gammas, and γ's op, run after it in
+// the same run (beta's output is its third input), takes them from there:
+// the same sums in the same order as made apart (TestBNSums4Float32, TestBatchNormFiniteDifferences).
 type bnGradParam struct {
 	base
-	gpu   onGPU // on a device: see deviceDo
-	fwd   *bnOp
-	shape tensor.Shape
-	scale bool
-	out   buffer
+	gpu    onGPU // on a device: see deviceDo
+	fwd    *bnOp
+	shape  tensor.Shape
+	scale  bool
+	beta   *bnGradParam // γ's op: β's, which made its sums
+	gammas []float64    // β's op: ∂L/∂γ per channel, from its last run
+	out    buffer
 }
 
 func (op *bnGradParam) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -196,47 +206,64 @@ func (op *bnGradParam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	out := op.out.get(x.Dtype(), false, op.shape...)
+	if op.scale {
+		if len(op.beta.gammas) != op.fwd.c {
+			return nil, fmt.Errorf("ops: %s ran before %s", op.name, op.beta.name)
+		}
+		switch x.Dtype() {
+		case tensor.Float32:
+			narrow(data[float32](out), op.beta.gammas)
+		default:
+			copy(data[float64](out), op.beta.gammas)
+		}
+		return out, nil
+	}
+	if len(op.gammas) != op.fwd.c {
+		op.gammas = make([]float64, op.fwd.c)
+	}
 	switch x.Dtype() {
 	case tensor.Float32:
-		bnParamGrad(op, data[float32](x), vals[1].Data().([]float32), data[float32](out))
+		bnParamGrads(op, data[float32](x), vals[1].Data().([]float32), data[float32](out))
 	default:
-		bnParamGrad(op, data[float64](x), vals[1].Data().([]float64), data[float64](out))
+		bnParamGrads(op, data[float64](x), vals[1].Data().([]float64), data[float64](out))
 	}
 	return out, nil
 }
 
-func bnParamGrad[T float](op *bnGradParam, x, g, dst []T) {
-	helpRange(op.fwd.c, len(g), func(c0, c1 int) { bnParamGradChannels(op, x, g, dst, c0, c1) })
+// bnParamGrads writes ∂L/∂β into dBeta and keeps ∂L/∂γ in op.gammas.
+func bnParamGrads[T float](op *bnGradParam, x, g, dBeta []T) {
+	helpRange(op.fwd.c, len(g), func(c0, c1 int) { bnParamGradChannels(op, x, g, dBeta, c0, c1) })
 }
 
-// bnParamGradChannels is bnParamGrad for channels c0 ≤ c < c1.
-func bnParamGradChannels[T float](op *bnGradParam, x, g, dst []T, c0, c1 int) {
+// bnParamGradChannels is bnParamGrads for channels c0 ≤ c < c1.
+func bnParamGradChannels[T float](op *bnGradParam, x, g, dBeta []T, c0, c1 int) {
 	f := op.fwd
 	for c := c0; c < c1; c++ {
 		m, s := f.stats.Mean[c], f.scale[c]
-		// Four partial sums, so that the additions do not wait on each
-		// other; s is applied once, to the total.
-		var sum [4]float64
+		// Four partial sums each, so that the additions do not wait on
+		// each other; s is applied once, to γ's total.
+		var sumG, sumGX [4]float64
 		for i := range f.n {
 			off := (i*f.c + c) * f.hw
 			gs := g[off : off+f.hw]
 			xs := x[off : off+f.hw]
 			xs = xs[:len(gs)]
-			if !op.scale {
-				addTo4(&sum, gs)
-				continue
-			}
 			if g32, ok := any(gs).([]float32); ok && len(gs)%4 == 0 {
-				centeredDot4Float32(g32, any(xs).([]float32), m, &sum)
+				bnSums4Float32(g32, any(xs).([]float32), m, &sumG, &sumGX)
 				continue
 			}
-			centeredDot4(&sum, gs, xs, m)
+			addTo4(&sumG, gs)
+			centeredDot4(&sumGX, gs, xs, m)
 		}
-		total := (sum[0] + sum[1]) + (sum[2] + sum[3])
-		if op.scale {
-			total *= s
-		}
-		dst[c] = T(total)
+		dBeta[c] = T((sumG[0] + sumG[1]) + (sumG[2] + sumG[3]))
+		op.gammas[c] = ((sumGX[0] + sumGX[1]) + (sumGX[2] + sumGX[3])) * s
+	}
+}
+
+// narrow rounds src into dst.
+func narrow(dst []float32, src []float64) {
+	for i, v := range src {
+		dst[i] = float32(v)
 	}
 }
 

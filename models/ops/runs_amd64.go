@@ -72,9 +72,22 @@ func sum4PlanesFloat32(planes []float32, stride, n int, parts *[4][4]float64)
 //go:noescape
 func centeredDot4Float32(g, x []float32, m float64, part *[4]float64)
 
+// bnSums4Float32 adds g into sumG as addTo4 does and g[i]·(x[i] − m) into
+// sumGX as centeredDot4Float32 does, in one pass over g and x: batch
+// normalisation's two parameter gradients, which read the same output
+// gradient. Four lanes per YMM register with AVX (useAVX2), else two per
+// SSE2 register: the same operations either way, so the same bits as
+// the two loops (but for the sign of a NaN made of two NaNs, as in
+// copySum4Float32). len(g) must be a multiple of 4, len(x) at least
+// len(g).
+//
+//go:noescape
+func bnSums4Float32(g, x []float32, m float64, sumG, sumGX *[4]float64)
+
 // affine2Float32 sets dst[i] = float32((k·g[i] + c0) + c1·x[i]), computed in
-// float64 as bnInputGrad's loop does, two lanes per SSE2 register: the
-// same operations, so the same bits. len(g) must be a multiple of 4, dst
+// float64 as bnInputGrad's loop does, four lanes per YMM register with
+// AVX (useAVX2), else two per SSE2 register: the same operations, so the
+// same bits. len(g) must be a multiple of 4, dst
 // and x at least as long.
 //
 //go:noescape

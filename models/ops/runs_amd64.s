@@ -462,21 +462,103 @@ dotdone:
 	MOVUPD X7, 16(DX)
 	RET
 
+// func bnSums4Float32(g, x []float32, m float64, sumG, sumGX *[4]float64)
+// Both of batch normalisation's parameter sums in one pass: sumG[k] +=
+// float64(g[i]) as addTo4 adds, and sumGX[k] += float64(g[i])·(float64(x[i])
+// − m) as centeredDot4Float32 adds, for i ≡ k mod 4, in order. With AVX
+// each set of four partial sums is the lanes of one YMM register; without,
+// two SSE2 registers. len(g) must be a multiple of 4, len(x) ≥ len(g).
+TEXT ·bnSums4Float32(SB), NOSPLIT, $0-72
+	MOVQ g_base+0(FP), SI
+	MOVQ g_len+8(FP), CX
+	MOVQ x_base+24(FP), DI
+	MOVQ sumG+56(FP), DX
+	MOVQ sumGX+64(FP), R8
+	SHRQ $2, CX
+	CMPB ·useAVX2(SB), $0
+	JNE  sumsavx
+
+	MOVSD    m+48(FP), X5
+	UNPCKLPD X5, X5     // m, m
+	MOVUPD   0(DX), X8  // sumG[0], sumG[1]
+	MOVUPD   16(DX), X9 // sumG[2], sumG[3]
+	MOVUPD   0(R8), X6  // sumGX[0], sumGX[1]
+	MOVUPD   16(R8), X7 // sumGX[2], sumGX[3]
+	TESTQ    CX, CX
+	JE       sumsssedone
+
+sumsquad:
+	MOVUPS   (SI), X0
+	MOVUPS   (DI), X1
+	CVTPS2PD X0, X2     // g[i], g[i+1] as float64
+	CVTPS2PD X1, X3     // x[i], x[i+1]
+	ADDPD    X2, X8
+	SUBPD    X5, X3     // x − m
+	MULPD    X2, X3     // g·(x − m)
+	ADDPD    X3, X6
+	MOVHLPS  X0, X0
+	MOVHLPS  X1, X1
+	CVTPS2PD X0, X2     // g[i+2], g[i+3]
+	CVTPS2PD X1, X3
+	ADDPD    X2, X9
+	SUBPD    X5, X3
+	MULPD    X2, X3
+	ADDPD    X3, X7
+	ADDQ     $16, SI
+	ADDQ     $16, DI
+	DECQ     CX
+	JNE      sumsquad
+
+sumsssedone:
+	MOVUPD X8, 0(DX)
+	MOVUPD X9, 16(DX)
+	MOVUPD X6, 0(R8)
+	MOVUPD X7, 16(R8)
+	RET
+
+sumsavx:
+	VBROADCASTSD m+48(FP), Y5
+	VMOVUPD      (DX), Y6
+	VMOVUPD      (R8), Y7
+	TESTQ        CX, CX
+	JE           sumsavxdone
+
+sumsavxquad:
+	VCVTPS2PD (SI), Y0     // g[i..i+3] as float64
+	VCVTPS2PD (DI), Y1     // x[i..i+3]
+	VADDPD    Y0, Y6, Y6
+	VSUBPD    Y5, Y1, Y1   // x − m
+	VMULPD    Y0, Y1, Y1   // g·(x − m)
+	VADDPD    Y1, Y7, Y7
+	ADDQ      $16, SI
+	ADDQ      $16, DI
+	DECQ      CX
+	JNE       sumsavxquad
+
+sumsavxdone:
+	VMOVUPD Y6, (DX)
+	VMOVUPD Y7, (R8)
+	VZEROUPPER
+	RET
+
 // func affine2Float32(dst, g, x []float32, k, c0, c1 float64)
-// dst[i] = float32((k·g[i] + c0) + c1·x[i]), in float64, two lanes per SSE2
-// register; len(g) must be a multiple of 4, dst and x at least as long.
+// dst[i] = float32((k·g[i] + c0) + c1·x[i]), in float64: four lanes per
+// YMM register with AVX, else two per SSE2 register; len(g) must be a
+// multiple of 4, dst and x at least as long.
 TEXT ·affine2Float32(SB), NOSPLIT, $0-96
 	MOVQ     dst_base+0(FP), DI
 	MOVQ     g_base+24(FP), SI
 	MOVQ     g_len+32(FP), CX
 	MOVQ     x_base+48(FP), DX
+	SHRQ     $2, CX
+	CMPB     ·useAVX2(SB), $0
+	JNE      affavx
 	MOVSD    k+72(FP), X5
 	UNPCKLPD X5, X5     // k, k
 	MOVSD    c0+80(FP), X6
 	UNPCKLPD X6, X6     // c0, c0
 	MOVSD    c1+88(FP), X7
 	UNPCKLPD X7, X7     // c1, c1
-	SHRQ     $2, CX
 	TESTQ    CX, CX
 	JE       affdone
 
@@ -508,6 +590,32 @@ affquad:
 	JNE      affquad
 
 affdone:
+	RET
+
+affavx:
+	VBROADCASTSD k+72(FP), Y5
+	VBROADCASTSD c0+80(FP), Y6
+	VBROADCASTSD c1+88(FP), Y7
+	TESTQ        CX, CX
+	JE           affavxdone
+
+affavxquad:
+	VCVTPS2PD (SI), Y0     // g[i..i+3] as float64
+	VCVTPS2PD (DX), Y1     // x[i..i+3]
+	VMULPD    Y5, Y0, Y0   // k·g
+	VADDPD    Y6, Y0, Y0   // + c0
+	VMULPD    Y7, Y1, Y1   // c1·x
+	VADDPD    Y1, Y0, Y0
+	VCVTPD2PSY Y0, X0      // rounded to float32
+	VMOVUPS   X0, (DI)
+	ADDQ      $16, SI
+	ADDQ      $16, DX
+	ADDQ      $16, DI
+	DECQ      CX
+	JNE       affavxquad
+
+affavxdone:
+	VZEROUPPER
 	RET
 
 // func addConstFloat32(dst, src []float32, b float32)

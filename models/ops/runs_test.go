@@ -365,12 +365,65 @@ func TestCenteredDot4Float32(t *testing.T) {
 	}
 }
 
-// TestAffine2Float32 checks the SSE2 form of batch normalisation's input
-// gradient against the Go loop (affine) bit for bit, on the planes
+// TestBNSums4Float32 checks batch normalisation's two parameter sums made
+// in one pass against the loops that make them apart (addTo4 for Σ g,
+// centeredDot4 for Σ g·(x − m)), bit for bit, with AVX where the
+// processor has it and with SSE2: on the planes ResNet-18's layers have,
+// values over 40 binades with infinities and NaNs now and then, partial
+// sums that start away from zero. Two NaNs count as equal whatever their
+// signs (see TestSum4PlanesFloat32).
+func TestBNSums4Float32(t *testing.T) {
+	widths := []bool{false}
+	if useAVX2 {
+		widths = append(widths, true)
+	}
+	defer func(own bool) { useAVX2 = own }(useAVX2)
+	same := func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+	}
+	for _, avx := range widths {
+		useAVX2 = avx
+		rng := rand.New(rand.NewPCG(45, 46))
+		for _, n := range []int{0, 4, 8, 16, 64, 256, 1024} {
+			for trial := range 20 {
+				g, x := wideFloat32s(rng, n, trial), wideFloat32s(rng, n+rng.IntN(3), trial)
+				m := rng.NormFloat64()
+				var startG, startGX [4]float64
+				for k := range startG {
+					startG[k], startGX[k] = rng.NormFloat64(), rng.NormFloat64()
+				}
+				wantG, wantGX, gotG, gotGX := startG, startGX, startG, startGX
+				addTo4(&wantG, g)
+				centeredDot4(&wantGX, g, x, m)
+				bnSums4Float32(g, x, m, &gotG, &gotGX)
+				for k := range wantG {
+					if !same(gotG[k], wantG[k]) || !same(gotGX[k], wantGX[k]) {
+						t.Fatalf("AVX %v, %d values, trial %d: lane %d: Σg %v, Σg(x−m) %v, want %v, %v", avx, n, trial, k, gotG[k], gotGX[k], wantG[k], wantGX[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAffine2Float32 checks the AVX and SSE2 forms of batch normalisation's
+// input gradient against the Go loop (affine) bit for bit, on the planes
 // ResNet-18's layers have, values over 40 binades (so that some results
 // round to float32 subnormals or overflow), and now and then an infinity
 // or a NaN.
 func TestAffine2Float32(t *testing.T) {
+	widths := []bool{false}
+	if useAVX2 {
+		widths = append(widths, true)
+	}
+	defer func(own bool) { useAVX2 = own }(useAVX2)
+	for _, avx := range widths {
+		useAVX2 = avx
+		testAffine2Float32(t)
+	}
+}
+
+func testAffine2Float32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	for _, n := range []int{0, 4, 8, 16, 64, 256, 1024} {
 		for trial := range 20 {
