@@ -3195,9 +3195,9 @@ tap:
 	VZEROUPPER
 	RET
 
-// func gemmTap1Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
-TEXT ·gemmTap1Dots5x5(SB), NOSPLIT, $0-96
-	MOVQ masks+88(FP), R14
+// func gemmTap1Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
+TEXT ·gemmTap1Dots5x5(SB), NOSPLIT, $0-104
+	MOVQ masks+96(FP), R14
 	KMOVW R14, K1
 	MOVQ gm+0(FP), AX
 	MOVQ ldg+8(FP), BX
@@ -3250,6 +3250,7 @@ TEXT ·gemmTap1Dots5x5(SB), NOSPLIT, $0-96
 	MOVQ rowG+64(FP), R12
 	MOVQ rowX+72(FP), R13
 	MOVQ imageX+80(FP), R14
+	MOVQ imageG+88(FP), R15
 	MOVQ images+48(FP), DX
 image:
 	MOVQ rows+56(FP), CX
@@ -3303,6 +3304,8 @@ row:
 	ADDQ R14, R9
 	ADDQ R14, R10
 	ADDQ R14, R11
+	ADDQ R15, AX
+	ADDQ R15, R8
 	DECQ DX
 	JNZ image
 	MOVQ part+32(FP), R15
@@ -3340,9 +3343,9 @@ row:
 	VZEROUPPER
 	RET
 
-// func gemmTap1Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
-TEXT ·gemmTap1Dots5x1(SB), NOSPLIT, $0-96
-	MOVQ masks+88(FP), R14
+// func gemmTap1Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
+TEXT ·gemmTap1Dots5x1(SB), NOSPLIT, $0-104
+	MOVQ masks+96(FP), R14
 	KMOVW R14, K1
 	MOVQ gm+0(FP), AX
 	MOVQ ldg+8(FP), BX
@@ -3367,6 +3370,7 @@ TEXT ·gemmTap1Dots5x1(SB), NOSPLIT, $0-96
 	MOVQ rowG+64(FP), R12
 	MOVQ rowX+72(FP), R13
 	MOVQ imageX+80(FP), R14
+	MOVQ imageG+88(FP), R15
 	MOVQ images+48(FP), DX
 image:
 	MOVQ rows+56(FP), CX
@@ -3388,6 +3392,8 @@ row:
 	DECQ CX
 	JNZ row
 	ADDQ R14, SI
+	ADDQ R15, AX
+	ADDQ R15, R8
 	DECQ DX
 	JNZ image
 	MOVQ part+32(FP), R15
@@ -3405,9 +3411,9 @@ row:
 	VZEROUPPER
 	RET
 
-// func gemmTap1Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
-TEXT ·gemmTap1Dots1x5(SB), NOSPLIT, $0-96
-	MOVQ masks+88(FP), R14
+// func gemmTap1Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
+TEXT ·gemmTap1Dots1x5(SB), NOSPLIT, $0-104
+	MOVQ masks+96(FP), R14
 	KMOVW R14, K1
 	MOVQ gm+0(FP), AX
 	MOVQ ldg+8(FP), BX
@@ -3434,6 +3440,7 @@ TEXT ·gemmTap1Dots1x5(SB), NOSPLIT, $0-96
 	MOVQ rowG+64(FP), R12
 	MOVQ rowX+72(FP), R13
 	MOVQ imageX+80(FP), R14
+	MOVQ imageG+88(FP), R15
 	MOVQ images+48(FP), DX
 image:
 	MOVQ rows+56(FP), CX
@@ -3462,6 +3469,7 @@ row:
 	ADDQ R14, R9
 	ADDQ R14, R10
 	ADDQ R14, R11
+	ADDQ R15, AX
 	DECQ DX
 	JNZ image
 	MOVQ part+32(FP), R15
@@ -3475,9 +3483,9 @@ row:
 	VZEROUPPER
 	RET
 
-// func gemmTap1Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
-TEXT ·gemmTap1Dots1x1(SB), NOSPLIT, $0-96
-	MOVQ masks+88(FP), R14
+// func gemmTap1Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
+TEXT ·gemmTap1Dots1x1(SB), NOSPLIT, $0-104
+	MOVQ masks+96(FP), R14
 	KMOVW R14, K1
 	MOVQ gm+0(FP), AX
 	MOVQ ldg+8(FP), BX
@@ -3492,6 +3500,7 @@ TEXT ·gemmTap1Dots1x1(SB), NOSPLIT, $0-96
 	MOVQ rowG+64(FP), R12
 	MOVQ rowX+72(FP), R13
 	MOVQ imageX+80(FP), R14
+	MOVQ imageG+88(FP), R15
 	MOVQ images+48(FP), DX
 image:
 	MOVQ rows+56(FP), CX
@@ -3504,6 +3513,7 @@ row:
 	DECQ CX
 	JNZ row
 	ADDQ R14, SI
+	ADDQ R15, AX
 	DECQ DX
 	JNZ image
 	MOVQ part+32(FP), R15
@@ -3513,9 +3523,9 @@ row:
 	VZEROUPPER
 	RET
 
-// func gemmTap2Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
-TEXT ·gemmTap2Dots5x5(SB), NOSPLIT, $0-96
-	MOVQ masks+88(FP), R14
+// func gemmTap2Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
+TEXT ·gemmTap2Dots5x5(SB), NOSPLIT, $0-104
+	MOVQ masks+96(FP), R14
 	KMOVW R14, K1
 	SHRQ $16, R14
 	KMOVW R14, K2
@@ -3570,6 +3580,7 @@ TEXT ·gemmTap2Dots5x5(SB), NOSPLIT, $0-96
 	MOVQ rowG+64(FP), R12
 	MOVQ rowX+72(FP), R13
 	MOVQ imageX+80(FP), R14
+	MOVQ imageG+88(FP), R15
 	MOVQ images+48(FP), DX
 image:
 	MOVQ rows+56(FP), CX
@@ -3658,6 +3669,8 @@ row:
 	ADDQ R14, R9
 	ADDQ R14, R10
 	ADDQ R14, R11
+	ADDQ R15, AX
+	ADDQ R15, R8
 	DECQ DX
 	JNZ image
 	MOVQ part+32(FP), R15
@@ -3695,9 +3708,9 @@ row:
 	VZEROUPPER
 	RET
 
-// func gemmTap2Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
-TEXT ·gemmTap2Dots5x1(SB), NOSPLIT, $0-96
-	MOVQ masks+88(FP), R14
+// func gemmTap2Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
+TEXT ·gemmTap2Dots5x1(SB), NOSPLIT, $0-104
+	MOVQ masks+96(FP), R14
 	KMOVW R14, K1
 	SHRQ $16, R14
 	KMOVW R14, K2
@@ -3724,6 +3737,7 @@ TEXT ·gemmTap2Dots5x1(SB), NOSPLIT, $0-96
 	MOVQ rowG+64(FP), R12
 	MOVQ rowX+72(FP), R13
 	MOVQ imageX+80(FP), R14
+	MOVQ imageG+88(FP), R15
 	MOVQ images+48(FP), DX
 image:
 	MOVQ rows+56(FP), CX
@@ -3756,6 +3770,8 @@ row:
 	DECQ CX
 	JNZ row
 	ADDQ R14, SI
+	ADDQ R15, AX
+	ADDQ R15, R8
 	DECQ DX
 	JNZ image
 	MOVQ part+32(FP), R15
@@ -3773,9 +3789,9 @@ row:
 	VZEROUPPER
 	RET
 
-// func gemmTap2Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
-TEXT ·gemmTap2Dots1x5(SB), NOSPLIT, $0-96
-	MOVQ masks+88(FP), R14
+// func gemmTap2Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
+TEXT ·gemmTap2Dots1x5(SB), NOSPLIT, $0-104
+	MOVQ masks+96(FP), R14
 	KMOVW R14, K1
 	SHRQ $16, R14
 	KMOVW R14, K2
@@ -3804,6 +3820,7 @@ TEXT ·gemmTap2Dots1x5(SB), NOSPLIT, $0-96
 	MOVQ rowG+64(FP), R12
 	MOVQ rowX+72(FP), R13
 	MOVQ imageX+80(FP), R14
+	MOVQ imageG+88(FP), R15
 	MOVQ images+48(FP), DX
 image:
 	MOVQ rows+56(FP), CX
@@ -3843,6 +3860,7 @@ row:
 	ADDQ R14, R9
 	ADDQ R14, R10
 	ADDQ R14, R11
+	ADDQ R15, AX
 	DECQ DX
 	JNZ image
 	MOVQ part+32(FP), R15
@@ -3856,9 +3874,9 @@ row:
 	VZEROUPPER
 	RET
 
-// func gemmTap2Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
-TEXT ·gemmTap2Dots1x1(SB), NOSPLIT, $0-96
-	MOVQ masks+88(FP), R14
+// func gemmTap2Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
+TEXT ·gemmTap2Dots1x1(SB), NOSPLIT, $0-104
+	MOVQ masks+96(FP), R14
 	KMOVW R14, K1
 	SHRQ $16, R14
 	KMOVW R14, K2
@@ -3875,6 +3893,7 @@ TEXT ·gemmTap2Dots1x1(SB), NOSPLIT, $0-96
 	MOVQ rowG+64(FP), R12
 	MOVQ rowX+72(FP), R13
 	MOVQ imageX+80(FP), R14
+	MOVQ imageG+88(FP), R15
 	MOVQ images+48(FP), DX
 image:
 	MOVQ rows+56(FP), CX
@@ -3890,6 +3909,7 @@ row:
 	DECQ CX
 	JNZ row
 	ADDQ R14, SI
+	ADDQ R15, AX
 	DECQ DX
 	JNZ image
 	MOVQ part+32(FP), R15

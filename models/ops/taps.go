@@ -1,6 +1,9 @@
 package ops
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // A convolution with stride 1, no padding and output rows of 8 to 32
 // positions (LeNet's layers: 28 and 10) can skip its patch matrix where
@@ -17,7 +20,8 @@ import "slices"
 // The forward product's entries are the very chains of gemmRows over
 // the patches (TestTapsMatchPatches: the same bits). The filter
 // gradient's lanes are another grouping of the positions than
-// gemmDots's or the BLAS's (each output row's columns mod 16, not the
+// gemmDots's or the BLAS's (each output row's columns mod 16 for rows of
+// more than 16, each image's positions mod 16 for shorter rows, not the
 // batch's positions), so its last bits differ; like gemmDots's, they do
 // not depend on how many runs are stacked or who computes which half.
 
@@ -41,7 +45,7 @@ const (
 // dots kernel, gemmTapVDotsRAxRB (internal/genkernels documents them).
 type (
 	tapRowsFunc func(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks, stepX, stepC int)
-	tapDotsFunc func(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+	tapDotsFunc func(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 )
 
 // tappedPatches turns the reading of patches from the input on or off
@@ -135,7 +139,7 @@ func tapProduct[T float](g geometry, st *convState[T], x, w []T, m int, c []T, l
 // gradients gm (m × the batch's positions) and the batch st kept
 // (tapsInput).
 func tapGradient[T float](g geometry, st *convState[T], gm []T, m int, dw []T) {
-	tapFilterGrad(g, st.offs, any(gm).([]float32), g.n*g.positions(), any([]T(st.input)).([]float32), m, any(dw).([]float32), g.rows(), any(&st.dwPart).(*scratch[float32]))
+	tapFilterGrad(g, any(gm).([]float32), g.n*g.positions(), any([]T(st.input)).([]float32), m, any(dw).([]float32), g.rows(), any(&st.dwPart).(*scratch[float32]))
 }
 
 // tapForward is C = w·patches for images n0 ≤ n < n1 of x, read from x:
@@ -160,43 +164,138 @@ func tapForward(g geometry, offs []int, x, w []float32, m int, c []float32, ldc,
 	})
 }
 
-// tapsBlockPositions is about how many positions of each image block
-// tapFilterGrad takes at a time: a tile's five rows of output gradients
-// over them (32 KB) stay in the core's first cache while every tile of
-// taps reads them. LeNet's conv1 takes 2 images at a time, conv2 16.
-const tapsBlockPositions = 1600
-
-// tapsBlock is how many images of g tapFilterGrad takes at a time.
-func tapsBlock(g geometry) int { return max(1, tapsBlockPositions/g.positions()) }
-
 // tapFilterGrad is dw (m × rows(), ld lddw) = gm·patchesᵀ over the whole
 // batch, read from x: gm's row r at gm[r·ldg], its columns the batch's
 // positions. Like sumOverPositions it sums the first half of the images
 // into dw and the second apart, then adds them, so that a helper may take
 // either half.
-func tapFilterGrad(g geometry, offs []int, gm []float32, ldg int, x []float32, m int, dw []float32, lddw int, second *scratch[float32]) {
+func tapFilterGrad(g geometry, gm []float32, ldg int, x []float32, m int, dw []float32, lddw int, second *scratch[float32]) {
 	rows := g.rows()
 	half := second.get(m * rows)
 	mid := g.n / 2
+	images := tapFilterGradRows
+	if g.ow <= 16 {
+		images = tapFilterGradFlat
+	}
 	offerHalf(
-		func() { tapFilterGradImages(g, offs, gm, ldg, x, m, dw, lddw, 0, mid) },
-		func() { tapFilterGradImages(g, offs, gm, ldg, x, m, half, rows, mid, g.n) },
+		func() { images(g, gm, ldg, x, m, dw, lddw, 0, mid) },
+		func() { images(g, gm, ldg, x, m, half, rows, mid, g.n) },
 	)
 	addRows(dw, lddw, half, m, rows)
 }
 
-// tapFilterGradImages is dw = gm·patchesᵀ over images n0 ≤ n < n1, in
-// tiles of five rows of gm by five taps.
-func tapFilterGradImages(g geometry, offs []int, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
+// tapFilterGradRows is dw = gm·patchesᵀ over images n0 ≤ n < n1, in
+// tiles of five rows of gm by five taps, an output row of 17 to 32
+// positions (two vectors) at a time, over blocks of about 1,600
+// positions: a tile's five rows of output gradients over them (32 KB)
+// stay in the core's first cache while every tile of taps reads them
+// (LeNet's conv1: 2 images).
+func tapFilterGradRows(g geometry, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
+	offs := tapOffsets(g)
 	rows, p, hw := g.rows(), g.positions(), g.c*g.h*g.w
 	buf, part := laneSums(m * rows)
 	defer dotsParts.Put(buf)
 	v, masks, rowG, rowX, imageX := tapVectors(g.ow), tapRowMasks(g.ow), 4*g.ow, 4*g.w, 4*(hw-g.oh*g.w)
-	block := tapsBlock(g)
+	block := max(1, 1600/p)
 	for b0 := n0; b0 < n1; b0 += block {
 		images := min(block, n1-b0)
 		forTiles(m, rows, 5, 5, func(shape tileShape, r, t int) {
-			tapDotsKernels[v][shape](&gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, masks)
+			tapDotsKernels[v][shape](&gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, 0, masks)
+		})
+	}
+	sumLanes(part, m, rows, 0, dw, lddw)
+}
+
+// flatTaps lays a block of images out so that every tap's values over an
+// image's output positions are one run, as the output gradient's are:
+// for each channel and each column offset kx of the filters, the input
+// shifted left by kx and cut to the output's width, h rows of ow one
+// after the other. Tap (c, ky, kx) is then the run of that plane from
+// ky·ow, and its dot product with the gradient takes sixteen positions
+// at a time whatever the rows' width: an image of LeNet's conv2 (10 × 10
+// outputs) is 6 vectors and one of 4 positions where its rows of 10 were
+// 10 vectors. (Rows of 17 to 32, two vectors, gain too little to pay for
+// the copies: tapFilterGradRows.)
+type flatTaps struct {
+	g     geometry // what it is laid out for, but for the batch size
+	plane int      // values per (channel, kx) plane: h·ow
+	runs  []tapRun // one channel's copies: the input's rows into its k planes
+	offs  []int    // each tap's byte offset from an image's first plane
+	x     []float32
+}
+
+// flatScratch holds flatTaps between calls; each half of tapFilterGrad
+// takes its own.
+var flatScratch = sync.Pool{New: func() any { return new(flatTaps) }}
+
+// layout sets f up for g.
+func (f *flatTaps) layout(g geometry) {
+	g.n = 0
+	if f.g == g && f.runs != nil {
+		return
+	}
+	f.g, f.plane = g, g.h*g.ow
+	f.runs = f.runs[:0]
+	for kx := range g.k {
+		for y := range g.h {
+			f.runs = append(f.runs, tapRun{pos: int32(kx*f.plane + y*g.ow), at: int32(y*g.w + kx), n: int32(g.ow)})
+		}
+	}
+	f.offs = f.offs[:0]
+	for c := range g.c {
+		for ky := range g.k {
+			for kx := range g.k {
+				f.offs = append(f.offs, 4*((c*g.k+kx)*f.plane+ky*g.ow))
+			}
+		}
+	}
+}
+
+// fill lays out images b0 ≤ n < b0+images of x.
+func (f *flatTaps) fill(g geometry, x []float32, b0, images int) {
+	chw, planes := g.h*g.w, g.k*f.plane
+	if n := images * g.c * planes; cap(f.x) < n {
+		f.x = make([]float32, n)
+	}
+	for i := range images {
+		for c := range g.c {
+			copyRunsFloat32(f.x[(i*g.c+c)*planes:][:planes], x[((b0+i)*g.c+c)*chw:][:chw], f.runs)
+		}
+	}
+}
+
+// flatBlockPositions is about how many positions tapFilterGradFlat takes
+// at a time: a tile's five rows of output gradients over them (16 KB)
+// and the planes its five taps read (LeNet's conv2: 28 KB) stay in the
+// core's first cache while the tile runs over them.
+const flatBlockPositions = 800
+
+// tapFilterGradFlat is dw = gm·patchesᵀ over images n0 ≤ n < n1, in
+// tiles of five rows of gm by five taps, over blocks of images laid out
+// by flatTaps: each image's positions sixteen at a time, then the
+// positions left over (fewer than 16) under a mask.
+func tapFilterGradFlat(g geometry, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
+	rows, p := g.rows(), g.positions()
+	buf, part := laneSums(m * rows)
+	defer dotsParts.Put(buf)
+	f := flatScratch.Get().(*flatTaps)
+	defer flatScratch.Put(f)
+	f.layout(g)
+	whole, rest := p/16, p%16
+	image := 4 * g.c * g.k * f.plane // bytes from an image's planes to the next's
+	block := max(1, flatBlockPositions/p)
+	for b0 := n0; b0 < n1; b0 += block {
+		images := min(block, n1-b0)
+		f.fill(g, x, b0, images)
+		gb := gm[b0*p:]
+		forTiles(m, rows, 5, 5, func(shape tileShape, r, t int) {
+			lanes := &part[(r*rows+t)*16]
+			if whole > 0 {
+				tapDotsKernels[1][shape](&gb[r*ldg], ldg, &f.x[0], &f.offs[t], lanes, rows, images, whole, 64, 64, image-64*whole, 4*rest, 0xFFFF)
+			}
+			if rest > 0 {
+				tapDotsKernels[1][shape](&gb[r*ldg+16*whole], ldg, &f.x[16*whole], &f.offs[t], lanes, rows, images, 1, 4*p, image, 0, 0, 1<<rest-1)
+			}
 		})
 	}
 	sumLanes(part, m, rows, 0, dw, lddw)

@@ -100,28 +100,28 @@ func gemmTap4Rows4(w *float32, ldw int, x *float32, offs *int, k int, c *float32
 func gemmTap4Rows5(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks, stepX, stepC int)
 
 //go:noescape
-func gemmTap1Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap1Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
-func gemmTap1Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap1Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
-func gemmTap1Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap1Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
-func gemmTap1Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap1Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
-func gemmTap2Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap2Dots5x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
-func gemmTap2Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap2Dots5x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
-func gemmTap2Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap2Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
-func gemmTap2Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)
+func gemmTap2Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 // tapRowsKernels[v][r] computes r rows of filters over v vectors.
 var tapRowsKernels = [...][maxTapRows + 1]tapRowsFunc{

@@ -42,7 +42,7 @@ func declarations() string {
 	}
 	for v := 1; v <= 2; v++ {
 		for _, t := range tapDotsShapes {
-			fmt.Fprintf(&b, "//go:noescape\nfunc gemmTap%dDots%dx%d(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)\n\n", v, t[0], t[1])
+			fmt.Fprintf(&b, "//go:noescape\nfunc gemmTap%dDots%dx%d(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)\n\n", v, t[0], t[1])
 		}
 	}
 	b.WriteString("// tapRowsKernels[v][r] computes r rows of filters over v vectors.\nvar tapRowsKernels = [...][maxTapRows + 1]tapRowsFunc{\n\t{},\n")
@@ -470,18 +470,20 @@ func tapRowsKernel(b *strings.Builder, vectors, rows int) {
 // rows output rows, part[r][s][l] += Σ g[r, j]·x[offs[s] + j] over the
 // columns j ≡ l (mod 16) of each output row. Each lane is one chain of
 // fused multiply-adds, output row by output row, j = l before j = l + 16.
+// An "output row" is whatever the caller steps over: taps.go also walks
+// an image's positions sixteen at a time, its rows laid end to end.
 //
 // Registers: AX, R8 g's rows 0 and 3 (BX = ldg in bytes); SI, DI, R9,
 // R10, R11 the taps' inputs; CX the output rows left in the image, DX
 // the images left; R12 the bytes from one output row to the next in g,
 // R13 in x; R14 the bytes from an image's last output row's input to
-// the next image's first.
+// the next image's first, R15 the same in g.
 func tapDotsKernel(b *strings.Builder, vectors, ra, rb int) {
 	a := asm{b}
 	name := fmt.Sprintf("gemmTap%dDots%dx%d", vectors, ra, rb)
-	fmt.Fprintf(b, "// func %s(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, masks int)\n", name)
-	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-96\n", name)
-	a.op("MOVQ masks+88(FP), R14")
+	fmt.Fprintf(b, "// func %s(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-104\n", name)
+	a.op("MOVQ masks+96(FP), R14")
 	for v := range vectors {
 		if v > 0 {
 			a.op("SHRQ $16, R14")
@@ -512,6 +514,7 @@ func tapDotsKernel(b *strings.Builder, vectors, ra, rb int) {
 	a.op("MOVQ rowG+64(FP), R12")
 	a.op("MOVQ rowX+72(FP), R13")
 	a.op("MOVQ imageX+80(FP), R14")
+	a.op("MOVQ imageG+88(FP), R15")
 	a.op("MOVQ images+48(FP), DX")
 	gRow := []string{"(AX)", "(AX)(BX*1)", "(AX)(BX*2)", "(R8)", "(R8)(BX*1)"}
 	a.label("image")
@@ -541,6 +544,10 @@ func tapDotsKernel(b *strings.Builder, vectors, ra, rb int) {
 	a.op("JNZ row")
 	for s := range rb {
 		a.op("ADDQ R14, %s", taps[s])
+	}
+	a.op("ADDQ R15, AX")
+	if ra > 3 {
+		a.op("ADDQ R15, R8")
 	}
 	a.op("DECQ DX")
 	a.op("JNZ image")
