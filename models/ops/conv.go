@@ -308,6 +308,9 @@ type convOp struct {
 	// particles, each one's backward passes, and the next particle's
 	// forward run.
 	across struct{ runs, passes, next int }
+	// shareRuns is how many stacked runs in a row are one particle's
+	// passes, which share its forward run (pooledFilterGrad).
+	shareRuns int
 }
 
 // convState is what a convolution keeps between runs, in its dtype.
@@ -338,6 +341,11 @@ type convState[T float] struct {
 	// the filter gradient, and offs the taps' offsets.
 	tapped bool
 	offs   []int
+	// pooledRows is set while the gradient matrix holds a pool's
+	// gradient in place of the output's, pooledPer values per example
+	// (pooledgrad.go).
+	pooledRows bool
+	pooledPer  int
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -649,6 +657,7 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 			return nil, err
 		}
 	}
+	mat.pooledRows = mat.pooledRowsFit() // once it is known who reads the sums
 	return grads, nil
 }
 
@@ -664,7 +673,10 @@ type convGradMatrix struct {
 	g    geometry
 	fwd  *convOp   // whose stack, when armed, it writes into (StackFilterGrads)
 	pool *poolGrad // when set, the pool gradient it makes in its stead
-	out  buffer
+	// pooledRows is set when, in float32 with the products reading their
+	// input, it writes the pool's gradient instead (pooledgrad.go).
+	pooledRows bool
+	out        buffer
 	// rowSums, when set (a bias's gradient reads them), receives each
 	// channel's sum of the gradient as the reordering passes over it,
 	// with part for their partial sums (see toChannelMajor).
@@ -690,6 +702,13 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	switch {
 	case op.pool != nil && grad.Dtype() == tensor.Float32:
+		st := state[convState[float32]](&op.fwd.state)
+		st.pooledRows = op.pooledRows && pooledGrads && useAVX512 && st.tapped
+		if st.pooledRows {
+			st.pooledPer = op.pool.fwd.g.positions()
+			poolToPooledRows(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums)
+			break
+		}
 		poolToChannelMajor(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums)
 	case op.pool != nil:
 		poolToChannelMajor(op.g, op.pool.fwd, data[float64](grad), data[float64](out), op.part, op.rowSums)
@@ -832,6 +851,10 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	switch gm.Dtype() {
 	case tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
+		if st.pooledRows {
+			pooledFilterGrad(g, st.pooledPer, data[float32](gm), np, g.o, 1, st.input, data[float32](out), g.rows())
+			break
+		}
 		if st.tapped {
 			tapGradient(g, st, data[float32](gm), g.o, data[float32](out))
 			break

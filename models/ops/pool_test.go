@@ -259,7 +259,8 @@ func TestPool2x2Grad(t *testing.T) {
 // positions not a multiple of 4), and a convolution whose output two
 // pools read, which runs neither.
 func TestFoldedPoolsSameBits(t *testing.T) {
-	defer func(pools, grads bool) { foldPools, foldPoolGrads = pools, grads }(foldPools, foldPoolGrads)
+	defer func(pools, grads, pooled bool) { foldPools, foldPoolGrads, pooledGrads = pools, grads, pooled }(foldPools, foldPoolGrads, pooledGrads)
+	pooledGrads = false // TestPooledFilterGrad compares those
 	for _, c := range []struct {
 		convCase
 		leaf, twoReaders bool
@@ -325,5 +326,84 @@ func TestFoldedPoolsSameBits(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPooledFilterGrad runs one-channel convolutions whose output feeds a
+// ReLU and a 2×2 max-pool, with the gradient matrix holding the pool's
+// gradient (pooledgrad.go) and holding the dense one, over three runs
+// (new inputs, then new filters): LeNet's first layer on a few images
+// (9×9 filters, outputs of 28×28), a 5×5 one, and one without bias whose
+// outputs (9×9) are not a multiple of 4 positions. The outputs, the loss
+// and the bias's gradient are the same bits; the filters' gradient,
+// summed in another order, the same within 1e-6 of its largest value.
+func TestPooledFilterGrad(t *testing.T) {
+	needAVX512(t)
+	defer func(saved bool) { pooledGrads = saved }(pooledGrads)
+	for _, c := range []convCase{
+		{n: 3, c: 1, h: 36, w: 36, o: 10, k: 9, stride: 1, bias: true},
+		{n: 5, c: 1, h: 12, w: 12, o: 4, k: 5, stride: 1, bias: true},
+		{n: 4, c: 1, h: 13, w: 13, o: 3, k: 5, stride: 1},
+	} {
+		t.Run(c.String(), func(t *testing.T) {
+			build := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+				y, err := c.conv(nodes, true)
+				if err != nil {
+					return nil, err
+				}
+				return ReLUMaxPool2d(y, 2, 2, 0)
+			}
+			ins := c.inputs(rand.New(rand.NewPCG(25, uint64(c.k))))
+			wrt := []int{1}
+			if c.bias {
+				wrt = []int{1, 2}
+			}
+			probes := make([]*probe, 2)
+			for i, pooled := range []bool{true, false} {
+				pooledGrads = pooled
+				probes[i] = newProbe(t, tensor.Float32, ins, wrt, rand.New(rand.NewPCG(26, 0)), build)
+			}
+			var used int
+			for _, n := range probes[0].out.Graph().AllNodes() {
+				if m, ok := n.Op().(*convGradMatrix); ok && m.pooledRows {
+					used++
+				}
+			}
+			if used != 1 {
+				t.Fatalf("%d gradient matrices hold the pool's gradient, want 1", used)
+			}
+			rng := rand.New(rand.NewPCG(27, 0))
+			for run, change := range []func() []float64{
+				func() []float64 { return nil },
+				func() []float64 { return randomInput(rng, "x", c.n, c.c, c.h, c.w).vals },
+				func() []float64 { return randomInput(rng, "w", c.o, c.c, c.k, c.k).vals },
+			} {
+				vals := change()
+				var results [2][][]float64
+				for i, p := range probes {
+					pooledGrads = i == 0
+					switch run {
+					case 1:
+						setAll(p.vals[0], vals)
+					case 2:
+						setAll(p.vals[1], vals)
+					}
+					out, loss, grads := p.run(t)
+					results[i] = append([][]float64{out, {loss}}, grads...)
+				}
+				for k := range results[0] {
+					got, want := results[0][k], results[1][k]
+					if k == 2 { // the filters' gradient
+						if d := maxRelDiff(got, want); d > 1e-6 || math.IsNaN(d) {
+							t.Errorf("run %d: the filters' gradient differs by %.3g of its largest value", run, d)
+						}
+						continue
+					}
+					if j := firstBitDifference(got, want); j >= 0 {
+						t.Errorf("run %d: result %d (output, loss, gradients), entry %d: %v pooled, %v dense", run, k, j, got[j], want[j])
+					}
+				}
+			}
+		})
 	}
 }

@@ -43,7 +43,7 @@ func (r *Recording) StackFilterGrads(runs int) {
 		if !ok || c.dev != nil || !c.keepCols || c.g.o > StackMaxFilters || c.across.runs > 0 {
 			continue
 		}
-		c.stackRuns, c.stackFilled, c.stackDone = runs, 0, 0
+		c.stackRuns, c.stackFilled, c.stackDone, c.shareRuns = runs, 0, 0, runs
 	}
 }
 
@@ -74,9 +74,9 @@ func (c *convOp) flush() error {
 	}
 	switch st := c.state.(type) {
 	case *convState[float32]:
-		flushStack(c.g, st, runs)
+		flushStack(c.g, st, runs, c.shareRuns)
 	case *convState[float64]:
-		flushStack(c.g, st, runs)
+		flushStack(c.g, st, runs, c.shareRuns)
 	}
 	c.stackDone = runs
 	return nil
@@ -147,7 +147,7 @@ func StackAcross(n *gorgonia.Node, filters [][]float64, passes int) error {
 		return fmt.Errorf("ops: %s: %v filters", c.name, n.Dtype())
 	}
 	c.across.runs, c.across.passes, c.across.next = runs, passes, 0
-	c.stackRuns, c.stackFilled, c.stackDone = runs*passes, 0, 0
+	c.stackRuns, c.stackFilled, c.stackDone, c.shareRuns = runs*passes, 0, 0, passes
 	return nil
 }
 
@@ -221,10 +221,16 @@ func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) e
 }
 
 // flushStack is ∂L/∂w of every run at once: the runs' output gradients
-// (runs·O × n·positions) times the patches' transpose.
-func flushStack[T float](g geometry, st *convState[T], runs int) {
+// (runs·O × n·positions) times the patches' transpose, or, where the
+// rows hold pools' gradients (pooledgrad.go), from those, runs of one
+// particle in groups of share.
+func flushStack[T float](g geometry, st *convState[T], runs, share int) {
 	np := g.n * g.positions()
 	dw := st.stackDW.get(runs * g.o * g.rows())
+	if rows, ok := any(st).(*convState[float32]); ok && rows.pooledRows {
+		pooledFilterGrad(g, rows.pooledPer, rows.stack.get(runs*g.o*np), np, runs*g.o, share, rows.input, any(dw).([]float32), g.rows())
+		return
+	}
 	if st.tapped {
 		tapGradient(g, st, st.stack.get(runs*g.o*np), runs*g.o, dw)
 		return

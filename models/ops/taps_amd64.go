@@ -123,6 +123,90 @@ func gemmTap2Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32,
 //go:noescape
 func gemmTap2Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
+//go:noescape
+func gemmPoolTaps1x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps1x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps2x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps2x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps3x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps3x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps4x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps4x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps5x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps5x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps6x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps6x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps7x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps7x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps8x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps8x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps9x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps9x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps10x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps10x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps11x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps11x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps12x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps12x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps13x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps13x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps14x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps14x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
 // tapRowsKernels[v][r] computes r rows of filters over v vectors.
 var tapRowsKernels = [...][maxTapRows + 1]tapRowsFunc{
 	{},
@@ -138,4 +222,24 @@ var tapDotsKernels = [...][4]tapDotsFunc{
 	{},
 	{gemmTap1Dots5x5, gemmTap1Dots5x1, gemmTap1Dots1x5, gemmTap1Dots1x1},
 	{gemmTap2Dots5x5, gemmTap2Dots5x1, gemmTap2Dots1x5, gemmTap2Dots1x1},
+}
+
+// poolTapsKernels[k][r] computes the filter gradients of k×k taps of
+// r rows sharing their offsets from a pool's gradients.
+var poolTapsKernels = [...][3]poolTapsFunc{
+	{},
+	{nil, gemmPoolTaps1x1, gemmPoolTaps1x2},
+	{nil, gemmPoolTaps2x1, gemmPoolTaps2x2},
+	{nil, gemmPoolTaps3x1, gemmPoolTaps3x2},
+	{nil, gemmPoolTaps4x1, gemmPoolTaps4x2},
+	{nil, gemmPoolTaps5x1, gemmPoolTaps5x2},
+	{nil, gemmPoolTaps6x1, gemmPoolTaps6x2},
+	{nil, gemmPoolTaps7x1, gemmPoolTaps7x2},
+	{nil, gemmPoolTaps8x1, gemmPoolTaps8x2},
+	{nil, gemmPoolTaps9x1, gemmPoolTaps9x2},
+	{nil, gemmPoolTaps10x1, gemmPoolTaps10x2},
+	{nil, gemmPoolTaps11x1, gemmPoolTaps11x2},
+	{nil, gemmPoolTaps12x1, gemmPoolTaps12x2},
+	{nil, gemmPoolTaps13x1, gemmPoolTaps13x2},
+	{nil, gemmPoolTaps14x1, gemmPoolTaps14x2},
 }

@@ -45,6 +45,11 @@ func declarations() string {
 			fmt.Fprintf(&b, "//go:noescape\nfunc gemmTap%dDots%dx%d(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)\n\n", v, t[0], t[1])
 		}
 	}
+	for k := 1; k <= maxPoolTaps; k++ {
+		for r := 1; r <= 2; r++ {
+			fmt.Fprintf(&b, "//go:noescape\nfunc gemmPoolTaps%dx%d(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)\n\n", k, r)
+		}
+	}
 	b.WriteString("// tapRowsKernels[v][r] computes r rows of filters over v vectors.\nvar tapRowsKernels = [...][maxTapRows + 1]tapRowsFunc{\n\t{},\n")
 	for v := 1; v <= maxTapVectors; v++ {
 		b.WriteString("\t{nil")
@@ -63,6 +68,10 @@ func declarations() string {
 			fmt.Fprintf(&b, "gemmTap%dDots%dx%d", v, t[0], t[1])
 		}
 		b.WriteString("},\n")
+	}
+	b.WriteString("}\n\n// poolTapsKernels[k][r] computes the filter gradients of k×k taps of\n// r rows sharing their offsets from a pool's gradients.\nvar poolTapsKernels = [...][3]poolTapsFunc{\n\t{},\n")
+	for k := 1; k <= maxPoolTaps; k++ {
+		fmt.Fprintf(&b, "\t{nil, gemmPoolTaps%dx1, gemmPoolTaps%dx2},\n", k, k)
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -88,8 +97,18 @@ func generate() string {
 			tapDotsKernel(&b, v, t[0], t[1])
 		}
 	}
+	for k := 1; k <= maxPoolTaps; k++ {
+		for r := 1; r <= 2; r++ {
+			poolTapsKernel(&b, k, r)
+		}
+	}
 	return b.String()
 }
+
+// maxPoolTaps is the widest filter a pool taps kernel takes: two rows'
+// k sums each, a window row and the rows' two values fit in 32
+// registers.
+const maxPoolTaps = 14
 
 // tapDotsShapes are the tiles of the tap dots kernels: five rows of the
 // output gradient by five taps, and the one row or column of a tile that
@@ -552,6 +571,100 @@ func tapDotsKernel(b *strings.Builder, vectors, ra, rb int) {
 	a.op("DECQ DX")
 	a.op("JNZ image")
 	parts(false)
+	a.op("VZEROUPPER")
+	a.op("RET")
+	b.WriteString("\n")
+}
+
+// poolTapsKernel writes gemmPoolTapsKxR, the filter gradients of a
+// one-channel convolution with k×k filters whose output feeds a pool,
+// from the pool's gradients rather than the convolution's: for R rows r
+// of values v (ldv bytes apart) sharing one row of argmaxes arg (the
+// convolution's output positions, int32s held as float32 bits), for each
+// image and each of its entries e, v[r, e] times the k×k window of x at
+// the input offset of arg[e]: a + ⌊a/ow⌋·skip, skip = w − ow, the
+// quotient ⌊a·divOW/2³²⌋ (divOW = ⌈2³²/ow⌉, exact for the positions of
+// an image), summed into dw's row r (k rows of k taps, lddw bytes apart,
+// which the caller clears). Row ky of the window is one masked vector
+// of k lanes, rowX bytes below the last, loaded once for the R rows.
+// Each tap's sum for an image is one chain of fused multiply-adds over
+// the image's entries in order, then added into dw, image by image: a
+// row's bits do not depend on R.
+//
+// Registers: Z0..Z(R·k−1) the image's sums, Z29 a window row, Z30, Z31
+// the rows' v[e]; SI v, DI arg, R8 the image's input, R9 the window's
+// row, R10 rowX, R11 imageX, R12 ldv, R13 dw, R14 lddw, R15 divOW, BX
+// skip, CX the entries left, DX the images left.
+func poolTapsKernel(b *strings.Builder, k, rows int) {
+	a := asm{b}
+	name := fmt.Sprintf("gemmPoolTaps%dx%d", k, rows)
+	fmt.Fprintf(b, "// func %s(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-96\n", name)
+	a.op("MOVQ $%d, AX", 1<<k-1)
+	a.op("KMOVW AX, K1")
+	a.op("MOVQ v+0(FP), SI")
+	a.op("MOVQ ldv+8(FP), R12")
+	a.op("MOVQ arg+16(FP), DI")
+	a.op("MOVQ images+32(FP), DX")
+	a.op("MOVQ x+40(FP), R8")
+	a.op("MOVQ imageX+48(FP), R11")
+	a.op("MOVQ rowX+56(FP), R10")
+	a.op("MOVQ dw+64(FP), R13")
+	a.op("MOVQ lddw+72(FP), R14")
+	a.op("MOVQ divOW+80(FP), R15")
+	a.op("MOVQ skip+88(FP), BX")
+	acc := func(r, ky int) string { return fmt.Sprintf("Z%d", r*k+ky) }
+	a.label("image")
+	for r := range rows {
+		for ky := range k {
+			a.op("VXORPS %s, %s, %s", acc(r, ky), acc(r, ky), acc(r, ky))
+		}
+	}
+	a.op("MOVQ entries+24(FP), CX")
+	a.label("entry")
+	a.op("VBROADCASTSS (SI), Z30")
+	if rows > 1 {
+		a.op("VBROADCASTSS (SI)(R12*1), Z31")
+	}
+	a.op("MOVLQZX (DI), AX")
+	a.op("MOVQ AX, R9")
+	a.op("IMULQ R15, R9")
+	a.op("SHRQ $32, R9")
+	a.op("IMULQ BX, R9")
+	a.op("ADDQ AX, R9")
+	a.op("LEAQ (R8)(R9*4), R9")
+	for ky := range k {
+		if rows == 1 {
+			a.op("VFMADD231PS (R9), Z30, K1, %s", acc(0, ky))
+		} else {
+			a.op("VMOVUPS.Z (R9), K1, Z29")
+			for r := range rows {
+				a.op("VFMADD231PS Z29, Z%d, %s", 30+r, acc(r, ky))
+			}
+		}
+		if ky < k-1 {
+			a.op("ADDQ R10, R9")
+		}
+	}
+	a.op("ADDQ $4, SI")
+	a.op("ADDQ $4, DI")
+	a.op("DECQ CX")
+	a.op("JNZ entry")
+	// Add the image's sums into dw.
+	a.op("MOVQ R13, R9")
+	for r := range rows {
+		for ky := range k {
+			a.op("VMOVUPS.Z %d(R9), K1, Z29", 4*k*ky)
+			a.op("VADDPS %s, Z29, Z29", acc(r, ky))
+			a.op("VMOVUPS Z29, K1, %d(R9)", 4*k*ky)
+		}
+		if r < rows-1 {
+			a.op("ADDQ R14, R9")
+		}
+	}
+	a.op("ADDQ R11, R8")
+	a.op("DECQ DX")
+	a.op("JNZ image")
 	a.op("VZEROUPPER")
 	a.op("RET")
 	b.WriteString("\n")
