@@ -61,6 +61,8 @@ var useAVX512 = false
 
 var poolTapsKernels [maxPoolTaps + 1][3]poolTapsFunc
 
+var tapBackKernels [maxBackFilters + 1]tapBackFunc
+
 var rowsKernels [6]func(a *float32, lda int, b *float32, ldb int, c *float32, ldc, k, n int, addC bool)
 
 func gemmDots4x5(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int) {

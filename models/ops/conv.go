@@ -346,6 +346,12 @@ type convState[T float] struct {
 	// (pooledgrad.go).
 	pooledRows bool
 	pooledPer  int
+	// The input gradient read back into shifted planes (tapInputGrad):
+	// the filters' values by tap, the taps in its order and their
+	// offsets in an image's planes.
+	backW     scratch[T]
+	backOrder []int
+	backOffs  []int
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -914,6 +920,10 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // every col2im after.
 func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
+	if st32, ok := any(st).(*convState[float32]); ok && tapsBack(g) {
+		tapInputGrad(g, st32, any(w).([]float32), any(gm).([]float32), np, any(dx).([]float32))
+		return
+	}
 	chunk := g.chunk()
 	taps := tapsOf(g)
 	_, float32s := any(w).([]float32)

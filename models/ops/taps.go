@@ -44,6 +44,7 @@ const (
 // tapRowsFunc is a tap rows kernel, gemmTapVRowsR, and tapDotsFunc a tap
 // dots kernel, gemmTapVDotsRAxRB (internal/genkernels documents them).
 type (
+	tapBackFunc func(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
 	tapRowsFunc func(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks, stepX, stepC int)
 	tapDotsFunc func(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 )
@@ -222,6 +223,7 @@ type flatTaps struct {
 	runs  []tapRun // one channel's copies: the input's rows into its k planes
 	offs  []int    // each tap's byte offset from an image's first plane
 	x     []float32
+	dx    []float32 // an image's planes of input gradient (tapInputGrad), zeros between uses
 }
 
 // flatScratch holds flatTaps between calls; each half of tapFilterGrad
@@ -299,4 +301,67 @@ func tapFilterGradFlat(g geometry, gm []float32, ldg int, x []float32, m int, dw
 		})
 	}
 	sumLanes(part, m, rows, 0, dw, lddw)
+}
+
+// maxBackFilters is the most filters gemmTapBackO takes.
+const maxBackFilters = 22
+
+// tapsBack reports whether g's input gradient in float32 is read back
+// into shifted planes (tapInputGrad) rather than made through patches.
+func tapsBack(g geometry) bool { return readsTaps(g) && g.o <= maxBackFilters }
+
+// tapInputGrad is dx = col2im(wᵀ·G) without the patches' gradient: for
+// each image, every tap's gradient over the image's output positions,
+// sixteen at a time (gemmTapBackO), is added into the image's planes
+// laid out as flatTaps lays out the input, where a tap's positions are
+// one run; then the planes are added into dx's rows and cleared for the
+// next image (addRunsClearingFloat32). Each entry of dx is thus the same
+// sum of the same products as col2im makes of wᵀ·G, in another order
+// (over the filter rows ky of each column kx, then the columns), so its
+// last bits differ (TestTapInputGrad). The taps run in the order of ky,
+// then c and kx, so that no two of a kernel's eight add into the same
+// values. Each image's planes are its own: a helper may take some of the
+// images.
+func tapInputGrad(g geometry, st *convState[float32], w, gm []float32, ldg int, dx []float32) {
+	rows, p, hw := g.rows(), g.positions(), g.h*g.w
+	if len(st.backOffs) != rows {
+		st.backOffs, st.backOrder = make([]int, 0, rows), make([]int, 0, rows)
+		plane := g.h * g.ow
+		for ky := range g.k {
+			for c := range g.c {
+				for kx := range g.k {
+					st.backOrder = append(st.backOrder, (c*g.k+ky)*g.k+kx)
+					st.backOffs = append(st.backOffs, 4*((c*g.k+kx)*plane+ky*g.ow))
+				}
+			}
+		}
+	}
+	wt := st.backW.get(rows * g.o)
+	for i, t := range st.backOrder {
+		for f := range g.o {
+			wt[i*g.o+f] = w[f*rows+t]
+		}
+	}
+	kernel := tapBackKernels[g.o]
+	helpRange(g.n, g.n*rows*p, func(a, b int) {
+		f := flatScratch.Get().(*flatTaps)
+		defer flatScratch.Put(f)
+		f.layout(g)
+		planes := g.c * g.k * f.plane
+		if len(f.dx) < planes {
+			f.dx = make([]float32, planes)
+		}
+		for n := a; n < b; n++ {
+			for j := 0; j < p; j += 16 {
+				mask := 0xFFFF
+				if p-j < 16 {
+					mask = 1<<(p-j) - 1
+				}
+				kernel(&gm[n*p+j], ldg, &wt[0], rows, &st.backOffs[0], &f.dx[j], mask)
+			}
+			for c := range g.c {
+				addRunsClearingFloat32(dx[(n*g.c+c)*hw:][:hw], f.dx[c*g.k*f.plane:][:g.k*f.plane], f.runs)
+			}
+		}
+	})
 }

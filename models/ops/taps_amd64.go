@@ -124,6 +124,72 @@ func gemmTap2Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32,
 func gemmTap2Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
+func gemmTapBack1(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack2(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack3(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack4(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack5(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack6(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack7(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack8(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack9(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack10(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack11(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack12(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack13(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack14(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack15(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack16(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack17(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack18(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack19(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack20(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack21(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
+func gemmTapBack22(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
+
+//go:noescape
 func gemmPoolTaps1x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
@@ -223,6 +289,10 @@ var tapDotsKernels = [...][4]tapDotsFunc{
 	{gemmTap1Dots5x5, gemmTap1Dots5x1, gemmTap1Dots1x5, gemmTap1Dots1x1},
 	{gemmTap2Dots5x5, gemmTap2Dots5x1, gemmTap2Dots1x5, gemmTap2Dots1x1},
 }
+
+// tapBackKernels[o] computes the taps' gradients of o filters' output
+// gradients.
+var tapBackKernels = [...]tapBackFunc{nil, gemmTapBack1, gemmTapBack2, gemmTapBack3, gemmTapBack4, gemmTapBack5, gemmTapBack6, gemmTapBack7, gemmTapBack8, gemmTapBack9, gemmTapBack10, gemmTapBack11, gemmTapBack12, gemmTapBack13, gemmTapBack14, gemmTapBack15, gemmTapBack16, gemmTapBack17, gemmTapBack18, gemmTapBack19, gemmTapBack20, gemmTapBack21, gemmTapBack22}
 
 // poolTapsKernels[k][r] computes the filter gradients of k×k taps of
 // r rows sharing their offsets from a pool's gradients.

@@ -96,6 +96,54 @@ func TestTapFilterGrad(t *testing.T) {
 	}
 }
 
+// TestTapInputGrad checks tapInputGrad on 40 seeded geometries (up to
+// maxBackFilters filters, so that every kernel's eight-tap and one-tap
+// loops and masked last vectors are met) against col2im of wᵀ·G summed
+// in float64, within the bound of TestTapFilterGrad for sums of
+// o·k·k products, over two runs of the same state (the planes must be
+// left cleared).
+func TestTapInputGrad(t *testing.T) {
+	needAVX512(t)
+	rng := rand.New(rand.NewPCG(9, 3))
+	const u = 1.0 / (1 << 24)
+	for range 40 {
+		g := randomTapGeometry(rng)
+		g.o = 1 + rng.IntN(maxBackFilters)
+		if !tapsBack(g) {
+			t.Fatalf("%v: input gradient not read back into planes", g)
+		}
+		rows, np := g.rows(), g.n*g.positions()
+		var st convState[float32]
+		for run := range 2 {
+			w := randomMatrix(rng, g.o, rows)
+			gm := randomMatrix(rng, g.o, np)
+			dcols := make([]float64, rows*np)
+			abs := make([]float64, rows*np)
+			for tp := range rows {
+				for q := range np {
+					for f := range g.o {
+						v := float64(w[f*rows+tp]) * float64(gm[f*np+q])
+						dcols[tp*np+q] += v
+						abs[tp*np+q] += math.Abs(v)
+					}
+				}
+			}
+			want := make([]float64, g.n*g.c*g.h*g.w)
+			bound := make([]float64, len(want))
+			col2im(g, dcols, np, 0, g.n, want)
+			col2im(g, abs, np, 0, g.n, bound)
+			got := make([]float32, len(want))
+			tapInputGrad(g, &st, w, gm, np, got)
+			gamma := float64(g.o*g.k*g.k+1) * u / (1 - float64(g.o*g.k*g.k+1)*u)
+			for i := range want {
+				if d := math.Abs(float64(got[i]) - want[i]); d > gamma*bound[i] || math.IsNaN(float64(got[i])) {
+					t.Fatalf("%v, %d filters, run %d: dx[%d] = %v, want %v (error %.3g > bound %.3g)", g, g.o, run, i, got[i], want[i], d, gamma*bound[i])
+				}
+			}
+		}
+	}
+}
+
 // TestTapsChangeLittle runs convolutions whose products read the input
 // (readsTaps) and the same ones over patches, over three runs (new
 // inputs, then new filters: the kept copy of the input must follow

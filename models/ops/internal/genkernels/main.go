@@ -45,6 +45,9 @@ func declarations() string {
 			fmt.Fprintf(&b, "//go:noescape\nfunc gemmTap%dDots%dx%d(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)\n\n", v, t[0], t[1])
 		}
 	}
+	for o := 1; o <= maxBackFilters; o++ {
+		fmt.Fprintf(&b, "//go:noescape\nfunc gemmTapBack%d(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)\n\n", o)
+	}
 	for k := 1; k <= maxPoolTaps; k++ {
 		for r := 1; r <= 2; r++ {
 			fmt.Fprintf(&b, "//go:noescape\nfunc gemmPoolTaps%dx%d(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)\n\n", k, r)
@@ -68,6 +71,10 @@ func declarations() string {
 			fmt.Fprintf(&b, "gemmTap%dDots%dx%d", v, t[0], t[1])
 		}
 		b.WriteString("},\n")
+	}
+	b.WriteString("}\n\n// tapBackKernels[o] computes the taps' gradients of o filters' output\n// gradients.\nvar tapBackKernels = [...]tapBackFunc{nil")
+	for o := 1; o <= maxBackFilters; o++ {
+		fmt.Fprintf(&b, ", gemmTapBack%d", o)
 	}
 	b.WriteString("}\n\n// poolTapsKernels[k][r] computes the filter gradients of k×k taps of\n// r rows sharing their offsets from a pool's gradients.\nvar poolTapsKernels = [...][3]poolTapsFunc{\n\t{},\n")
 	for k := 1; k <= maxPoolTaps; k++ {
@@ -102,8 +109,16 @@ func generate() string {
 			poolTapsKernel(&b, k, r)
 		}
 	}
+	for o := 1; o <= maxBackFilters; o++ {
+		tapBackKernel(&b, o)
+	}
 	return b.String()
 }
+
+// maxBackFilters is the most filters a tap back kernel takes: their
+// output gradients' vectors, eight taps' sums and one more fit in 32
+// registers.
+const maxBackFilters = 22
 
 // maxPoolTaps is the widest filter a pool taps kernel takes: two rows'
 // k sums each, a window row and the rows' two values fit in 32
@@ -665,6 +680,73 @@ func poolTapsKernel(b *strings.Builder, k, rows int) {
 	a.op("ADDQ R11, R8")
 	a.op("DECQ DX")
 	a.op("JNZ image")
+	a.op("VZEROUPPER")
+	a.op("RET")
+	b.WriteString("\n")
+}
+
+// tapBackKernel writes gemmTapBackO, a convolution's input gradient
+// read back into shifted planes rather than through patches: for one
+// vector of 16 output positions, masked by mask, of O filters' output
+// gradients grad (rows of ldg values), and each tap t of taps (the rows
+// of wt, O values each: the filters' values of that tap), the tap's
+// gradient Σ_f wt[t, f]·grad[f] — one chain of fused multiply-adds over f
+// in order — added into dxs at byte offset offs[t]. Eight taps at a
+// time, then one. The caller orders the taps so that no two of eight
+// add into the same values (a masked store does not forward to a load
+// right after it).
+//
+// Registers: Z8..Z(8+O−1) the output gradients, Z0..Z7 the taps' sums,
+// Z31 the values they add into; SI grad, BX ldg in bytes, DI wt's row, R8 offs, R9
+// dxs, R10 a tap's offset, CX the taps left.
+func tapBackKernel(b *strings.Builder, o int) {
+	a := asm{b}
+	name := fmt.Sprintf("gemmTapBack%d", o)
+	fmt.Fprintf(b, "// func %s(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	a.op("MOVQ mask+48(FP), AX")
+	a.op("KMOVW AX, K1")
+	a.op("MOVQ grad+0(FP), SI")
+	a.op("MOVQ ldg+8(FP), BX")
+	a.op("SHLQ $2, BX")
+	for f := range o {
+		a.op("VMOVUPS.Z (SI), K1, Z%d", 8+f)
+		if f < o-1 {
+			a.op("ADDQ BX, SI")
+		}
+	}
+	a.op("MOVQ wt+16(FP), DI")
+	a.op("MOVQ taps+24(FP), CX")
+	a.op("MOVQ offs+32(FP), R8")
+	a.op("MOVQ dxs+40(FP), R9")
+	for _, group := range []int{8, 1} {
+		loop := fmt.Sprintf("taps%d", group)
+		done := fmt.Sprintf("done%d", group)
+		a.label(loop)
+		a.op("CMPQ CX, $%d", group)
+		a.op("JLT %s", done)
+		for f := range o {
+			for i := range group {
+				mem := offset(4*(o*i+f), "(DI)")
+				if f == 0 {
+					a.op("VMULPS.BCST %s, Z8, Z%d", mem, i)
+				} else {
+					a.op("VFMADD231PS.BCST %s, Z%d, Z%d", mem, 8+f, i)
+				}
+			}
+		}
+		for i := range group {
+			a.op("MOVQ %s, R10", offset(8*i, "(R8)"))
+			a.op("VMOVUPS.Z (R9)(R10*1), K1, Z31")
+			a.op("VADDPS Z31, Z%d, Z%d", i, i)
+			a.op("VMOVUPS Z%d, K1, (R9)(R10*1)", i)
+		}
+		a.op("ADDQ $%d, DI", 4*o*group)
+		a.op("ADDQ $%d, R8", 8*group)
+		a.op("SUBQ $%d, CX", group)
+		a.op("JMP %s", loop)
+		a.label(done)
+	}
 	a.op("VZEROUPPER")
 	a.op("RET")
 	b.WriteString("\n")
