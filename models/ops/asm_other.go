@@ -63,6 +63,11 @@ var poolTapsKernels [maxPoolTaps + 1][3]poolTapsFunc
 
 var tapBackKernels [maxBackFilters + 1]tapBackFunc
 
+var (
+	poolRowsKernels [maxPoolRowsTaps + 1][maxPoolRowsVectors + 1]poolRowsFunc
+	poolBackKernels [maxPoolRowsTaps + 1][maxPoolRowsVectors + 1]poolBackFunc
+)
+
 var rowsKernels [6]func(a *float32, lda int, b *float32, ldb int, c *float32, ldc, k, n int, addC bool)
 
 func gemmDots4x5(a *float32, lda int, b *float32, ldb int, part *float32, ldp, k int) {
@@ -100,4 +105,10 @@ func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow i
 
 func pool2x2OctsFloat32(in, out []float32, arg []int32, w, oh, ow int) {
 	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func gatherFloat32(dst, src []float32, idx []int32) {
+	for i, j := range idx {
+		dst[i] = src[j]
+	}
 }

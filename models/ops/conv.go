@@ -311,6 +311,10 @@ type convOp struct {
 	// shareRuns is how many stacked runs in a row are one particle's
 	// passes, which share its forward run (pooledFilterGrad).
 	shareRuns int
+	// hwcInput is set when the gradients read the pool's gradient with
+	// the input laid out rows × columns × channels (pooledgrad.go): the
+	// run keeps its input that way.
+	hwcInput bool
 }
 
 // convState is what a convolution keeps between runs, in its dtype.
@@ -346,6 +350,9 @@ type convState[T float] struct {
 	// (pooledgrad.go).
 	pooledRows bool
 	pooledPer  int
+	inputHWC   bool // input holds the batch rows × columns × channels
+	// The transposes of an image to and from that layout (hwcIndices).
+	toHWC, toCHW []int32
 	// The input gradient read back into shifted planes (tapInputGrad):
 	// the filters' values by tap, the taps in its order and their
 	// offsets in an image's planes.
@@ -663,7 +670,11 @@ func (op *convOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgon
 			return nil, err
 		}
 	}
-	mat.pooledRows = mat.pooledRowsFit() // once it is known who reads the sums
+	// Once it is known who reads the sums.
+	var hwc bool
+	if mat.pooledRows, hwc = mat.pooledRowsFit(); mat.pooledRows && hwc {
+		src.hwcInput = true
+	}
 	return grads, nil
 }
 
@@ -709,10 +720,10 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	switch {
 	case op.pool != nil && grad.Dtype() == tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
-		st.pooledRows = op.pooledRows && pooledGrads && useAVX512 && st.tapped
+		st.pooledRows = op.pooledRows && pooledGrads && useAVX512 && st.tapped && (op.g.c == 1 && !op.fwd.inputGrad || st.inputHWC)
 		if st.pooledRows {
 			st.pooledPer = op.pool.fwd.g.positions()
-			poolToPooledRows(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums)
+			poolToPooledRows(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums, st.inputHWC)
 			break
 		}
 		poolToChannelMajor(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums)
@@ -858,6 +869,10 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	case tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
 		if st.pooledRows {
+			if st.inputHWC {
+				pooledFilterGradHWC(g, st.pooledPer, data[float32](gm), np, g.o, st.input, data[float32](out), g.rows())
+				break
+			}
 			pooledFilterGrad(g, st.pooledPer, data[float32](gm), np, g.o, 1, st.input, data[float32](out), g.rows())
 			break
 		}
@@ -920,6 +935,10 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // every col2im after.
 func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
+	if st32, ok := any(st).(*convState[float32]); ok && st32.pooledRows {
+		pooledInputGrad(g, st32, any(w).([]float32), any(gm).([]float32), np, st32.pooledPer, any(dx).([]float32))
+		return
+	}
 	if st32, ok := any(st).(*convState[float32]); ok && tapsBack(g) {
 		tapInputGrad(g, st32, any(w).([]float32), any(gm).([]float32), np, any(dx).([]float32))
 		return

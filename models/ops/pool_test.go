@@ -329,25 +329,35 @@ func TestFoldedPoolsSameBits(t *testing.T) {
 	}
 }
 
-// TestPooledFilterGrad runs one-channel convolutions whose output feeds a
-// ReLU and a 2×2 max-pool, with the gradient matrix holding the pool's
-// gradient (pooledgrad.go) and holding the dense one, over three runs
-// (new inputs, then new filters): LeNet's first layer on a few images
-// (9×9 filters, outputs of 28×28), a 5×5 one, and one without bias whose
-// outputs (9×9) are not a multiple of 4 positions. The outputs, the loss
-// and the bias's gradient are the same bits; the filters' gradient,
-// summed in another order, the same within 1e-6 of its largest value.
+// TestPooledFilterGrad runs convolutions whose output feeds a ReLU and a
+// 2×2 max-pool, with the gradient matrix holding the pool's gradient
+// (pooledgrad.go) and holding the dense one, over three runs (new
+// inputs, then new filters): LeNet's first layer on a few images (one
+// channel, 9×9 filters, outputs of 28×28, no input gradient), a 5×5 one,
+// one without bias whose outputs (9×9) are not a multiple of 4
+// positions; and layers whose input gradient is wanted, read rows ×
+// columns × channels: LeNet's second (10 channels, 20 filters of 5×5),
+// one of 3 channels and 3×3 filters, one of one channel. The outputs, the
+// loss and the bias's gradient are the same bits; the filters' and the
+// input's gradients, summed in another order, the same within 1e-6 of
+// their largest value.
 func TestPooledFilterGrad(t *testing.T) {
 	needAVX512(t)
 	defer func(saved bool) { pooledGrads = saved }(pooledGrads)
-	for _, c := range []convCase{
-		{n: 3, c: 1, h: 36, w: 36, o: 10, k: 9, stride: 1, bias: true},
-		{n: 5, c: 1, h: 12, w: 12, o: 4, k: 5, stride: 1, bias: true},
-		{n: 4, c: 1, h: 13, w: 13, o: 3, k: 5, stride: 1},
+	for _, c := range []struct {
+		convCase
+		leaf bool
+	}{
+		{convCase{n: 3, c: 1, h: 36, w: 36, o: 10, k: 9, stride: 1, bias: true}, true},
+		{convCase{n: 5, c: 1, h: 12, w: 12, o: 4, k: 5, stride: 1, bias: true}, true},
+		{convCase{n: 4, c: 1, h: 13, w: 13, o: 3, k: 5, stride: 1}, true},
+		{convCase{n: 4, c: 10, h: 14, w: 14, o: 20, k: 5, stride: 1, bias: true}, false},
+		{convCase{n: 3, c: 3, h: 12, w: 12, o: 6, k: 3, stride: 1, bias: true}, false},
+		{convCase{n: 2, c: 1, h: 12, w: 12, o: 2, k: 3, stride: 1}, false},
 	} {
 		t.Run(c.String(), func(t *testing.T) {
 			build := func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
-				y, err := c.conv(nodes, true)
+				y, err := c.conv(nodes, c.leaf)
 				if err != nil {
 					return nil, err
 				}
@@ -356,7 +366,10 @@ func TestPooledFilterGrad(t *testing.T) {
 			ins := c.inputs(rand.New(rand.NewPCG(25, uint64(c.k))))
 			wrt := []int{1}
 			if c.bias {
-				wrt = []int{1, 2}
+				wrt = append(wrt, 2)
+			}
+			if !c.leaf {
+				wrt = append(wrt, 0)
 			}
 			probes := make([]*probe, 2)
 			for i, pooled := range []bool{true, false} {
@@ -393,9 +406,9 @@ func TestPooledFilterGrad(t *testing.T) {
 				}
 				for k := range results[0] {
 					got, want := results[0][k], results[1][k]
-					if k == 2 { // the filters' gradient
+					if k >= 2 && wrt[k-2] != 2 { // the filters' and the input's gradients
 						if d := maxRelDiff(got, want); d > 1e-6 || math.IsNaN(d) {
-							t.Errorf("run %d: the filters' gradient differs by %.3g of its largest value", run, d)
+							t.Errorf("run %d: gradient %d differs by %.3g of its largest value", run, wrt[k-2], d)
 						}
 						continue
 					}

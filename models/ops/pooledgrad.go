@@ -34,6 +34,19 @@ var pooledGrads = true
 // maxPoolTaps is the widest filter gemmPoolTapsKxR takes.
 const maxPoolTaps = 14
 
+// The filters gemmPoolRowsKxV and gemmPoolBackKxV take: k×k over
+// channels whose k·C values a window row holds fit in V vectors, with
+// k ≤ maxPoolRowsTaps and V ≤ maxPoolRowsVectors.
+const (
+	maxPoolRowsTaps    = 7
+	maxPoolRowsVectors = 4
+)
+
+type (
+	poolRowsFunc func(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+	poolBackFunc func(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+)
+
 // poolTapsFunc is a pool taps kernel, gemmPoolTapsKxR (internal/genkernels
 // documents them). arg holds int32 positions as float32 bits: the
 // gradient matrix's row holds them beside the values.
@@ -41,19 +54,29 @@ type poolTapsFunc func(v *float32, ldv int, arg *float32, entries, images int, x
 
 // pooledRowsFit reports whether op may write the pool's gradient in
 // place of the dense one (see above), but for the element type and
-// whether the products read their input, known at its run.
-func (op *convGradMatrix) pooledRowsFit() bool {
+// whether the products read their input, known at its run; and with hwc
+// whether the gradients read the input laid out rows × columns ×
+// channels (gemmPoolRowsKxV, gemmPoolBackKxV) rather than one channel
+// (gemmPoolTapsKxR, which makes no input gradient).
+func (op *convGradMatrix) pooledRowsFit() (fit, hwc bool) {
 	g, c := op.g, op.fwd
-	if op.pool == nil || c.inputGrad || g.c != 1 || g.k > maxPoolTaps || g.stride != 1 || g.pad != 0 {
-		return false
+	if op.pool == nil || g.stride != 1 || g.pad != 0 {
+		return false, false
+	}
+	switch v := (g.k*g.c + 15) / 16; {
+	case g.c == 1 && !c.inputGrad && g.k <= maxPoolTaps:
+	case g.k <= maxPoolRowsTaps && v <= maxPoolRowsVectors:
+		hwc = true
+	default:
+		return false, false
 	}
 	// Two values per pool output must fit in a row's share of an image,
 	// and the kernels divide an image's positions, below 2¹⁶.
 	if 2*op.pool.fwd.g.positions() > g.positions() || g.positions() >= 1<<16 {
-		return false
+		return false, false
 	}
 	// The bias gradient must read the sums made here, not the matrix.
-	return !c.bias || op.rowSums != nil
+	return !c.bias || op.rowSums != nil, hwc
 }
 
 // poolToPooledRows is poolToChannelMajor writing the pool's gradient
@@ -61,8 +84,12 @@ func (op *convGradMatrix) pooledRowsFit() bool {
 // the same channel sums to the bit: each example's dense planes are made
 // in planes (four of g.positions() values) and summed there as
 // poolToChannelMajor sums them in dst.
-func poolToPooledRows(g geometry, pool *poolOp, dy, dst []float32, part [][4]float64, sums []float64) {
+func poolToPooledRows(g geometry, pool *poolOp, dy, dst []float32, part [][4]float64, sums []float64, spread bool) {
 	p, pp := g.positions(), pool.g.positions()
+	var order []int32
+	if spread {
+		order = spreadOrder(pool.g)
+	}
 	row := g.n * p
 	clear(part)
 	helpRange(g.o, len(dst), func(o0, o1 int) {
@@ -78,6 +105,10 @@ func poolToPooledRows(g geometry, pool *poolOp, dy, dst []float32, part [][4]flo
 				arg, grad := pool.argmax[at:at+pp], dy[at:at+pp]
 				v := dst[o*row+n*pp:][:pp]
 				off := dst[o*row+g.n*pp+n*pp:][:pp]
+				if order != nil {
+					pooledEntriesInOrder(v, off, grad, arg, order)
+					continue
+				}
 				pooledEntries(v, off, grad, arg)
 			}
 			if part == nil {
@@ -130,6 +161,40 @@ func pooledEntries(v, arg, grad []float32, argmax []int32) {
 	}
 }
 
+// pooledEntriesInOrder is pooledEntries taking the pool outputs in the
+// given order.
+//
+//go:noinline
+func pooledEntriesInOrder(v, arg, grad []float32, argmax []int32, order []int32) {
+	v, arg = v[:len(order)], arg[:len(order)]
+	for j, q := range order {
+		a := argmax[q]
+		keep := uint32(^(a >> 31))
+		v[j] = math.Float32frombits(math.Float32bits(grad[q]) & keep)
+		arg[j] = math.Float32frombits(uint32(a) & keep)
+	}
+}
+
+// spreadOrder is an order of a pool's outputs (g its geometry) in which
+// two outputs in a row are three or more apart in a row or a column, so
+// that the windows gemmPoolBackKxV adds into one after the other seldom
+// overlap: a load of values that the stores just before it wrote in part
+// waits for them to reach the cache. It takes the outputs by their rows
+// and columns modulo 3, then in order.
+func spreadOrder(g geometry) []int32 {
+	order := make([]int32, 0, g.oh*g.ow)
+	for ry := range 3 {
+		for rx := range 3 {
+			for y := ry; y < g.oh; y += 3 {
+				for x := rx; x < g.ow; x += 3 {
+					order = append(order, int32(y*g.ow+x))
+				}
+			}
+		}
+	}
+	return order
+}
+
 // pooledFilterGrad is dw (m × k·k, ld lddw) from m rows of pooled
 // gradients (poolToPooledRows), ld values apart, over the batch x: g.o
 // rows per run, and runs in groups of share (a particle's passes) whose
@@ -177,6 +242,108 @@ func pooledFilterGrad(g geometry, pp int, rows []float32, ld, m, share int, x []
 			}
 			row := rows[u.row*ld:]
 			poolTapsKernels[g.k][n](&row[0], 4*g.o*ld, &row[entries], pp, g.n, &x[0], 4*g.h*g.w, 4*g.w, &dw[u.row*lddw], 4*g.o*lddw, divOW, g.w-g.ow)
+		}
+	})
+}
+
+// hwcInput sets dst to the batch x (images of channels × rows ×
+// columns) laid out rows × columns × channels, with 64 values to spare
+// after the last image for the kernels' whole vectors; idx is
+// hwcIndices(g).
+func hwcInput(g geometry, x []float32, dst *scratch[float32], idx []int32) {
+	size := g.h * g.w * g.c
+	out := dst.get(g.n*size + 64)
+	*dst = out
+	clear(out[g.n*size:])
+	for n := range g.n {
+		gatherFloat32(out[n*size:][:size], x[n*size:][:size], idx)
+	}
+}
+
+// hwcIndices returns, for each value of an image laid out rows × columns
+// × channels, its index in the image laid out channels × rows × columns
+// (toHWC), and the other way round (toCHW): the transposes as gathers
+// (gatherFloat32).
+func hwcIndices(g geometry) (toHWC, toCHW []int32) {
+	hw := g.h * g.w
+	toHWC, toCHW = make([]int32, hw*g.c), make([]int32, hw*g.c)
+	for i := range hw {
+		for c := range g.c {
+			toHWC[i*g.c+c] = int32(c*hw + i)
+			toCHW[c*hw+i] = int32(i*g.c + c)
+		}
+	}
+	return toHWC, toCHW
+}
+
+// pooledFilterGradHWC is pooledFilterGrad for an input of several
+// channels laid out rows × columns × channels (hwcInput): each row's
+// window rows are summed in a kernel's lanes, kx and channel, then put in
+// the filters' order.
+func pooledFilterGradHWC(g geometry, pp int, rows []float32, ld, m int, x []float32, dw []float32, lddw int) {
+	entries, v := g.n*pp, (g.k*g.c+15)/16
+	divOW := (1<<32 + g.ow - 1) / g.ow
+	kernel := poolRowsKernels[g.k][v]
+	helpRange(m, m*entries*g.k*v*16, func(r0, r1 int) {
+		var sums [28 * 16]float32
+		for r := r0; r < r1; r++ {
+			row := rows[r*ld:]
+			kernel(&row[0], &row[entries], pp, g.n, &x[0], 4*g.h*g.w*g.c, 4*g.w*g.c, &sums[0], divOW, g.w-g.ow, 4*g.c)
+			out := dw[r*lddw:][:g.rows()]
+			for ky := range g.k {
+				for kx := range g.k {
+					for c := range g.c {
+						out[(c*g.k+ky)*g.k+kx] = sums[ky*16*v+kx*g.c+c]
+					}
+				}
+			}
+		}
+	})
+}
+
+// pooledInputGrad is the input gradient dx (images of channels × rows ×
+// columns) from g.o rows of pooled gradients, ld values apart: for each
+// image, each filter's values times each of its pool outputs' gradient
+// added into the window at the argmax (gemmPoolBackKxV), in an image laid
+// out rows × columns × channels, then put in dx's order and cleared for
+// the next. Each entry of dx is the same sum of products as col2im of
+// wᵀ·G makes (the dense gradient's zeros aside), in another order. Each
+// image is its own: a helper may take some of the images. The
+// transposes are gathers: it needs AVX-512, as the kernels do.
+func pooledInputGrad(g geometry, st *convState[float32], w []float32, rows []float32, ld int, pp int, dx []float32) {
+	entries, v := g.n*pp, (g.k*g.c+15)/16
+	divOW := (1<<32 + g.ow - 1) / g.ow
+	kernel := poolBackKernels[g.k][v]
+	// The filters laid out as their windows: k rows of k·C values, kx
+	// then channel, each row in v vectors.
+	size := g.k * v * 16
+	wh := st.backW.get(g.o * size)
+	clear(wh)
+	for f := range g.o {
+		for c := range g.c {
+			for ky := range g.k {
+				for kx := range g.k {
+					wh[f*size+ky*16*v+kx*g.c+c] = w[f*g.rows()+(c*g.k+ky)*g.k+kx]
+				}
+			}
+		}
+	}
+	hw := g.h * g.w
+	helpRange(g.n, g.n*g.o*pp*size, func(a, b int) {
+		buf := planeScratch.Get().(*[]float32)
+		defer planeScratch.Put(buf)
+		if n := hw*g.c + 64; len(*buf) < n {
+			*buf = make([]float32, n)
+		}
+		img := (*buf)[:hw*g.c+64]
+		clear(img)
+		for n := a; n < b; n++ {
+			for f := range g.o {
+				row := rows[f*ld:]
+				kernel(&row[n*pp], &row[entries+n*pp], pp, &wh[f*size], &img[0], 4*g.w*g.c, divOW, g.w-g.ow, 4*g.c)
+			}
+			gatherFloat32(dx[n*hw*g.c:][:hw*g.c], img, st.toCHW)
+			clear(img)
 		}
 	})
 }

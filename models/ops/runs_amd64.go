@@ -110,3 +110,10 @@ func addConstFloat32(dst, src []float32, b float32)
 //
 //go:noescape
 func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow int)
+
+// gatherFloat32 sets dst[i] = src[idx[i]] for i < len(idx), sixteen at
+// a time (AVX-512's gather; it needs runsAVX512). Every idx[i] must
+// index src and dst must hold len(idx) values.
+//
+//go:noescape
+func gatherFloat32(dst, src []float32, idx []int32)

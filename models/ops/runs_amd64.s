@@ -705,3 +705,41 @@ planesdone:
 	VMOVUPD Y7, 96(DX)
 	VZEROUPPER
 	RET
+
+// func gatherFloat32(dst, src []float32, idx []int32)
+// dst[i] = src[idx[i]] for i < len(idx), sixteen at a time with
+// AVX-512's gather, the last ones under a mask. Every idx[i] must index
+// src, and dst must hold len(idx) values.
+TEXT ·gatherFloat32(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ idx_base+48(FP), DX
+	MOVQ idx_len+56(FP), CX
+
+gatherfull:
+	CMPQ       CX, $16
+	JLT        gathertail
+	VMOVDQU32  (DX), Z1
+	KXNORW     K1, K1, K1
+	VGATHERDPS (SI)(Z1*4), K1, Z0
+	VMOVUPS    Z0, (DI)
+	ADDQ       $64, DX
+	ADDQ       $64, DI
+	SUBQ       $16, CX
+	JMP        gatherfull
+
+gathertail:
+	TESTQ      CX, CX
+	JE         gatherdone
+	MOVL       $1, AX
+	SHLL       CX, AX
+	DECL       AX
+	KMOVW      AX, K2
+	KMOVW      AX, K1
+	VMOVDQU32.Z (DX), K2, Z1
+	VGATHERDPS (SI)(Z1*4), K1, Z0
+	VMOVUPS    Z0, K2, (DI)
+
+gatherdone:
+	VZEROUPPER
+	RET

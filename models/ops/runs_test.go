@@ -409,6 +409,34 @@ func TestBNSums4Float32(t *testing.T) {
 	}
 }
 
+// TestGatherFloat32 checks the AVX-512 gather against the Go loop on
+// random indices, lengths 0 to 40 (whole vectors and masked tails).
+func TestGatherFloat32(t *testing.T) {
+	if !runsAVX512 {
+		t.Skip("no AVX-512 here")
+	}
+	rng := rand.New(rand.NewPCG(47, 48))
+	src := wideFloat32s(rng, 300, 4)
+	for n := range 41 {
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = int32(rng.IntN(len(src)))
+		}
+		got := make([]float32, n+16)
+		gatherFloat32(got, src, idx)
+		for i, j := range idx {
+			if math.Float32bits(got[i]) != math.Float32bits(src[j]) {
+				t.Fatalf("%d indices: dst[%d] = %v, want src[%d] = %v", n, i, got[i], j, src[j])
+			}
+		}
+		for i := n; i < len(got); i++ {
+			if got[i] != 0 {
+				t.Fatalf("%d indices: dst[%d] written", n, i)
+			}
+		}
+	}
+}
+
 // TestAffine2Float32 checks the AVX and SSE2 forms of batch normalisation's
 // input gradient against the Go loop (affine) bit for bit, on the planes
 // ResNet-18's layers have, values over 40 binades (so that some results

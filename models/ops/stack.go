@@ -227,6 +227,10 @@ func acrossForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) e
 func flushStack[T float](g geometry, st *convState[T], runs, share int) {
 	np := g.n * g.positions()
 	dw := st.stackDW.get(runs * g.o * g.rows())
+	if rows, ok := any(st).(*convState[float32]); ok && rows.pooledRows && rows.inputHWC {
+		pooledFilterGradHWC(g, rows.pooledPer, rows.stack.get(runs*g.o*np), np, runs*g.o, rows.input, any(dw).([]float32), g.rows())
+		return
+	}
 	if rows, ok := any(st).(*convState[float32]); ok && rows.pooledRows {
 		pooledFilterGrad(g, rows.pooledPer, rows.stack.get(runs*g.o*np), np, runs*g.o, share, rows.input, any(dw).([]float32), g.rows())
 		return

@@ -121,10 +121,18 @@ func tapsInput[T float](op *convOp, st *convState[T], x []T) bool {
 		return false
 	}
 	keep := op.keepCols
-	if keep && (op.inputGrad || !st.tapped || !slices.Equal(st.input, x)) {
+	hwc := op.hwcInput && pooledGrads && useAVX512
+	switch {
+	case keep && hwc:
+		st32 := any(st).(*convState[float32])
+		if st32.toHWC == nil {
+			st32.toHWC, st32.toCHW = hwcIndices(op.g)
+		}
+		hwcInput(op.g, any(x).([]float32), &st32.input, st32.toHWC)
+	case keep && (op.inputGrad || !st.tapped || st.inputHWC || !slices.Equal(st.input, x)):
 		st.input = append(st.input[:0], x...)
 	}
-	st.tapped = keep
+	st.tapped, st.inputHWC = keep, keep && hwc
 	if st.offs == nil {
 		st.offs = tapOffsets(op.g)
 	}

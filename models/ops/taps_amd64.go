@@ -124,6 +124,174 @@ func gemmTap2Dots1x5(gm *float32, ldg int, x *float32, offs *int, part *float32,
 func gemmTap2Dots1x1(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
 
 //go:noescape
+func gemmPoolRows1x1(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack1x1(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows1x2(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack1x2(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows1x3(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack1x3(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows1x4(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack1x4(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows2x1(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack2x1(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows2x2(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack2x2(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows2x3(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack2x3(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows2x4(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack2x4(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows3x1(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack3x1(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows3x2(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack3x2(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows3x3(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack3x3(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows3x4(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack3x4(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows4x1(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack4x1(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows4x2(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack4x2(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows4x3(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack4x3(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows4x4(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack4x4(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows5x1(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack5x1(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows5x2(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack5x2(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows5x3(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack5x3(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows5x4(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack5x4(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows6x1(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack6x1(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows6x2(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack6x2(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows6x3(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack6x3(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows6x4(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack6x4(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows7x1(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack7x1(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows7x2(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack7x2(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows7x3(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack7x3(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolRows7x4(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
+
+//go:noescape
+func gemmPoolBack7x4(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
+
+//go:noescape
 func gemmTapBack1(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
 
 //go:noescape
@@ -288,6 +456,45 @@ var tapDotsKernels = [...][4]tapDotsFunc{
 	{},
 	{gemmTap1Dots5x5, gemmTap1Dots5x1, gemmTap1Dots1x5, gemmTap1Dots1x1},
 	{gemmTap2Dots5x5, gemmTap2Dots5x1, gemmTap2Dots1x5, gemmTap2Dots1x1},
+}
+
+// poolRowsKernels[k][v] and poolBackKernels[k][v] compute the filter
+// and input gradients of k×k filters over channels in v vectors from a
+// pool's gradients.
+var (
+	poolRowsKernels = [maxPoolRowsTaps + 1][maxPoolRowsVectors + 1]poolRowsFunc{}
+	poolBackKernels = [maxPoolRowsTaps + 1][maxPoolRowsVectors + 1]poolBackFunc{}
+)
+
+func init() {
+	poolRowsKernels[1][1], poolBackKernels[1][1] = gemmPoolRows1x1, gemmPoolBack1x1
+	poolRowsKernels[1][2], poolBackKernels[1][2] = gemmPoolRows1x2, gemmPoolBack1x2
+	poolRowsKernels[1][3], poolBackKernels[1][3] = gemmPoolRows1x3, gemmPoolBack1x3
+	poolRowsKernels[1][4], poolBackKernels[1][4] = gemmPoolRows1x4, gemmPoolBack1x4
+	poolRowsKernels[2][1], poolBackKernels[2][1] = gemmPoolRows2x1, gemmPoolBack2x1
+	poolRowsKernels[2][2], poolBackKernels[2][2] = gemmPoolRows2x2, gemmPoolBack2x2
+	poolRowsKernels[2][3], poolBackKernels[2][3] = gemmPoolRows2x3, gemmPoolBack2x3
+	poolRowsKernels[2][4], poolBackKernels[2][4] = gemmPoolRows2x4, gemmPoolBack2x4
+	poolRowsKernels[3][1], poolBackKernels[3][1] = gemmPoolRows3x1, gemmPoolBack3x1
+	poolRowsKernels[3][2], poolBackKernels[3][2] = gemmPoolRows3x2, gemmPoolBack3x2
+	poolRowsKernels[3][3], poolBackKernels[3][3] = gemmPoolRows3x3, gemmPoolBack3x3
+	poolRowsKernels[3][4], poolBackKernels[3][4] = gemmPoolRows3x4, gemmPoolBack3x4
+	poolRowsKernels[4][1], poolBackKernels[4][1] = gemmPoolRows4x1, gemmPoolBack4x1
+	poolRowsKernels[4][2], poolBackKernels[4][2] = gemmPoolRows4x2, gemmPoolBack4x2
+	poolRowsKernels[4][3], poolBackKernels[4][3] = gemmPoolRows4x3, gemmPoolBack4x3
+	poolRowsKernels[4][4], poolBackKernels[4][4] = gemmPoolRows4x4, gemmPoolBack4x4
+	poolRowsKernels[5][1], poolBackKernels[5][1] = gemmPoolRows5x1, gemmPoolBack5x1
+	poolRowsKernels[5][2], poolBackKernels[5][2] = gemmPoolRows5x2, gemmPoolBack5x2
+	poolRowsKernels[5][3], poolBackKernels[5][3] = gemmPoolRows5x3, gemmPoolBack5x3
+	poolRowsKernels[5][4], poolBackKernels[5][4] = gemmPoolRows5x4, gemmPoolBack5x4
+	poolRowsKernels[6][1], poolBackKernels[6][1] = gemmPoolRows6x1, gemmPoolBack6x1
+	poolRowsKernels[6][2], poolBackKernels[6][2] = gemmPoolRows6x2, gemmPoolBack6x2
+	poolRowsKernels[6][3], poolBackKernels[6][3] = gemmPoolRows6x3, gemmPoolBack6x3
+	poolRowsKernels[6][4], poolBackKernels[6][4] = gemmPoolRows6x4, gemmPoolBack6x4
+	poolRowsKernels[7][1], poolBackKernels[7][1] = gemmPoolRows7x1, gemmPoolBack7x1
+	poolRowsKernels[7][2], poolBackKernels[7][2] = gemmPoolRows7x2, gemmPoolBack7x2
+	poolRowsKernels[7][3], poolBackKernels[7][3] = gemmPoolRows7x3, gemmPoolBack7x3
+	poolRowsKernels[7][4], poolBackKernels[7][4] = gemmPoolRows7x4, gemmPoolBack7x4
 }
 
 // tapBackKernels[o] computes the taps' gradients of o filters' output

@@ -45,6 +45,10 @@ func declarations() string {
 			fmt.Fprintf(&b, "//go:noescape\nfunc gemmTap%dDots%dx%d(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)\n\n", v, t[0], t[1])
 		}
 	}
+	for _, kv := range poolRowsShapes() {
+		fmt.Fprintf(&b, "//go:noescape\nfunc gemmPoolRows%dx%d(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)\n\n", kv[0], kv[1])
+		fmt.Fprintf(&b, "//go:noescape\nfunc gemmPoolBack%dx%d(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)\n\n", kv[0], kv[1])
+	}
 	for o := 1; o <= maxBackFilters; o++ {
 		fmt.Fprintf(&b, "//go:noescape\nfunc gemmTapBack%d(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)\n\n", o)
 	}
@@ -71,6 +75,10 @@ func declarations() string {
 			fmt.Fprintf(&b, "gemmTap%dDots%dx%d", v, t[0], t[1])
 		}
 		b.WriteString("},\n")
+	}
+	b.WriteString("}\n\n// poolRowsKernels[k][v] and poolBackKernels[k][v] compute the filter\n// and input gradients of k×k filters over channels in v vectors from a\n// pool's gradients.\nvar (\n\tpoolRowsKernels = [maxPoolRowsTaps + 1][maxPoolRowsVectors + 1]poolRowsFunc{}\n\tpoolBackKernels = [maxPoolRowsTaps + 1][maxPoolRowsVectors + 1]poolBackFunc{}\n)\n\nfunc init() {\n")
+	for _, kv := range poolRowsShapes() {
+		fmt.Fprintf(&b, "\tpoolRowsKernels[%d][%d], poolBackKernels[%d][%d] = gemmPoolRows%dx%d, gemmPoolBack%dx%d\n", kv[0], kv[1], kv[0], kv[1], kv[0], kv[1], kv[0], kv[1])
 	}
 	b.WriteString("}\n\n// tapBackKernels[o] computes the taps' gradients of o filters' output\n// gradients.\nvar tapBackKernels = [...]tapBackFunc{nil")
 	for o := 1; o <= maxBackFilters; o++ {
@@ -112,7 +120,26 @@ func generate() string {
 	for o := 1; o <= maxBackFilters; o++ {
 		tapBackKernel(&b, o)
 	}
+	for _, kv := range poolRowsShapes() {
+		poolRowsKernel(&b, kv[0], kv[1])
+		poolBackKernel(&b, kv[0], kv[1])
+	}
 	return b.String()
+}
+
+// poolRowsShapes are the filters (k×k, up to 7×7) and window rows (v
+// vectors of 16 values: k columns of C channels) of the pool rows and
+// pool back kernels: their k·v sums or filter rows and two more fit in
+// 32 registers. The limits are models/ops' maxPoolRowsTaps and
+// maxPoolRowsVectors.
+func poolRowsShapes() [][2]int {
+	var shapes [][2]int
+	for k := 1; k <= 7; k++ {
+		for v := 1; v <= 4; v++ {
+			shapes = append(shapes, [2]int{k, v})
+		}
+	}
+	return shapes
 }
 
 // maxBackFilters is the most filters a tap back kernel takes: their
@@ -747,6 +774,132 @@ func tapBackKernel(b *strings.Builder, o int) {
 		a.op("JMP %s", loop)
 		a.label(done)
 	}
+	a.op("VZEROUPPER")
+	a.op("RET")
+	b.WriteString("\n")
+}
+
+// windowAddress emits R9 = base + the byte offset in an image laid out
+// rows × columns × channels (cBytes per position) of the window at the
+// convolution output position in AX: a + ⌊a/ow⌋·skip positions, the
+// quotient ⌊a·divOW/2³²⌋.
+func windowAddress(a asm, base string) {
+	a.op("MOVQ AX, R9")
+	a.op("IMULQ R15, R9")
+	a.op("SHRQ $32, R9")
+	a.op("IMULQ BX, R9")
+	a.op("ADDQ AX, R9")
+	a.op("IMULQ R12, R9")
+	a.op("ADDQ %s, R9", base)
+}
+
+// poolRowsKernel writes gemmPoolRowsKxV, the filter gradient of a
+// convolution over C channels with k×k filters whose output feeds a
+// pool, from the pool's gradient, its input laid out rows × columns ×
+// channels: for each image and each of its entries e, v[e] times the
+// window at arg[e] (the output position, an int32 held as float32 bits;
+// see windowAddress), whose row ky is k·C values in a row, read as V
+// vectors; summed into dw (k rows of 16·V values, the lanes past k·C
+// meaningless). Each sum is one chain of fused multiply-adds over the
+// images' entries in order.
+//
+// Registers: Z0..Z(k·V−1) the sums, Z31 v[e]; SI v, DI arg, R8 the
+// image's input, R9 the window's row, R10 rowX, R11 imageX, R12 cBytes,
+// R13 dw, R15 divOW, BX skip, CX the entries left, DX the images left.
+func poolRowsKernel(b *strings.Builder, k, vectors int) {
+	a := asm{b}
+	name := fmt.Sprintf("gemmPoolRows%dx%d", k, vectors)
+	fmt.Fprintf(b, "// func %s(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-88\n", name)
+	a.op("MOVQ v+0(FP), SI")
+	a.op("MOVQ arg+8(FP), DI")
+	a.op("MOVQ images+24(FP), DX")
+	a.op("MOVQ x+32(FP), R8")
+	a.op("MOVQ imageX+40(FP), R11")
+	a.op("MOVQ rowX+48(FP), R10")
+	a.op("MOVQ dw+56(FP), R13")
+	a.op("MOVQ divOW+64(FP), R15")
+	a.op("MOVQ skip+72(FP), BX")
+	a.op("MOVQ cBytes+80(FP), R12")
+	for i := range k * vectors {
+		a.op("VXORPS Z%d, Z%d, Z%d", i, i, i)
+	}
+	a.label("image")
+	a.op("MOVQ entries+16(FP), CX")
+	a.label("entry")
+	a.op("VBROADCASTSS (SI), Z31")
+	a.op("MOVLQZX (DI), AX")
+	windowAddress(a, "R8")
+	for ky := range k {
+		for v := range vectors {
+			a.op("VFMADD231PS %s, Z31, Z%d", offset(64*v, "(R9)"), ky*vectors+v)
+		}
+		if ky < k-1 {
+			a.op("ADDQ R10, R9")
+		}
+	}
+	a.op("ADDQ $4, SI")
+	a.op("ADDQ $4, DI")
+	a.op("DECQ CX")
+	a.op("JNZ entry")
+	a.op("ADDQ R11, R8")
+	a.op("DECQ DX")
+	a.op("JNZ image")
+	for i := range k * vectors {
+		a.op("VMOVUPS Z%d, %d(R13)", i, 64*i)
+	}
+	a.op("VZEROUPPER")
+	a.op("RET")
+	b.WriteString("\n")
+}
+
+// poolBackKernel writes gemmPoolBackKxV, the input gradient of the same
+// convolution for one filter and one image: for each entry e, v[e] times
+// the filter's values w (k rows of V vectors, laid out as the window:
+// k·C values then zeros) added into the window of dx at arg[e], rows ×
+// columns × channels like the input. Whole vectors are read and written:
+// the lanes past k·C add v[e]·0, and dx must reach 16·V values past its
+// last window row.
+//
+// Registers: Z0..Z(k·V−1) the filter, Z30 the values added into, Z31
+// v[e]; SI v, DI arg, R8 dx, R9 the window's row, R10 rowX, R12 cBytes,
+// R15 divOW, BX skip, CX the entries left.
+func poolBackKernel(b *strings.Builder, k, vectors int) {
+	a := asm{b}
+	name := fmt.Sprintf("gemmPoolBack%dx%d", k, vectors)
+	fmt.Fprintf(b, "// func %s(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)\n", name)
+	fmt.Fprintf(b, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	a.op("MOVQ w+24(FP), AX")
+	for i := range k * vectors {
+		a.op("VMOVUPS %d(AX), Z%d", 64*i, i)
+	}
+	a.op("MOVQ v+0(FP), SI")
+	a.op("MOVQ arg+8(FP), DI")
+	a.op("MOVQ entries+16(FP), CX")
+	a.op("MOVQ dx+32(FP), R8")
+	a.op("MOVQ rowX+40(FP), R10")
+	a.op("MOVQ divOW+48(FP), R15")
+	a.op("MOVQ skip+56(FP), BX")
+	a.op("MOVQ cBytes+64(FP), R12")
+	a.label("entry")
+	a.op("VBROADCASTSS (SI), Z31")
+	a.op("MOVLQZX (DI), AX")
+	windowAddress(a, "R8")
+	for ky := range k {
+		for v := range vectors {
+			mem := offset(64*v, "(R9)")
+			a.op("VMOVUPS %s, Z30", mem)
+			a.op("VFMADD231PS Z%d, Z31, Z30", ky*vectors+v)
+			a.op("VMOVUPS Z30, %s", mem)
+		}
+		if ky < k-1 {
+			a.op("ADDQ R10, R9")
+		}
+	}
+	a.op("ADDQ $4, SI")
+	a.op("ADDQ $4, DI")
+	a.op("DECQ CX")
+	a.op("JNZ entry")
 	a.op("VZEROUPPER")
 	a.op("RET")
 	b.WriteString("\n")
