@@ -59,7 +59,7 @@ func addConstFloat32(dst, src []float32, b float32) { addConst(dst, src, b) }
 // kernels below are never called.
 var useAVX512 = false
 
-var poolTapsKernels [maxPoolTaps + 1][3]poolTapsFunc
+var poolTapsKernels [maxPoolTaps + 1][4]poolTapsFunc
 
 var tapBackKernels [maxBackFilters + 1]tapBackFunc
 

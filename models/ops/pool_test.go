@@ -420,3 +420,58 @@ func TestPooledFilterGrad(t *testing.T) {
 		})
 	}
 }
+
+// TestPooledFilterGradShared checks that the runs pooledFilterGrad takes
+// together, two or three rows reading each window once, give each row's
+// filter gradient the bits it has alone: five runs of a few filters in
+// groups of two and three, each group's runs with the same argmaxes but
+// for one run whose argmaxes differ (it must be taken alone), for
+// filters of 5×5 (three rows a kernel), 9×9 (LeNet's conv1) and 12×12
+// (two rows a kernel).
+func TestPooledFilterGradShared(t *testing.T) {
+	needAVX512(t)
+	rng := rand.New(rand.NewPCG(29, 30))
+	for _, k := range []int{5, 9, 12} {
+		g := geometry{n: 3, c: 1, o: 2, k: k, stride: 1, oh: 12, ow: 12}
+		g.h, g.w = g.oh+k-1, g.ow+k-1
+		pp := g.positions() / 4
+		entries := g.n * pp
+		ld := g.n * g.positions()
+		x := randomMatrix(rng, g.n, g.h*g.w+64)[:g.n*g.h*g.w+64]
+		for _, share := range []int{2, 3} {
+			const runs = 5
+			m := runs * g.o
+			rows := make([]float32, m*ld)
+			for run := range runs {
+				for f := range g.o {
+					row := rows[(run*g.o+f)*ld:]
+					for e := range entries {
+						row[e] = float32(rng.NormFloat64())
+					}
+					first := run - run%share
+					if run == first || run == 3 { // run 3's argmaxes differ from its group's
+						for e := range entries {
+							row[entries+e] = math.Float32frombits(uint32(rng.IntN(g.positions())))
+						}
+						continue
+					}
+					copy(row[entries:entries+entries], rows[(first*g.o+f)*ld+entries:][:entries])
+				}
+			}
+			alone, shared := make([]float32, m*g.k*g.k), make([]float32, m*g.k*g.k)
+			pooledFilterGrad(g, pp, rows, ld, m, 1, x, alone, g.k*g.k)
+			pooledFilterGrad(g, pp, rows, ld, m, share, x, shared, g.k*g.k)
+			if j := firstBitDifference(float64s(shared), float64s(alone)); j >= 0 {
+				t.Errorf("k=%d, groups of %d: row %d, tap %d: %v shared, %v alone", k, share, j/(g.k*g.k), j%(g.k*g.k), shared[j], alone[j])
+			}
+		}
+	}
+}
+
+func float64s(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}

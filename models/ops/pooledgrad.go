@@ -198,45 +198,45 @@ func spreadOrder(g geometry) []int32 {
 // pooledFilterGrad is dw (m × k·k, ld lddw) from m rows of pooled
 // gradients (poolToPooledRows), ld values apart, over the batch x: g.o
 // rows per run, and runs in groups of share (a particle's passes) whose
-// argmaxes are the same, so that two runs' rows may read each window
-// once (gemmPoolTapsKx2) where their argmaxes are indeed equal. Each row's
-// gradient is its own chain of sums, the same alone or paired, so a
-// helper may take some of the rows.
+// argmaxes are the same, so that two or three runs' rows may read each
+// window once (gemmPoolTapsKx2, Kx3) where their argmaxes are indeed
+// equal. Each row's gradient is its own chain of sums, the same alone or
+// with others, so a helper may take some of the rows.
 func pooledFilterGrad(g geometry, pp int, rows []float32, ld, m, share int, x []float32, dw []float32, lddw int) {
 	entries := g.n * pp
 	divOW := (1<<32 + g.ow - 1) / g.ow // ⌈2³²/ow⌉: a·divOW >> 32 = ⌊a/ow⌋ for a < 2¹⁶
-	// units are the rows a kernel call takes: the first, and whether
-	// the row g.o below shares it.
-	type unit struct {
-		row    int
-		paired bool
-	}
+	// units are the rows a kernel call takes: the first, and how many
+	// runs' rows g.o apart share its argmaxes (one to three, as many as
+	// a kernel takes).
+	type unit struct{ row, rows int }
 	units := make([]unit, 0, m)
 	argmaxes := func(r int) []float32 { return rows[r*ld+entries:][:entries] }
-	for run := 0; run < m/g.o; {
-		if share < 2 || run%share == share-1 || run+1 == m/g.o {
-			for f := range g.o {
-				units = append(units, unit{run*g.o + f, false})
-			}
-			run++
-			continue
+	most := 1
+	for most < 3 && poolTapsKernels[g.k][most+1] != nil {
+		most++
+	}
+	runs := m / g.o
+	for run := 0; run < runs; {
+		// The runs that may join this one: the rest of its group.
+		join := 1
+		if share > 1 {
+			join = min(most, share-run%share, runs-run)
 		}
 		for f := range g.o {
-			r := run*g.o + f
-			if slices.Equal(argmaxes(r), argmaxes(r+g.o)) {
-				units = append(units, unit{r, true})
-			} else {
-				units = append(units, unit{r, false}, unit{r + g.o, false})
+			r, n := run*g.o+f, 1
+			for n < join && slices.Equal(argmaxes(r), argmaxes(r+n*g.o)) {
+				n++
+			}
+			units = append(units, unit{r, n})
+			for i := n; i < join; i++ { // those that differ, alone
+				units = append(units, unit{r + i*g.o, 1})
 			}
 		}
-		run += 2
+		run += join
 	}
 	helpRange(len(units), m*entries*g.k, func(u0, u1 int) {
 		for _, u := range units[u0:u1] {
-			n := 1
-			if u.paired {
-				n = 2
-			}
+			n := u.rows
 			for i := range n {
 				clear(dw[(u.row+i*g.o)*lddw:][:g.k*g.k])
 			}

@@ -364,10 +364,16 @@ func gemmPoolTaps1x1(v *float32, ldv int, arg *float32, entries, images int, x *
 func gemmPoolTaps1x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
+func gemmPoolTaps1x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
 func gemmPoolTaps2x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps2x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps2x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps3x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
@@ -376,10 +382,16 @@ func gemmPoolTaps3x1(v *float32, ldv int, arg *float32, entries, images int, x *
 func gemmPoolTaps3x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
+func gemmPoolTaps3x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
 func gemmPoolTaps4x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps4x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps4x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps5x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
@@ -388,10 +400,16 @@ func gemmPoolTaps5x1(v *float32, ldv int, arg *float32, entries, images int, x *
 func gemmPoolTaps5x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
+func gemmPoolTaps5x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
 func gemmPoolTaps6x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps6x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps6x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps7x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
@@ -400,16 +418,25 @@ func gemmPoolTaps7x1(v *float32, ldv int, arg *float32, entries, images int, x *
 func gemmPoolTaps7x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
+func gemmPoolTaps7x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
 func gemmPoolTaps8x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps8x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
+func gemmPoolTaps8x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
 func gemmPoolTaps9x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps9x2(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
+
+//go:noescape
+func gemmPoolTaps9x3(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
 
 //go:noescape
 func gemmPoolTaps10x1(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
@@ -502,18 +529,18 @@ func init() {
 var tapBackKernels = [...]tapBackFunc{nil, gemmTapBack1, gemmTapBack2, gemmTapBack3, gemmTapBack4, gemmTapBack5, gemmTapBack6, gemmTapBack7, gemmTapBack8, gemmTapBack9, gemmTapBack10, gemmTapBack11, gemmTapBack12, gemmTapBack13, gemmTapBack14, gemmTapBack15, gemmTapBack16, gemmTapBack17, gemmTapBack18, gemmTapBack19, gemmTapBack20, gemmTapBack21, gemmTapBack22}
 
 // poolTapsKernels[k][r] computes the filter gradients of k×k taps of
-// r rows sharing their offsets from a pool's gradients.
-var poolTapsKernels = [...][3]poolTapsFunc{
+// r rows sharing their argmaxes from a pool's gradients.
+var poolTapsKernels = [...][4]poolTapsFunc{
 	{},
-	{nil, gemmPoolTaps1x1, gemmPoolTaps1x2},
-	{nil, gemmPoolTaps2x1, gemmPoolTaps2x2},
-	{nil, gemmPoolTaps3x1, gemmPoolTaps3x2},
-	{nil, gemmPoolTaps4x1, gemmPoolTaps4x2},
-	{nil, gemmPoolTaps5x1, gemmPoolTaps5x2},
-	{nil, gemmPoolTaps6x1, gemmPoolTaps6x2},
-	{nil, gemmPoolTaps7x1, gemmPoolTaps7x2},
-	{nil, gemmPoolTaps8x1, gemmPoolTaps8x2},
-	{nil, gemmPoolTaps9x1, gemmPoolTaps9x2},
+	{nil, gemmPoolTaps1x1, gemmPoolTaps1x2, gemmPoolTaps1x3},
+	{nil, gemmPoolTaps2x1, gemmPoolTaps2x2, gemmPoolTaps2x3},
+	{nil, gemmPoolTaps3x1, gemmPoolTaps3x2, gemmPoolTaps3x3},
+	{nil, gemmPoolTaps4x1, gemmPoolTaps4x2, gemmPoolTaps4x3},
+	{nil, gemmPoolTaps5x1, gemmPoolTaps5x2, gemmPoolTaps5x3},
+	{nil, gemmPoolTaps6x1, gemmPoolTaps6x2, gemmPoolTaps6x3},
+	{nil, gemmPoolTaps7x1, gemmPoolTaps7x2, gemmPoolTaps7x3},
+	{nil, gemmPoolTaps8x1, gemmPoolTaps8x2, gemmPoolTaps8x3},
+	{nil, gemmPoolTaps9x1, gemmPoolTaps9x2, gemmPoolTaps9x3},
 	{nil, gemmPoolTaps10x1, gemmPoolTaps10x2},
 	{nil, gemmPoolTaps11x1, gemmPoolTaps11x2},
 	{nil, gemmPoolTaps12x1, gemmPoolTaps12x2},

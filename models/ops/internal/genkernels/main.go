@@ -53,7 +53,7 @@ func declarations() string {
 		fmt.Fprintf(&b, "//go:noescape\nfunc gemmTapBack%d(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)\n\n", o)
 	}
 	for k := 1; k <= maxPoolTaps; k++ {
-		for r := 1; r <= 2; r++ {
+		for r := 1; r <= poolTapsRows(k); r++ {
 			fmt.Fprintf(&b, "//go:noescape\nfunc gemmPoolTaps%dx%d(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)\n\n", k, r)
 		}
 	}
@@ -84,9 +84,13 @@ func declarations() string {
 	for o := 1; o <= maxBackFilters; o++ {
 		fmt.Fprintf(&b, ", gemmTapBack%d", o)
 	}
-	b.WriteString("}\n\n// poolTapsKernels[k][r] computes the filter gradients of k×k taps of\n// r rows sharing their offsets from a pool's gradients.\nvar poolTapsKernels = [...][3]poolTapsFunc{\n\t{},\n")
+	b.WriteString("}\n\n// poolTapsKernels[k][r] computes the filter gradients of k×k taps of\n// r rows sharing their argmaxes from a pool's gradients.\nvar poolTapsKernels = [...][4]poolTapsFunc{\n\t{},\n")
 	for k := 1; k <= maxPoolTaps; k++ {
-		fmt.Fprintf(&b, "\t{nil, gemmPoolTaps%dx1, gemmPoolTaps%dx2},\n", k, k)
+		b.WriteString("\t{nil")
+		for r := 1; r <= poolTapsRows(k); r++ {
+			fmt.Fprintf(&b, ", gemmPoolTaps%dx%d", k, r)
+		}
+		b.WriteString("},\n")
 	}
 	b.WriteString("}\n")
 	return b.String()
@@ -113,7 +117,7 @@ func generate() string {
 		}
 	}
 	for k := 1; k <= maxPoolTaps; k++ {
-		for r := 1; r <= 2; r++ {
+		for r := 1; r <= poolTapsRows(k); r++ {
 			poolTapsKernel(&b, k, r)
 		}
 	}
@@ -151,6 +155,16 @@ const maxBackFilters = 22
 // k sums each, a window row and the rows' two values fit in 32
 // registers.
 const maxPoolTaps = 14
+
+// poolTapsRows is the most rows a pool taps kernel of k×k filters
+// takes: three where their sums, a window row and their three values fit
+// in 32 registers (k ≤ 9), else two.
+func poolTapsRows(k int) int {
+	if 3*k+4 <= 32 {
+		return 3
+	}
+	return 2
+}
 
 // tapDotsShapes are the tiles of the tap dots kernels: five rows of the
 // output gradient by five taps, and the one row or column of a tile that
@@ -633,8 +647,8 @@ func tapDotsKernel(b *strings.Builder, vectors, ra, rb int) {
 // the image's entries in order, then added into dw, image by image: a
 // row's bits do not depend on R.
 //
-// Registers: Z0..Z(R·k−1) the image's sums, Z29 a window row, Z30, Z31
-// the rows' v[e]; SI v, DI arg, R8 the image's input, R9 the window's
+// Registers: Z0..Z(R·k−1) the image's sums, Z28 a window row, Z31, Z30,
+// Z29 the rows' v[e]; SI v, DI arg, R8 the image's input, R9 the window's
 // row, R10 rowX, R11 imageX, R12 ldv, R13 dw, R14 lddw, R15 divOW, BX
 // skip, CX the entries left, DX the images left.
 func poolTapsKernel(b *strings.Builder, k, rows int) {
@@ -664,9 +678,12 @@ func poolTapsKernel(b *strings.Builder, k, rows int) {
 	}
 	a.op("MOVQ entries+24(FP), CX")
 	a.label("entry")
-	a.op("VBROADCASTSS (SI), Z30")
+	a.op("VBROADCASTSS (SI), Z31")
 	if rows > 1 {
-		a.op("VBROADCASTSS (SI)(R12*1), Z31")
+		a.op("VBROADCASTSS (SI)(R12*1), Z30")
+	}
+	if rows > 2 {
+		a.op("VBROADCASTSS (SI)(R12*2), Z29")
 	}
 	a.op("MOVLQZX (DI), AX")
 	a.op("MOVQ AX, R9")
@@ -677,11 +694,11 @@ func poolTapsKernel(b *strings.Builder, k, rows int) {
 	a.op("LEAQ (R8)(R9*4), R9")
 	for ky := range k {
 		if rows == 1 {
-			a.op("VFMADD231PS (R9), Z30, K1, %s", acc(0, ky))
+			a.op("VFMADD231PS (R9), Z31, K1, %s", acc(0, ky))
 		} else {
-			a.op("VMOVUPS.Z (R9), K1, Z29")
+			a.op("VMOVUPS.Z (R9), K1, Z28")
 			for r := range rows {
-				a.op("VFMADD231PS Z29, Z%d, %s", 30+r, acc(r, ky))
+				a.op("VFMADD231PS Z28, Z%d, %s", 31-r, acc(r, ky))
 			}
 		}
 		if ky < k-1 {
@@ -696,9 +713,9 @@ func poolTapsKernel(b *strings.Builder, k, rows int) {
 	a.op("MOVQ R13, R9")
 	for r := range rows {
 		for ky := range k {
-			a.op("VMOVUPS.Z %d(R9), K1, Z29", 4*k*ky)
-			a.op("VADDPS %s, Z29, Z29", acc(r, ky))
-			a.op("VMOVUPS Z29, K1, %d(R9)", 4*k*ky)
+			a.op("VMOVUPS.Z %d(R9), K1, Z28", 4*k*ky)
+			a.op("VADDPS %s, Z28, Z28", acc(r, ky))
+			a.op("VMOVUPS Z28, K1, %d(R9)", 4*k*ky)
 		}
 		if r < rows-1 {
 			a.op("ADDQ R14, R9")
