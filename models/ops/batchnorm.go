@@ -180,8 +180,9 @@ func (op *bnOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 // Both read the whole output gradient g (and γ's the input x), which at
 // ResNet-18's sizes comes from memory; so on the CPU β's op makes both
 // sums in one pass and keeps γ's in gammas, and γ's op, run after it in
-// the same run (beta's output is its third input), takes them from there:
-// the same sums in the same order as made apart (TestBNSums4Float32, TestBatchNormFiniteDifferences).
+// the same run (β's output is its third input), takes them from there:
+// the same sums in the same order as made apart (TestBNSums4Float32,
+// TestBatchNormFiniteDifferences).
 type bnGradParam struct {
 	base
 	gpu    onGPU // on a device: see deviceDo

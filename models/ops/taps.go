@@ -148,7 +148,7 @@ func tapProduct[T float](g geometry, st *convState[T], x, w []T, m int, c []T, l
 // gradients gm (m × the batch's positions) and the batch st kept
 // (tapsInput).
 func tapGradient[T float](g geometry, st *convState[T], gm []T, m int, dw []T) {
-	tapFilterGrad(g, any(gm).([]float32), g.n*g.positions(), any([]T(st.input)).([]float32), m, any(dw).([]float32), g.rows(), any(&st.dwPart).(*scratch[float32]))
+	tapFilterGrad(g, st.offs, any(gm).([]float32), g.n*g.positions(), any([]T(st.input)).([]float32), m, any(dw).([]float32), g.rows(), any(&st.dwPart).(*scratch[float32]))
 }
 
 // tapForward is C = w·patches for images n0 ≤ n < n1 of x, read from x:
@@ -178,17 +178,17 @@ func tapForward(g geometry, offs []int, x, w []float32, m int, c []float32, ldc,
 // positions. Like sumOverPositions it sums the first half of the images
 // into dw and the second apart, then adds them, so that a helper may take
 // either half.
-func tapFilterGrad(g geometry, gm []float32, ldg int, x []float32, m int, dw []float32, lddw int, second *scratch[float32]) {
+func tapFilterGrad(g geometry, offs []int, gm []float32, ldg int, x []float32, m int, dw []float32, lddw int, second *scratch[float32]) {
 	rows := g.rows()
 	half := second.get(m * rows)
 	mid := g.n / 2
-	images := tapFilterGradRows
+	images := func(dw []float32, lddw, n0, n1 int) { tapFilterGradRows(g, offs, gm, ldg, x, m, dw, lddw, n0, n1) }
 	if g.ow <= 16 {
-		images = tapFilterGradFlat
+		images = func(dw []float32, lddw, n0, n1 int) { tapFilterGradFlat(g, gm, ldg, x, m, dw, lddw, n0, n1) }
 	}
 	offerHalf(
-		func() { images(g, gm, ldg, x, m, dw, lddw, 0, mid) },
-		func() { images(g, gm, ldg, x, m, half, rows, mid, g.n) },
+		func() { images(dw, lddw, 0, mid) },
+		func() { images(half, rows, mid, g.n) },
 	)
 	addRows(dw, lddw, half, m, rows)
 }
@@ -199,8 +199,7 @@ func tapFilterGrad(g geometry, gm []float32, ldg int, x []float32, m int, dw []f
 // positions: a tile's five rows of output gradients over them (32 KB)
 // stay in the core's first cache while every tile of taps reads them
 // (LeNet's conv1: 2 images).
-func tapFilterGradRows(g geometry, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
-	offs := tapOffsets(g)
+func tapFilterGradRows(g geometry, offs []int, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
 	rows, p, hw := g.rows(), g.positions(), g.c*g.h*g.w
 	buf, part := laneSums(m * rows)
 	defer dotsParts.Put(buf)

@@ -68,8 +68,9 @@ func TestTapFilterGrad(t *testing.T) {
 		gm := randomMatrix(rng, m, np)
 		patches := make([]float32, rows*np)
 		im2col(g, x, 0, g.n, patches, np)
+		offs := tapOffsets(g)
 		dw := make([]float32, m*rows)
-		tapFilterGrad(g, gm, np, x, m, dw, rows, new(scratch[float32]))
+		tapFilterGrad(g, offs, gm, np, x, m, dw, rows, new(scratch[float32]))
 		gamma := float64(np+1) * u / (1 - float64(np+1)*u)
 		for r := range m {
 			for tp := range rows {
@@ -87,7 +88,7 @@ func TestTapFilterGrad(t *testing.T) {
 		r0 := rng.IntN(m)
 		r1 := r0 + 1 + rng.IntN(m-r0)
 		some := make([]float32, (r1-r0)*rows)
-		tapFilterGrad(g, gm[r0*np:], np, x, r1-r0, some, rows, new(scratch[float32]))
+		tapFilterGrad(g, offs, gm[r0*np:], np, x, r1-r0, some, rows, new(scratch[float32]))
 		for i := range some {
 			if got, want := some[i], dw[r0*rows+i]; math.Float32bits(got) != math.Float32bits(want) {
 				t.Fatalf("%v: rows [%d, %d) alone: entry %d %v, with all %d rows %v", g, r0, r1, i, got, m, want)
