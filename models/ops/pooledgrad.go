@@ -9,23 +9,30 @@ import (
 // A convolution whose output feeds a max-pool alone (LeNet's layers,
 // Conv2d) has an output gradient that is zero but at each pool window's
 // argmax: a quarter of it or less for a 2×2 pool, less still after the
-// ReLU. The filter gradient over the dense gradient multiplies all those
+// ReLU. Its gradients over the dense output gradient multiply all those
 // zeros (LeNet's conv1: 10 filters × 81 taps over 784 positions an
-// image); from the pool's own gradient it needs one k×k window of the
-// input per pool output (196 an image). So where the convolution's input
-// gradient is not wanted (the images: the first layer), the input has
-// one channel and filters of at most maxPoolTaps, and the products read
-// the input (taps.go), the gradient matrix's row for each filter holds
-// the pool's gradient instead of the dense one: for each image, each pool
+// image); from the pool's own gradient they need one k×k window of the
+// input per pool output (196 an image). So where the products read the
+// input (taps.go), the gradient matrix's row for each filter holds the
+// pool's gradient instead of the dense one: for each image, each pool
 // output's gradient routed to its input (zero where the ReLU stopped it),
-// then those argmaxes. The filter gradient is then made from the input's
-// windows at those argmaxes (gemmPoolTapsKxR). The bias
-// gradient, the dense gradient's channel sums, is made as before from
-// the dense planes, made one example at a time where they stay in the
-// cache: the same bits. The filter gradient's sums run in another order
-// (each tap's products over an image's pool outputs in order, then image
-// by image), so its last bits differ from the dense product's
-// (TestPooledFilterGrad).
+// then those argmaxes. From these:
+//
+//   - one input channel and no input gradient (the images: LeNet's
+//     conv1): the filter gradient sums the input's windows at the
+//     argmaxes (gemmPoolTapsKxR), the rows of up to three passes of a
+//     particle, which share its argmaxes, reading each window once;
+//   - otherwise (conv2): the input is kept laid out rows × columns ×
+//     channels (hwcInput), so that a window's row is k·C values in a
+//     row; the filter gradient sums those windows (gemmPoolRowsKxV) and
+//     the input gradient adds each filter into them (gemmPoolBackKxV),
+//     an image at a time, then put back in the graph's layout.
+//
+// The bias gradient, the dense gradient's channel sums, is made as before
+// from the dense planes, made one example at a time where they stay in
+// the cache: the same bits. The filter and input gradients sum in another
+// order (each tap's products over the pool outputs in order), so their
+// last bits differ from the dense products' (TestPooledFilterGrad).
 
 // pooledGrads lets a convolution's gradient matrix hold its pool's
 // gradient (above); tests turn it off to compare.
