@@ -112,3 +112,5 @@ func gatherFloat32(dst, src []float32, idx []int32) {
 		dst[i] = src[j]
 	}
 }
+
+func pooledEntriesFloat32(v, arg, grad []float32, argmax []int32) { pooledEntries(v, arg, grad, argmax) }

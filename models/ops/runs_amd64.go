@@ -117,3 +117,9 @@ func col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow i
 //
 //go:noescape
 func gatherFloat32(dst, src []float32, idx []int32)
+
+// pooledEntriesFloat32 is pooledEntries sixteen pool outputs at a time
+// (AVX-512; it needs runsAVX512): the same values.
+//
+//go:noescape
+func pooledEntriesFloat32(v, arg, grad []float32, argmax []int32)

@@ -743,3 +743,49 @@ gathertail:
 gatherdone:
 	VZEROUPPER
 	RET
+
+// func pooledEntriesFloat32(v, arg, grad []float32, argmax []int32)
+// v[q] = grad[q] and arg[q] = argmax[q] (its bits) where argmax[q] ≥ 0,
+// both +0 where it is −1, for q < len(argmax), sixteen at a time with
+// AVX-512, the last ones under a mask.
+TEXT ·pooledEntriesFloat32(SB), NOSPLIT, $0-96
+	MOVQ v_base+0(FP), DI
+	MOVQ arg_base+24(FP), R8
+	MOVQ grad_base+48(FP), SI
+	MOVQ argmax_base+72(FP), DX
+	MOVQ argmax_len+80(FP), CX
+
+entriesfull:
+	CMPQ      CX, $16
+	JLT       entriestail
+	VMOVDQU32 (DX), Z0
+	VPSRAD    $31, Z0, Z1 // all ones where argmax < 0
+	VPANDND   (SI), Z1, Z2
+	VPANDND   Z0, Z1, Z3
+	VMOVUPS   Z2, (DI)
+	VMOVDQU32 Z3, (R8)
+	ADDQ      $64, DX
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	SUBQ      $16, CX
+	JMP       entriesfull
+
+entriestail:
+	TESTQ       CX, CX
+	JE          entriesdone
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVDQU32.Z (DX), K1, Z0
+	VMOVUPS.Z   (SI), K1, Z4
+	VPSRAD      $31, Z0, Z1
+	VPANDND     Z4, Z1, Z2
+	VPANDND     Z0, Z1, Z3
+	VMOVUPS     Z2, K1, (DI)
+	VMOVDQU32   Z3, K1, (R8)
+
+entriesdone:
+	VZEROUPPER
+	RET
