@@ -113,4 +113,6 @@ func gatherFloat32(dst, src []float32, idx []int32) {
 	}
 }
 
-func pooledEntriesFloat32(v, arg, grad []float32, argmax []int32) { pooledEntries(v, arg, grad, argmax) }
+func pooledEntriesFloat32(v, arg, grad []float32, argmax []int32) {
+	pooledEntries(v, arg, grad, argmax)
+}
