@@ -4,7 +4,7 @@
 
 package ops
 
-// The tap kernels of kernels_amd64.s (see internal/genkernels).
+// The tap and pool kernels of kernels_amd64.s (see internal/genkernels).
 
 //go:noescape
 func gemmTap1Rows1(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks, stepX, stepC int)
