@@ -42,10 +42,6 @@ func sum4PlanesFloat32(planes []float32, stride, n int, parts *[4][4]float64) {
 	}
 }
 
-func centeredDot4Float32(g, x []float32, m float64, part *[4]float64) {
-	centeredDot4(part, g, x, m)
-}
-
 func bnSums4Float32(g, x []float32, m float64, sumG, sumGX *[4]float64) {
 	addTo4(sumG, g)
 	centeredDot4(sumGX, g, x, m)

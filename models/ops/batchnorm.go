@@ -211,12 +211,7 @@ func (op *bnGradParam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		if len(op.beta.gammas) != op.fwd.c {
 			return nil, fmt.Errorf("ops: %s ran before %s", op.name, op.beta.name)
 		}
-		switch x.Dtype() {
-		case tensor.Float32:
-			narrow(data[float32](out), op.beta.gammas)
-		default:
-			copy(data[float64](out), op.beta.gammas)
-		}
+		setFloats(out, op.beta.gammas)
 		return out, nil
 	}
 	if len(op.gammas) != op.fwd.c {
@@ -258,13 +253,6 @@ func bnParamGradChannels[T float](op *bnGradParam, x, g, dBeta []T, c0, c1 int) 
 		}
 		dBeta[c] = T((sumG[0] + sumG[1]) + (sumG[2] + sumG[3]))
 		op.gammas[c] = ((sumGX[0] + sumGX[1]) + (sumGX[2] + sumGX[3])) * s
-	}
-}
-
-// narrow rounds src into dst.
-func narrow(dst []float32, src []float64) {
-	for i, v := range src {
-		dst[i] = float32(v)
 	}
 }
 

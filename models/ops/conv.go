@@ -998,14 +998,7 @@ func (op *biasGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	out := op.out.get(gm.Dtype(), false, op.shape...)
 	if m := op.summed; m != nil {
-		switch d := out.Data().(type) {
-		case []float32:
-			for i, v := range m.rowSums {
-				d[i] = float32(v)
-			}
-		case []float64:
-			copy(d, m.rowSums)
-		}
+		setFloats(out, m.rowSums)
 		return out, nil
 	}
 	rows, cols := gm.Shape()[0], gm.Shape()[1]

@@ -152,6 +152,19 @@ func (b *buffer) get(dt tensor.Dtype, zero bool, shape ...int) *tensor.Dense {
 	return b.t
 }
 
+// setFloats sets t's values to src, sums an op made in float64, rounded
+// to t's element type.
+func setFloats(t *tensor.Dense, src []float64) {
+	switch d := t.Data().(type) {
+	case []float32:
+		for i, v := range src {
+			d[i] = float32(v)
+		}
+	case []float64:
+		copy(d, src)
+	}
+}
+
 // scratch is a slice an op reuses for intermediate results.
 type scratch[T float] []T
 

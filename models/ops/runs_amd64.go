@@ -61,25 +61,17 @@ func copySum4Float32(dst, src []float32, part *[4]float64)
 //go:noescape
 func sum4PlanesFloat32(planes []float32, stride, n int, parts *[4][4]float64)
 
-// centeredDot4Float32 adds g[i]·(x[i] − m) into part as bnParamGrad's
-// loop does: part[k] += float64(g[i])·(float64(x[i]) − m) for i ≡ k mod 4,
-// in order, two float64 lanes per SSE2 register, the same operations to
-// the bit. len(g) must be a multiple of 4, len(x) at least len(g). The
-// Go loops it and affine2Float32 match fuse no multiply-add at the default
-// GOAMD64=v1; built for v3 the compiler may fuse them, and
-// TestCenteredDot4Float32 and TestAffine2Float32 would say so.
-//
-//go:noescape
-func centeredDot4Float32(g, x []float32, m float64, part *[4]float64)
-
 // bnSums4Float32 adds g into sumG as addTo4 does and g[i]·(x[i] − m) into
-// sumGX as centeredDot4Float32 does, in one pass over g and x: batch
+// sumGX as centeredDot4 does (sumGX[k] += float64(g[i])·(float64(x[i]) −
+// m) for i ≡ k mod 4, in order), in one pass over g and x: batch
 // normalisation's two parameter gradients, which read the same output
 // gradient. Four lanes per YMM register with AVX (useAVX2), else two per
 // SSE2 register: the same operations either way, so the same bits as
 // the two loops (but for the sign of a NaN made of two NaNs, as in
 // copySum4Float32). len(g) must be a multiple of 4, len(x) at least
-// len(g).
+// len(g). The Go loops it and affine2Float32 match fuse no multiply-add
+// at the default GOAMD64=v1; built for v3 the compiler may fuse them,
+// and TestBNSums4Float32 and TestAffine2Float32 would say so.
 //
 //go:noescape
 func bnSums4Float32(g, x []float32, m float64, sumG, sumGX *[4]float64)

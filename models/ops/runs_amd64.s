@@ -422,50 +422,10 @@ sumdone:
 	MOVUPD X7, 16(DX)
 	RET
 
-// func centeredDot4Float32(g, x []float32, m float64, part *[4]float64)
-// len(g) must be a multiple of 4 and len(x) ≥ len(g).
-TEXT ·centeredDot4Float32(SB), NOSPLIT, $0-64
-	MOVQ    g_base+0(FP), SI
-	MOVQ    g_len+8(FP), CX
-	MOVQ    x_base+24(FP), DI
-	MOVSD   m+48(FP), X5
-	UNPCKLPD X5, X5     // m, m
-	MOVQ    part+56(FP), DX
-	MOVUPD  0(DX), X6  // part[0], part[1]
-	MOVUPD  16(DX), X7 // part[2], part[3]
-	SHRQ    $2, CX
-	TESTQ   CX, CX
-	JE      dotdone
-
-dotquad:
-	MOVUPS   (SI), X0
-	MOVUPS   (DI), X1
-	CVTPS2PD X0, X2     // g[i], g[i+1] as float64
-	CVTPS2PD X1, X3     // x[i], x[i+1]
-	SUBPD    X5, X3     // x − m
-	MULPD    X2, X3     // g·(x − m)
-	ADDPD    X3, X6
-	MOVHLPS  X0, X0
-	MOVHLPS  X1, X1
-	CVTPS2PD X0, X2     // g[i+2], g[i+3]
-	CVTPS2PD X1, X3
-	SUBPD    X5, X3
-	MULPD    X2, X3
-	ADDPD    X3, X7
-	ADDQ     $16, SI
-	ADDQ     $16, DI
-	DECQ     CX
-	JNE      dotquad
-
-dotdone:
-	MOVUPD X6, 0(DX)
-	MOVUPD X7, 16(DX)
-	RET
-
 // func bnSums4Float32(g, x []float32, m float64, sumG, sumGX *[4]float64)
 // Both of batch normalisation's parameter sums in one pass: sumG[k] +=
 // float64(g[i]) as addTo4 adds, and sumGX[k] += float64(g[i])·(float64(x[i])
-// − m) as centeredDot4Float32 adds, for i ≡ k mod 4, in order. With AVX
+// − m) as centeredDot4 adds, for i ≡ k mod 4, in order. With AVX
 // each set of four partial sums is the lanes of one YMM register; without,
 // two SSE2 registers. len(g) must be a multiple of 4, len(x) ≥ len(g).
 TEXT ·bnSums4Float32(SB), NOSPLIT, $0-72

@@ -342,32 +342,6 @@ func forEachWidth(t *testing.T, f func(t *testing.T)) {
 	t.Run("avx512", f)
 }
 
-// TestCenteredDot4Float32 checks the SSE2 sums of batch normalisation's
-// scale gradient against the Go loop (centeredDot4) bit for bit, on the
-// planes ResNet-18's layers have (4 to 1,024 values), values over 40
-// binades, and now and then an infinity or a NaN.
-func TestCenteredDot4Float32(t *testing.T) {
-	rng := rand.New(rand.NewPCG(41, 42))
-	for _, n := range []int{0, 4, 8, 16, 64, 256, 1024} {
-		for trial := range 20 {
-			g, x := wideFloat32s(rng, n, trial), wideFloat32s(rng, n+rng.IntN(3), trial)
-			m := rng.NormFloat64()
-			var start [4]float64
-			for k := range start {
-				start[k] = rng.NormFloat64()
-			}
-			want, got := start, start
-			centeredDot4(&want, g, x, m)
-			centeredDot4Float32(g, x, m, &got)
-			for k := range want {
-				if math.Float64bits(got[k]) != math.Float64bits(want[k]) {
-					t.Fatalf("%d values, trial %d: part[%d] = %v, want %v", n, trial, k, got[k], want[k])
-				}
-			}
-		}
-	}
-}
-
 // TestBNSums4Float32 checks batch normalisation's two parameter sums made
 // in one pass against the loops that make them apart (addTo4 for Σ g,
 // centeredDot4 for Σ g·(x − m)), bit for bit, with AVX where the

@@ -60,7 +60,6 @@ func TestTapsMatchPatches(t *testing.T) {
 func TestTapFilterGrad(t *testing.T) {
 	needAVX512(t)
 	rng := rand.New(rand.NewPCG(9, 2))
-	const u = 1.0 / (1 << 24)
 	for range 40 {
 		g := randomTapGeometry(rng)
 		m, rows, np := 1+rng.IntN(13), g.rows(), g.n*g.positions()
@@ -71,7 +70,7 @@ func TestTapFilterGrad(t *testing.T) {
 		offs := tapOffsets(g)
 		dw := make([]float32, m*rows)
 		tapFilterGrad(g, offs, gm, np, x, m, dw, rows, new(scratch[float32]))
-		gamma := float64(np+1) * u / (1 - float64(np+1)*u)
+		gamma := sumBound(np + 1)
 		for r := range m {
 			for tp := range rows {
 				sum, abs := 0.0, 0.0
@@ -106,7 +105,6 @@ func TestTapFilterGrad(t *testing.T) {
 func TestTapInputGrad(t *testing.T) {
 	needAVX512(t)
 	rng := rand.New(rand.NewPCG(9, 3))
-	const u = 1.0 / (1 << 24)
 	for range 40 {
 		g := randomTapGeometry(rng)
 		g.o = 1 + rng.IntN(maxBackFilters)
@@ -135,7 +133,7 @@ func TestTapInputGrad(t *testing.T) {
 			col2im(g, abs, np, 0, g.n, bound)
 			got := make([]float32, len(want))
 			tapInputGrad(g, &st, w, gm, np, got)
-			gamma := float64(g.o*g.k*g.k+1) * u / (1 - float64(g.o*g.k*g.k+1)*u)
+			gamma := sumBound(g.o*g.k*g.k + 1)
 			for i := range want {
 				if d := math.Abs(float64(got[i]) - want[i]); d > gamma*bound[i] || math.IsNaN(float64(got[i])) {
 					t.Fatalf("%v, %d filters, run %d: dx[%d] = %v, want %v (error %.3g > bound %.3g)", g, g.o, run, i, got[i], want[i], d, gamma*bound[i])
