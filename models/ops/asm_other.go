@@ -112,3 +112,19 @@ func gatherFloat32(dst, src []float32, idx []int32) {
 func pooledEntriesFloat32(v, arg, grad []float32, argmax []int32) {
 	pooledEntries(v, arg, grad, argmax)
 }
+
+func winoGradTilesFloat32(z []float32, zs int, src []float32, idx []int32, ow int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func winoInputTilesFloat32(d []float32, ds, n int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func winoFoldFloat32(plane, d []float32, fold []int32) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}
+
+func winoFilterTilesFloat32(dw, m []float32, ms int) {
+	panic("ops: AVX-512 kernel called without AVX-512")
+}

@@ -359,6 +359,15 @@ type convState[T float] struct {
 	backW     scratch[T]
 	backOrder []int
 	backOffs  []int
+	// wino is set while the run uses Winograd's products (winograd.go):
+	// cols then holds the input's transforms V, winoU the filters' U,
+	// and winoZ the output gradient's Z of the backward pass.
+	// winoIdx and winoFold are the geometry's tables for the gradient's
+	// transforms (gradTileIndex, foldTable).
+	wino         bool
+	winoU, winoZ scratch[T]
+	winoIdx      []int32
+	winoFold     []int32
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -418,6 +427,12 @@ func biasData[T float](v gorgonia.Value) []T {
 func convForward[T float](op *convOp, st *convState[T], x, w, bias, out []T) {
 	poolTarget(op, st)
 	g := op.g
+	st.wino = false
+	if st32, ok := any(st).(*convState[float32]); ok && op.winogradFits() {
+		st32.wino = true
+		winoForward(g, st32, any(x).([]float32), any(w).([]float32), any(bias).([]float32), any(out).([]float32))
+		return
+	}
 	p, rows := g.positions(), g.rows()
 	chunk := g.chunk()
 	if tapsInput(op, st, x) {
@@ -734,6 +749,9 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	default:
 		toChannelMajor(op.g, data[float64](grad), data[float64](out), op.part, op.rowSums)
 	}
+	if st, ok := op.fwd.state.(*convState[float32]); ok && st.wino {
+		winoGradTransform(op.g, st, data[float32](out))
+	}
 	return out, nil
 }
 
@@ -868,6 +886,10 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	switch gm.Dtype() {
 	case tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
+		if st.wino {
+			winoFilterGrad(g, st, data[float32](out))
+			break
+		}
 		if st.pooledRows {
 			if st.inputHWC {
 				pooledFilterGradHWC(g, st.pooledPer, data[float32](gm), np, g.o, st.input, data[float32](out), g.rows())
@@ -935,6 +957,10 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // every col2im after.
 func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
+	if st32, ok := any(st).(*convState[float32]); ok && st32.wino {
+		winoInputGrad(g, st32, any(dx).([]float32))
+		return
+	}
 	if st32, ok := any(st).(*convState[float32]); ok && st32.pooledRows {
 		pooledInputGrad(g, st32, any(w).([]float32), any(gm).([]float32), np, st32.pooledPer, any(dx).([]float32))
 		return

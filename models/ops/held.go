@@ -89,8 +89,8 @@ func swapScratch[T float](s *scratch[T], held *any) {
 }
 
 type convHeld struct {
-	out         buffer
-	cols, input any // scratch[T]
+	out                buffer
+	cols, input, winoU any // scratch[T]
 }
 
 func (op *convOp) keepForReplay() { op.keepCols = true }
@@ -110,6 +110,7 @@ func (op *convOp) exchange(part *any) {
 	case *convState[float32]:
 		swapScratch(&st.cols, &k.cols)
 		swapScratch(&st.input, &k.input)
+		swapScratch(&st.winoU, &k.winoU)
 	case *convState[float64]:
 		swapScratch(&st.cols, &k.cols)
 		swapScratch(&st.input, &k.input)
@@ -123,7 +124,11 @@ type poolHeld struct {
 
 func (op *convOp) held() (floats, ints int) {
 	floats = op.g.n * op.g.o * op.g.positions()
-	if op.inputGrad {
+	st, _ := op.state.(*convState[float32])
+	switch {
+	case st != nil && st.wino: // V and U (winograd.go)
+		floats += 16 * (spaced(op.g.c*op.g.tiles()) + spaced(op.g.o*op.g.c))
+	case op.inputGrad:
 		floats += op.g.rows() * op.g.n * op.g.positions()
 	}
 	return floats, 0

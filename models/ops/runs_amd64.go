@@ -115,3 +115,30 @@ func gatherFloat32(dst, src []float32, idx []int32)
 //
 //go:noescape
 func pooledEntriesFloat32(v, arg, grad []float32, argmax []int32)
+
+// winoGradTilesFloat32 is gradTilesGo sixteen tiles at a time (AVX-512's
+// gathers; it needs runsAVX512): the same values. z must hold 15·zs +
+// len(idx) values, and src each tile's entries.
+//
+//go:noescape
+func winoGradTilesFloat32(z []float32, zs int, src []float32, idx []int32, ow int)
+
+// winoInputTilesFloat32 is inputTilesGo sixteen tiles at a time
+// (AVX-512): the same values. d must hold 15·ds + n values.
+//
+//go:noescape
+func winoInputTilesFloat32(d []float32, ds, n int)
+
+// winoFoldFloat32 is foldTilesGo sixteen positions at a time (AVX-512's
+// gathers): the same values. fold must hold 4·len(plane) entries, each
+// −1 or an index of d.
+//
+//go:noescape
+func winoFoldFloat32(plane, d []float32, fold []int32)
+
+// winoFilterTilesFloat32 is filterTilesGo sixteen filters at a time
+// (AVX-512's scatters): the same values. m must hold 15·ms + len(dw)/9
+// values.
+//
+//go:noescape
+func winoFilterTilesFloat32(dw, m []float32, ms int)

@@ -1,0 +1,475 @@
+package ops
+
+import (
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+)
+
+// Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast
+// Algorithms for Convolutional Neural Networks", 2016) for float32
+// convolutions of 3×3 filters, stride 1 and padding 1 on planes of even
+// sides: ResNet-18's convolutions inside its blocks. Each 2×2 block of
+// output positions (a tile) is read from the 4×4 window of input around
+// it, and in the transformed space the 3×3 filter's 36 multiplications
+// per tile become 16, so the forward product and both gradients' take
+// 16/36 of the im2col products' arithmetic:
+//
+//	forward        Y = Aᵀ[(G w Gᵀ) ⊙ (Bᵀ d B)]A
+//	input grad     d̄ = B[(G w Gᵀ) ⊙ (A Ȳ Aᵀ)]Bᵀ, added over the windows
+//	filter grad    w̄ = Gᵀ[Σ_tiles (A Ȳ Aᵀ) ⊙ (Bᵀ d B)]G
+//
+// The two gradients are the forward map's adjoint, so they read the same
+// transforms: U = G w Gᵀ of the filters and V = Bᵀ d B of the input
+// windows (made by the forward run and kept), and Z = A Ȳ Aᵀ of the
+// output gradient (made once per backward pass, read by both). Each of
+// the 16 positions ξ of a transformed tile is one matrix product over
+// channels: U_ξ (O × C) · V_ξ (C × tiles) forward, Z_ξ (O × tiles) ·
+// V_ξᵀ for the filters, U_ξᵀ · Z_ξ for the input. The kept V holds 4
+// values per input position and channel where im2col's patches hold 9.
+//
+// The transforms' entries are 0, ±1 and ±½, so the results are the
+// convolution's up to float32 rounding, in another order of sums than
+// the im2col products' (TestWinogradChangesLittle bounds the difference).
+//
+// The matrices, with ξ = 4i + j the transformed tile's row-major index:
+//
+//	Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]
+//	G  = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]
+//	Aᵀ = [1 1 1 0; 0 1 −1 −1]
+
+// winogradConvs lets convolutions that fit (winogradFits) use Winograd's
+// products; tests turn it off to compare.
+var winogradConvs = true
+
+// winogradFits reports whether op's float32 runs use Winograd's
+// products: a 3×3 convolution of stride 1 and padding 1 with output
+// planes of even sides, whose input's gradient is wanted (not a layer on
+// the images, whose patches the particles share), with no pool run in
+// its stead and no stacking of its filter gradients armed.
+func (op *convOp) winogradFits() bool {
+	g := op.g
+	return winogradConvs && g.k == 3 && g.stride == 1 && g.pad == 1 && g.oh%2 == 0 && g.ow%2 == 0 &&
+		op.inputGrad && op.pool == nil && op.stackRuns == 0 && op.across.runs == 0 && op.dev == nil
+}
+
+// tiles is the number of 2×2 output tiles of the batch.
+func (g geometry) tiles() int { return g.n * (g.oh / 2) * (g.ow / 2) }
+
+// winoForward is convForward in Winograd's products: U of the filters
+// and V of the input (kept in st.winoU and st.cols for the gradients),
+// the 16 products, and the output tiles from them.
+func winoForward(g geometry, st *convState[float32], x, w, bias, out []float32) {
+	t := g.tiles()
+	us, vs, ms := spaced(g.o*g.c), spaced(g.c*t), spaced(g.o*t)
+	u := st.winoU.get(16 * us)
+	filterTransform(g, w, u)
+	v := st.cols.get(16 * vs)
+	helpRange(g.c, len(x), func(c0, c1 int) { inputTransform(g, x, c0, c1, v) })
+	m := takeScratch(16 * ms)
+	defer putScratch(m)
+	for xi := range 16 {
+		gemm(blas.NoTrans, blas.NoTrans, g.o, t, g.c, u[xi*us:], g.c, v[xi*vs:], t, 0, m[xi*ms:], t)
+	}
+	helpRange(g.o, len(out), func(o0, o1 int) { outputTransform(g, m, o0, o1, bias, out) })
+}
+
+// winoGradTransform sets st.winoZ to Z = A Ȳ Aᵀ of every output tile of
+// the output gradient gm, laid out (O, batch·positions) as the forward
+// product's matrix.
+func winoGradTransform(g geometry, st *convState[float32], gm []float32) {
+	z := st.winoZ.get(16 * spaced(g.o*g.tiles()))
+	if len(st.winoIdx) != g.tiles() {
+		st.winoIdx = gradTileIndex(g)
+	}
+	helpRange(g.o, len(gm), func(o0, o1 int) { gradTransform(g, gm, st.winoIdx, o0, o1, z) })
+}
+
+// winoFilterGrad sets dw (O × C × 3 × 3) to the filters' gradient from
+// the kept V and the pass's Z.
+func winoFilterGrad(g geometry, st *convState[float32], dw []float32) {
+	t := g.tiles()
+	vs, zs, ms := spaced(g.c*t), spaced(g.o*t), spaced(g.o*g.c)
+	v, z := st.cols.get(16*vs), st.winoZ.get(16*zs)
+	m := takeScratch(16 * ms)
+	defer putScratch(m)
+	for xi := range 16 {
+		gemm(blas.NoTrans, blas.Trans, g.o, g.c, t, z[xi*zs:], t, v[xi*vs:], t, 0, m[xi*ms:], g.c)
+	}
+	filterGradTransform(g, m, dw)
+}
+
+// winoInputGrad sets dx (batch, C, H, W) to the input's gradient from
+// the kept U and the pass's Z.
+func winoInputGrad(g geometry, st *convState[float32], dx []float32) {
+	t := g.tiles()
+	us, zs, ds := spaced(g.o*g.c), spaced(g.o*t), spaced(g.c*t)
+	u, z := st.winoU.get(16*us), st.winoZ.get(16*zs)
+	d := takeScratch(16 * ds)
+	defer putScratch(d)
+	for xi := range 16 {
+		gemm(blas.Trans, blas.NoTrans, g.c, t, g.o, u[xi*us:], g.c, z[xi*zs:], t, 0, d[xi*ds:], t)
+	}
+	if len(st.winoFold) != 4*g.h*g.w {
+		st.winoFold = foldTable(g)
+	}
+	helpRange(g.c, len(dx), func(c0, c1 int) { inputGradTransform(g, d, st.winoFold, c0, c1, dx) })
+}
+
+// filterTransform sets u[ξ][o][c] to (G w_oc Gᵀ)[ξ].
+func filterTransform(g geometry, w, u []float32) {
+	oc := spaced(g.o * g.c)
+	for f := range g.o * g.c {
+		k := w[f*9 : f*9+9]
+		// tmp = G k (4×3), by columns of k.
+		var tmp [4][3]float32
+		for j := range 3 {
+			k0, k1, k2 := k[j], k[3+j], k[6+j]
+			tmp[0][j] = k0
+			tmp[1][j] = (k0 + k1 + k2) * 0.5
+			tmp[2][j] = (k0 - k1 + k2) * 0.5
+			tmp[3][j] = k2
+		}
+		for i := range 4 {
+			r := &tmp[i]
+			u[(4*i+0)*oc+f] = r[0]
+			u[(4*i+1)*oc+f] = (r[0] + r[1] + r[2]) * 0.5
+			u[(4*i+2)*oc+f] = (r[0] - r[1] + r[2]) * 0.5
+			u[(4*i+3)*oc+f] = r[2]
+		}
+	}
+}
+
+// inputTransform sets v[ξ][c][t] to (Bᵀ d B)[ξ] of the 4×4 window d of
+// channel c around tile t (zero outside the plane), for c0 ≤ c < c1.
+func inputTransform(g geometry, x []float32, c0, c1 int, v []float32) {
+	th, tw := g.oh/2, g.ow/2
+	ct := spaced(g.c * g.tiles())
+	for c := c0; c < c1; c++ {
+		for n := range g.n {
+			plane := x[(n*g.c+c)*g.h*g.w:][:g.h*g.w]
+			dst := v[c*g.tiles()+n*th*tw:]
+			for ty := range th {
+				for tx := range tw {
+					var d [4][4]float32
+					window(plane, g.h, g.w, 2*ty-1, 2*tx-1, &d)
+					// tmp = Bᵀ d, then tmp B by rows.
+					for j := range 4 {
+						d0, d1, d2, d3 := d[0][j], d[1][j], d[2][j], d[3][j]
+						d[0][j], d[1][j], d[2][j], d[3][j] = d0-d2, d1+d2, d2-d1, d1-d3
+					}
+					at := ty*tw + tx
+					for i := range 4 {
+						r := &d[i]
+						dst[(4*i+0)*ct+at] = r[0] - r[2]
+						dst[(4*i+1)*ct+at] = r[1] + r[2]
+						dst[(4*i+2)*ct+at] = r[2] - r[1]
+						dst[(4*i+3)*ct+at] = r[1] - r[3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// window copies the 4×4 values of plane (h × w) from row r0 and column
+// q0 on into d, zero outside the plane.
+func window(plane []float32, h, w, r0, q0 int, d *[4][4]float32) {
+	if r0 >= 0 && q0 >= 0 && r0+4 <= h && q0+4 <= w {
+		for i := range 4 {
+			row := plane[(r0+i)*w+q0:][:4]
+			d[i] = [4]float32{row[0], row[1], row[2], row[3]}
+		}
+		return
+	}
+	for i := range 4 {
+		r := r0 + i
+		for j := range 4 {
+			q := q0 + j
+			if r >= 0 && r < h && q >= 0 && q < w {
+				d[i][j] = plane[r*w+q]
+			} else {
+				d[i][j] = 0
+			}
+		}
+	}
+}
+
+// outputTransform writes each output tile Aᵀ M A (+ bias) of channels
+// o0 ≤ o < o1 from the products m[ξ][o][t] into out (batch, O, OH, OW).
+func outputTransform(g geometry, m []float32, o0, o1 int, bias, out []float32) {
+	th, tw := g.oh/2, g.ow/2
+	ot := spaced(g.o * g.tiles())
+	p := g.positions()
+	for o := o0; o < o1; o++ {
+		var b float32
+		if bias != nil {
+			b = bias[o]
+		}
+		for n := range g.n {
+			plane := out[(n*g.o+o)*p:][:p]
+			src := m[o*g.tiles()+n*th*tw:]
+			for ty := range th {
+				for tx := range tw {
+					at := ty*tw + tx
+					// tmp = Aᵀ M (2×4), by columns.
+					var tmp [2][4]float32
+					for j := range 4 {
+						m0, m1, m2, m3 := src[(0+j)*ot+at], src[(4+j)*ot+at], src[(8+j)*ot+at], src[(12+j)*ot+at]
+						tmp[0][j] = m0 + m1 + m2
+						tmp[1][j] = m1 - m2 - m3
+					}
+					for i := range 2 {
+						r := &tmp[i]
+						row := plane[(2*ty+i)*g.ow+2*tx:][:2]
+						row[0] = r[0] + r[1] + r[2] + b
+						row[1] = r[1] - r[2] - r[3] + b
+					}
+				}
+			}
+		}
+	}
+}
+
+// gradTransform sets z[ξ][o][t] to (A Ȳ Aᵀ)[ξ] of the 2×2 tile Ȳ of the
+// output gradient gm (O, batch·positions), for o0 ≤ o < o1: a channel
+// at a time, each tile's top left entry at gradTileIndex's offset.
+func gradTransform(g geometry, gm []float32, idx []int32, o0, o1 int, z []float32) {
+	t, np := g.tiles(), g.n*g.positions()
+	for o := o0; o < o1; o++ {
+		gradTiles(z[o*t:], spaced(g.o*t), gm[o*np:][:np], idx, g.ow)
+	}
+}
+
+// gradTileIndex lists, for each tile t of the batch, the offset of its
+// top left entry in a channel's row (batch·positions) of the output
+// gradient's matrix.
+func gradTileIndex(g geometry) []int32 {
+	th, tw := g.oh/2, g.ow/2
+	idx := make([]int32, 0, g.tiles())
+	for n := range g.n {
+		for ty := range th {
+			for tx := range tw {
+				idx = append(idx, int32(n*g.positions()+2*ty*g.ow+2*tx))
+			}
+		}
+	}
+	return idx
+}
+
+// gradTilesGo is gradTiles in Go: z[ξ·zs + t] = (A Ȳ_t Aᵀ)[ξ] for the
+// tiles t < len(idx), Ȳ_t being the 2×2 entries of src (rows ow apart)
+// from idx[t] on.
+func gradTilesGo(z []float32, zs int, src []float32, idx []int32, ow int) {
+	for t, at := range idx {
+		top := src[at:][:2]
+		bottom := src[int(at)+ow:][:2]
+		// tmp = A Ȳ (4×2), then tmp Aᵀ by rows.
+		tmp := [4][2]float32{
+			{top[0], top[1]},
+			{top[0] + bottom[0], top[1] + bottom[1]},
+			{top[0] - bottom[0], top[1] - bottom[1]},
+			{-bottom[0], -bottom[1]},
+		}
+		for i := range 4 {
+			r := &tmp[i]
+			z[(4*i+0)*zs+t] = r[0]
+			z[(4*i+1)*zs+t] = r[0] + r[1]
+			z[(4*i+2)*zs+t] = r[0] - r[1]
+			z[(4*i+3)*zs+t] = -r[1]
+		}
+	}
+}
+
+// filterGradTransform sets dw[o][c] (3×3) to Gᵀ M G from the summed
+// products m[ξ][o][c].
+func filterGradTransform(g geometry, m, dw []float32) {
+	ms := spaced(g.o * g.c)
+	if useAVX512 {
+		winoFilterTilesFloat32(dw, m, ms)
+		return
+	}
+	filterTilesGo(dw, m, ms)
+}
+
+// filterTilesGo sets each filter f < len(dw)/9 of dw (3×3) to Gᵀ M G,
+// M_ξ being m[ξ·ms + f].
+func filterTilesGo(dw, m []float32, ms int) {
+	for f := range len(dw) / 9 {
+		// tmp = Gᵀ M (3×4), by columns.
+		var tmp [3][4]float32
+		for j := range 4 {
+			m0, m1, m2, m3 := m[(0+j)*ms+f], m[(4+j)*ms+f], m[(8+j)*ms+f], m[(12+j)*ms+f]
+			tmp[0][j] = m0 + (m1+m2)*0.5
+			tmp[1][j] = (m1 - m2) * 0.5
+			tmp[2][j] = (m1+m2)*0.5 + m3
+		}
+		k := dw[f*9 : f*9+9]
+		for i := range 3 {
+			r := &tmp[i]
+			k[3*i+0] = r[0] + (r[1]+r[2])*0.5
+			k[3*i+1] = (r[1] - r[2]) * 0.5
+			k[3*i+2] = (r[1]+r[2])*0.5 + r[3]
+		}
+	}
+}
+
+// inputGradTransform sets the planes of channels c0 ≤ c < c1 of dx
+// (batch, C, H, W) to the sum of B D Bᵀ over the 4×4 windows of the
+// tiles, from the products d[ξ][c][t], dropping what falls in the
+// padding: each channel's tiles transformed in place, then each plane's
+// positions summed from the tiles whose windows cover them (foldTable).
+func inputGradTransform(g geometry, d []float32, fold []int32, c0, c1 int, dx []float32) {
+	t, tpi, hw := g.tiles(), g.tiles()/g.n, g.h*g.w
+	ds := spaced(g.c * t)
+	for c := c0; c < c1; c++ {
+		inputTiles(d[c*t:], ds, t)
+		for n := range g.n {
+			foldTiles(dx[(n*g.c+c)*hw:][:hw], d[c*t+n*tpi:], fold)
+		}
+	}
+}
+
+// inputTilesGo is inputTiles in Go: d[ξ·ds + t] set to (B D_t Bᵀ)[ξ]
+// in place, for t < n.
+func inputTilesGo(d []float32, ds, n int) {
+	for at := range n {
+		// tmp = B D (4×4), by columns, then tmp Bᵀ by rows.
+		var tmp [4][4]float32
+		for j := range 4 {
+			d0, d1, d2, d3 := d[(0+j)*ds+at], d[(4+j)*ds+at], d[(8+j)*ds+at], d[(12+j)*ds+at]
+			tmp[0][j] = d0
+			tmp[1][j] = d1 - d2 + d3
+			tmp[2][j] = d1 + d2 - d0
+			tmp[3][j] = -d3
+		}
+		for i := range 4 {
+			r := &tmp[i]
+			d[(4*i+0)*ds+at] = r[0]
+			d[(4*i+1)*ds+at] = r[1] - r[2] + r[3]
+			d[(4*i+2)*ds+at] = r[1] + r[2] - r[0]
+			d[(4*i+3)*ds+at] = -r[3]
+		}
+	}
+}
+
+// foldTable lists, for each input position of a plane, the offsets (ξ·ds
+// + the tile's index within its image) of the at most four transformed
+// window entries that fall on it, in four rows of h·w entries, the tiles
+// in row-major order and −1 for none: the order in which adding the
+// windows one tile after another would add them.
+func foldTable(g geometry) []int32 {
+	th, tw, hw := g.oh/2, g.ow/2, g.h*g.w
+	ds := spaced(g.c * g.tiles())
+	table := make([]int32, 4*hw)
+	for i := range table {
+		table[i] = -1
+	}
+	for r := range g.h {
+		for q := range g.w {
+			slot := 0
+			for ty := range th {
+				i := r - (2*ty - 1)
+				if i < 0 || i >= 4 {
+					continue
+				}
+				for tx := range tw {
+					j := q - (2*tx - 1)
+					if j < 0 || j >= 4 {
+						continue
+					}
+					table[slot*hw+r*g.w+q] = int32((4*i+j)*ds + ty*tw + tx)
+					slot++
+				}
+			}
+		}
+	}
+	return table
+}
+
+// foldTilesGo is foldTiles in Go: plane[p] set to the sum over the four
+// rows s of fold of d[fold[s·len(plane) + p]], skipping −1, in the rows'
+// order, from +0.
+func foldTilesGo(plane, d []float32, fold []int32) {
+	hw := len(plane)
+	for p := range plane {
+		var sum float32
+		for s := range 4 {
+			if at := fold[s*hw+p]; at >= 0 {
+				sum += d[at]
+			}
+		}
+		plane[p] = sum
+	}
+}
+
+// spaced is the distance between the 16 matrices of a transform of n
+// values each: n and one cache line more, so that a loop writing or
+// reading the 16 of them a value at a time (the transforms) does not
+// land on one cache set when n is a power of two, as ResNet-18's sizes
+// are.
+func spaced(n int) int { return n + 16 }
+
+// winoScratch holds the products' buffers between runs: each run takes
+// one for its 16 products and gives it back, so that the convolutions
+// of all workers share a few buffers rather than each keeping its own.
+var winoScratch struct {
+	sync.Mutex
+	free [][]float32
+}
+
+// takeScratch returns n float32s of a free buffer, or of a new one;
+// their values are whatever the last use left.
+func takeScratch(n int) []float32 {
+	winoScratch.Lock()
+	defer winoScratch.Unlock()
+	best := -1 // the smallest that holds n
+	for i, b := range winoScratch.free {
+		if cap(b) >= n && (best < 0 || cap(b) < cap(winoScratch.free[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return make([]float32, n)
+	}
+	b := winoScratch.free[best]
+	last := len(winoScratch.free) - 1
+	winoScratch.free[best] = winoScratch.free[last]
+	winoScratch.free = winoScratch.free[:last]
+	return b[:n]
+}
+
+// putScratch gives b back for another run.
+func putScratch(b []float32) {
+	winoScratch.Lock()
+	defer winoScratch.Unlock()
+	winoScratch.free = append(winoScratch.free, b)
+}
+
+// gradTiles, inputTiles and foldTiles (and filterGradTransform) run in
+// AVX-512 where the machine has it (winograd_amd64.s), sixteen tiles,
+// positions or filters at a time, with the same arithmetic in the same
+// order as the Go loops.
+func gradTiles(z []float32, zs int, src []float32, idx []int32, ow int) {
+	if useAVX512 {
+		winoGradTilesFloat32(z, zs, src, idx, ow)
+		return
+	}
+	gradTilesGo(z, zs, src, idx, ow)
+}
+
+func inputTiles(d []float32, ds, n int) {
+	if useAVX512 {
+		winoInputTilesFloat32(d, ds, n)
+		return
+	}
+	inputTilesGo(d, ds, n)
+}
+
+func foldTiles(plane, d []float32, fold []int32) {
+	if useAVX512 {
+		winoFoldFloat32(plane, d, fold)
+		return
+	}
+	foldTilesGo(plane, d, fold)
+}

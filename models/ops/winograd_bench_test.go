@@ -1,0 +1,42 @@
+package ops
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkWinogradTransforms times the gradients' transforms on
+// ResNet-18's four stage shapes at batch 64 (one channel count per
+// stage), per tile or per filter.
+func BenchmarkWinogradTransforms(b *testing.B) {
+	for _, side := range []int{16, 8, 4, 2} {
+		c := 64 * 16 / side
+		g := geometry{n: 64, c: c, h: side, w: side, o: c, k: 3, stride: 1, pad: 1, oh: side, ow: side}
+		t := g.tiles()
+		gm := sawtooth(g.o*g.n*g.positions(), 3)
+		z := make([]float32, 16*spaced(g.o*t))
+		d := sawtooth(16*spaced(g.c*t), 5)
+		dx := make([]float32, g.n*g.c*g.h*g.w)
+		m := sawtooth(16*spaced(g.o*g.c), 7)
+		dw := make([]float32, g.o*g.c*9)
+		idx, fold := gradTileIndex(g), foldTable(g)
+		b.Run(fmt.Sprintf("grad/side=%d", side), func(b *testing.B) {
+			for range b.N {
+				gradTransform(g, gm, idx, 0, g.o, z)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*g.o*t), "ns/tile")
+		})
+		b.Run(fmt.Sprintf("input/side=%d", side), func(b *testing.B) {
+			for range b.N {
+				inputGradTransform(g, d, fold, 0, g.c, dx)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*g.c*t), "ns/tile")
+		})
+		b.Run(fmt.Sprintf("filter/side=%d", side), func(b *testing.B) {
+			for range b.N {
+				filterGradTransform(g, m, dw)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*g.o*g.c), "ns/pair")
+		})
+	}
+}

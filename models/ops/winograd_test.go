@@ -1,0 +1,198 @@
+package ops
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestWinogradChangesLittle runs 3×3 convolutions of stride 1 and
+// padding 1 (winogradFits) in float32 with Winograd's products and
+// compares the output and the gradients of the input, filters and bias
+// with the same graph in float64 over im2col's products (the reference
+// TestConv2dMatchesGorgonia checks against Gorgonia's own convolution),
+// over three runs: new inputs, then new filters, which the kept U must
+// follow. Each differs by at most 1e-6 of its largest value (2.4e-7
+// measured): float32's rounding, which F(2×2, 3×3)'s transforms (sums of
+// up to 16 terms, entries ±1 and ±½) grow a little. The planes cover one
+// tile (ResNet-18's last layer), tiles on every edge, and rows wider
+// than they are tall.
+func TestWinogradChangesLittle(t *testing.T) {
+	defer func(saved bool) { winogradConvs = saved }(winogradConvs)
+	for _, c := range []convCase{
+		{n: 3, c: 5, h: 2, w: 2, o: 7, k: 3, stride: 1, pad: 1},
+		{n: 2, c: 3, h: 8, w: 6, o: 4, k: 3, stride: 1, pad: 1, bias: true},
+		{n: 2, c: 4, h: 4, w: 4, o: 3, k: 3, stride: 1, pad: 1},
+		{n: 1, c: 2, h: 10, w: 12, o: 5, k: 3, stride: 1, pad: 1, bias: true},
+	} {
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(21, uint64(c.h)))
+			ins := c.inputs(rng)
+			winogradConvs = true
+			wino := newProbe(t, tensor.Float32, ins, c.wrt(), rand.New(rand.NewPCG(22, 0)), c.ours)
+			winogradConvs = false
+			ref := newProbe(t, tensor.Float64, ins, c.wrt(), rand.New(rand.NewPCG(22, 0)), c.ours)
+			for run, change := range []func() []float64{
+				func() []float64 { return nil },
+				func() []float64 { return randomInput(rng, "x", c.n, c.c, c.h, c.w).vals },
+				func() []float64 { return randomInput(rng, "w", c.o, c.c, c.k, c.k).vals },
+			} {
+				vals := change()
+				results := make([][][]float64, 2)
+				for i, p := range []*probe{wino, ref} {
+					switch run {
+					case 1:
+						setAll(p.vals[0], vals)
+					case 2:
+						setAll(p.vals[1], vals)
+					}
+					winogradConvs = i == 0
+					out, _, grads := p.run(t)
+					results[i] = append([][]float64{out}, grads...)
+				}
+				st, ok := convOf(t, wino.out).state.(*convState[float32])
+				if !ok || !st.wino {
+					t.Fatalf("run %d: the float32 convolution did not use Winograd's products", run)
+				}
+				for k := range results[0] {
+					if d := maxRelDiff(results[0][k], results[1][k]); d > 1e-6 || math.IsNaN(d) {
+						t.Errorf("run %d: value %d (output, then gradients) differs by %.3g of its largest value", run, k, d)
+					}
+				}
+			}
+		})
+	}
+}
+
+// convOf is the convolution op whose output is n, or n's input if n is
+// not one.
+func convOf(t *testing.T, n *gorgonia.Node) *convOp {
+	t.Helper()
+	if op, ok := n.Op().(*convOp); ok {
+		return op
+	}
+	t.Fatalf("%v is not a convolution's output", n)
+	return nil
+}
+
+// TestWinogradTransformsOneTile checks each transform against the
+// convolution written out for one 4×4 window: the forward tile from the
+// filter and input transforms, and the filter gradient and input
+// gradient from Z, each as the sum of products it stands for (a brute
+// force over the 3×3 taps), to 1e-5 of the values' scale.
+func TestWinogradTransformsOneTile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 0))
+	g := geometry{n: 1, c: 1, h: 2, w: 2, o: 1, k: 3, stride: 1, pad: 1, oh: 2, ow: 2}
+	for range 20 {
+		x, w, dy := make([]float32, 4), make([]float32, 9), make([]float32, 4)
+		for _, s := range [][]float32{x, w, dy} {
+			for i := range s {
+				s[i] = float32(rng.NormFloat64())
+			}
+		}
+		// Direct convolution over the 2×2 plane with padding 1, and its
+		// two gradients for the output gradient dy.
+		wantY, wantDW, wantDX := make([]float64, 4), make([]float64, 9), make([]float64, 4)
+		for oy := range 2 {
+			for ox := range 2 {
+				for i := range 3 {
+					for j := range 3 {
+						r, q := oy+i-1, ox+j-1
+						if r < 0 || r >= 2 || q < 0 || q >= 2 {
+							continue
+						}
+						wantY[oy*2+ox] += float64(w[i*3+j]) * float64(x[r*2+q])
+						wantDW[i*3+j] += float64(dy[oy*2+ox]) * float64(x[r*2+q])
+						wantDX[r*2+q] += float64(dy[oy*2+ox]) * float64(w[i*3+j])
+					}
+				}
+			}
+		}
+		var st convState[float32]
+		y := make([]float32, 4)
+		winoForward(g, &st, x, w, nil, y)
+		winoGradTransform(g, &st, dy)
+		dw, dx := make([]float32, 9), make([]float32, 4)
+		winoFilterGrad(g, &st, dw)
+		winoInputGrad(g, &st, dx)
+		for _, c := range []struct {
+			name string
+			got  []float32
+			want []float64
+		}{{"output", y, wantY}, {"filter gradient", dw, wantDW}, {"input gradient", dx, wantDX}} {
+			for i := range c.want {
+				if d := math.Abs(float64(c.got[i]) - c.want[i]); d > 1e-5*(1+math.Abs(c.want[i])) {
+					t.Fatalf("%s[%d] = %v, want %v", c.name, i, c.got[i], c.want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestWinogradKernels checks the AVX-512 transforms against their Go
+// loops, bit for bit, on random values over geometries whose tile and
+// position counts are and are not multiples of sixteen (the masked
+// last vector), with signed zeros among the values.
+func TestWinogradKernels(t *testing.T) {
+	needAVX512(t)
+	rng := rand.New(rand.NewPCG(24, 0))
+	random := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			switch rng.IntN(10) {
+			case 0:
+				v[i] = float32(math.Copysign(0, -1))
+			default:
+				v[i] = float32(rng.NormFloat64())
+			}
+		}
+		return v
+	}
+	same := func(what string, g geometry, got, want []float32) {
+		t.Helper()
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s, %+v: [%d] = %v, want %v", what, g, i, got[i], want[i])
+			}
+		}
+	}
+	for _, s := range [][3]int{{1, 2, 2}, {3, 2, 2}, {5, 4, 4}, {2, 8, 6}, {1, 10, 12}, {4, 16, 16}, {17, 2, 2}} {
+		n, h, w := s[0], s[1], s[2]
+		g := geometry{n: n, c: 3, h: h, w: w, o: 2, k: 3, stride: 1, pad: 1, oh: h, ow: w}
+		tiles := g.tiles()
+		// The output gradient's transform, one channel.
+		src := random(g.n * g.positions())
+		idx := gradTileIndex(g)
+		zs := tiles + 5
+		got, want := random(16*zs), make([]float32, 16*zs)
+		copy(want, got)
+		winoGradTilesFloat32(got, zs, src, idx, g.ow)
+		gradTilesGo(want, zs, src, idx, g.ow)
+		same("grad tiles", g, got, want)
+		// The input gradient's: tiles in place, then a plane's fold.
+		ds := spaced(g.c * tiles)
+		got = random(16 * ds)
+		want = slices.Clone(got)
+		winoInputTilesFloat32(got, ds, tiles)
+		inputTilesGo(want, ds, tiles)
+		same("input tiles", g, got, want)
+		fold := foldTable(g)
+		plane, wantPlane := random(g.h*g.w), make([]float32, g.h*g.w)
+		tpi := tiles / g.n
+		winoFoldFloat32(plane, got[tpi*(g.n-1):], fold)
+		foldTilesGo(wantPlane, want[tpi*(g.n-1):], fold)
+		same("fold", g, plane, wantPlane)
+		// The filter gradient's, of g.o·g.c + 15 filters.
+		filters := g.o*g.c + 15
+		ms := filters + 3
+		m := random(16 * ms)
+		gotDW, wantDW := random(9*filters), make([]float32, 9*filters)
+		winoFilterTilesFloat32(gotDW, m, ms)
+		filterTilesGo(wantDW, m, ms)
+		same("filter tiles", g, gotDW, wantDW)
+	}
+}
