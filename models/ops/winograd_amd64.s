@@ -5,6 +5,41 @@
 // The gradients' transforms of Winograd's F(2×2, 3×3) (winograd.go),
 // sixteen tiles or positions a vector, the last ones under a mask (K7).
 
+// LANEMASK sets K7 to the lanes of the next vector of CX > 0 values
+// left: all sixteen, or the first CX. It overwrites AX and BX.
+#define LANEMASK \
+	MOVL    $0xffff, BX \
+	MOVL    $1, AX \
+	SHLL    CX, AX \
+	DECL    AX \
+	CMPQ    CX, $16 \
+	CMOVLGE BX, AX \
+	KMOVW   AX, K7
+
+// LOAD16 loads the 16 matrices' vectors from R12 on, R9 bytes apart
+// (R11 = 3·R9), into Z0-Z15 under K7, and moves R12 past them.
+#define LOAD16 \
+	VMOVUPS.Z (R12), K7, Z0 \
+	VMOVUPS.Z (R12)(R9*1), K7, Z1 \
+	VMOVUPS.Z (R12)(R9*2), K7, Z2 \
+	VMOVUPS.Z (R12)(R11*1), K7, Z3 \
+	LEAQ      (R12)(R9*4), R12 \
+	VMOVUPS.Z (R12), K7, Z4 \
+	VMOVUPS.Z (R12)(R9*1), K7, Z5 \
+	VMOVUPS.Z (R12)(R9*2), K7, Z6 \
+	VMOVUPS.Z (R12)(R11*1), K7, Z7 \
+	LEAQ      (R12)(R9*4), R12 \
+	VMOVUPS.Z (R12), K7, Z8 \
+	VMOVUPS.Z (R12)(R9*1), K7, Z9 \
+	VMOVUPS.Z (R12)(R9*2), K7, Z10 \
+	VMOVUPS.Z (R12)(R11*1), K7, Z11 \
+	LEAQ      (R12)(R9*4), R12 \
+	VMOVUPS.Z (R12), K7, Z12 \
+	VMOVUPS.Z (R12)(R9*1), K7, Z13 \
+	VMOVUPS.Z (R12)(R9*2), K7, Z14 \
+	VMOVUPS.Z (R12)(R11*1), K7, Z15 \
+	LEAQ      (R12)(R9*4), R12
+
 // func winoGradTilesFloat32(z []float32, zs int, src []float32, idx []int32, ow int)
 TEXT ·winoGradTilesFloat32(SB), NOSPLIT, $0-88
 	MOVQ z_base+0(FP), DI
@@ -22,15 +57,7 @@ TEXT ·winoGradTilesFloat32(SB), NOSPLIT, $0-88
 gradloop:
 	CMPQ CX, $0
 	JLE  graddone
-	KXNORW K7, K7, K7
-	CMPQ CX, $16
-	JGE  gradmasked
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K7
-
-gradmasked:
+	LANEMASK
 	VMOVDQU32.Z (DX), K7, Z8
 	KMOVW K7, K1
 	VGATHERDPS (SI)(Z8*4), K1, Z0   // a: top left
@@ -102,36 +129,9 @@ TEXT ·winoInputTilesFloat32(SB), NOSPLIT, $0-40
 inloop:
 	CMPQ CX, $0
 	JLE  indone
-	KXNORW K7, K7, K7
-	CMPQ CX, $16
-	JGE  inmasked
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K7
-
-inmasked:
+	LANEMASK
 	MOVQ DI, R12
-	VMOVUPS.Z (R12), K7, Z0
-	VMOVUPS.Z (R12)(R9*1), K7, Z1
-	VMOVUPS.Z (R12)(R9*2), K7, Z2
-	VMOVUPS.Z (R12)(R11*1), K7, Z3
-	LEAQ (R12)(R9*4), R12
-	VMOVUPS.Z (R12), K7, Z4
-	VMOVUPS.Z (R12)(R9*1), K7, Z5
-	VMOVUPS.Z (R12)(R9*2), K7, Z6
-	VMOVUPS.Z (R12)(R11*1), K7, Z7
-	LEAQ (R12)(R9*4), R12
-	VMOVUPS.Z (R12), K7, Z8
-	VMOVUPS.Z (R12)(R9*1), K7, Z9
-	VMOVUPS.Z (R12)(R9*2), K7, Z10
-	VMOVUPS.Z (R12)(R11*1), K7, Z11
-	LEAQ (R12)(R9*4), R12
-	VMOVUPS.Z (R12), K7, Z12
-	VMOVUPS.Z (R12)(R9*1), K7, Z13
-	VMOVUPS.Z (R12)(R9*2), K7, Z14
-	VMOVUPS.Z (R12)(R11*1), K7, Z15
-	LEAQ (R12)(R9*4), R12
+	LOAD16
 	// The rows of B D, by columns j: D_0j; (D_1j − D_2j) + D_3j;
 	// (D_1j + D_2j) − D_0j; −D_3j.
 	VSUBPS Z8, Z4, Z16
@@ -217,15 +217,7 @@ TEXT ·winoFoldFloat32(SB), NOSPLIT, $0-72
 foldloop:
 	CMPQ CX, $0
 	JLE  folddone
-	KXNORW K7, K7, K7
-	CMPQ CX, $16
-	JGE  foldmasked
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K7
-
-foldmasked:
+	LANEMASK
 	VXORPS Z0, Z0, Z0
 	VMOVDQU32.Z (DX), K7, Z1
 	VPCMPD  $5, Z30, Z1, K7, K1  // K1: within the mask and ≥ 0
@@ -280,36 +272,9 @@ TEXT ·winoFilterTilesFloat32(SB), NOSPLIT, $0-56
 filterloop:
 	CMPQ CX, $0
 	JLE  filterdone
-	KXNORW K7, K7, K7
-	CMPQ CX, $16
-	JGE  filtermasked
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K7
-
-filtermasked:
+	LANEMASK
 	MOVQ SI, R12
-	VMOVUPS.Z (R12), K7, Z0
-	VMOVUPS.Z (R12)(R9*1), K7, Z1
-	VMOVUPS.Z (R12)(R9*2), K7, Z2
-	VMOVUPS.Z (R12)(R11*1), K7, Z3
-	LEAQ (R12)(R9*4), R12
-	VMOVUPS.Z (R12), K7, Z4
-	VMOVUPS.Z (R12)(R9*1), K7, Z5
-	VMOVUPS.Z (R12)(R9*2), K7, Z6
-	VMOVUPS.Z (R12)(R11*1), K7, Z7
-	LEAQ (R12)(R9*4), R12
-	VMOVUPS.Z (R12), K7, Z8
-	VMOVUPS.Z (R12)(R9*1), K7, Z9
-	VMOVUPS.Z (R12)(R9*2), K7, Z10
-	VMOVUPS.Z (R12)(R11*1), K7, Z11
-	LEAQ (R12)(R9*4), R12
-	VMOVUPS.Z (R12), K7, Z12
-	VMOVUPS.Z (R12)(R9*1), K7, Z13
-	VMOVUPS.Z (R12)(R9*2), K7, Z14
-	VMOVUPS.Z (R12)(R11*1), K7, Z15
-	LEAQ (R12)(R9*4), R12
+	LOAD16
 	// The rows of Gᵀ M, by columns j: M_0j + (M_1j + M_2j)·½;
 	// (M_1j − M_2j)·½; (M_1j + M_2j)·½ + M_3j.
 	VADDPS Z8, Z4, Z28

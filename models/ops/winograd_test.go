@@ -160,7 +160,7 @@ func TestWinogradKernels(t *testing.T) {
 			}
 		}
 	}
-	for _, s := range [][3]int{{1, 2, 2}, {3, 2, 2}, {5, 4, 4}, {2, 8, 6}, {1, 10, 12}, {4, 16, 16}, {17, 2, 2}} {
+	for _, s := range [][3]int{{1, 2, 2}, {3, 2, 2}, {5, 4, 4}, {2, 8, 6}, {1, 10, 12}, {4, 16, 16}, {15, 2, 2}, {17, 2, 2}} {
 		n, h, w := s[0], s[1], s[2]
 		g := geometry{n: n, c: 3, h: h, w: w, o: 2, k: 3, stride: 1, pad: 1, oh: h, ow: w}
 		tiles := g.tiles()
