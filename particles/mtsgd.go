@@ -180,7 +180,7 @@ func (r *MTSGD) mixDirection(dst [][]float64, e Ensemble, km *kernelMatrix, k, m
 	}
 	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
 		w := hi - lo
-		x := packBlock(buf, e, lo, hi, true)
+		x, _ := packBlock(buf, e, lo, hi, true, false)
 		out := grow1(&buf.out, m*w)
 		blas64.Implementation().Dgemm(blas.NoTrans, blas.NoTrans, m, w, n, 1, mix, n, x, w, 0, out, w)
 		for y := range m {
@@ -191,8 +191,10 @@ func (r *MTSGD) mixDirection(dst [][]float64, e Ensemble, km *kernelMatrix, k, m
 
 // packBlock copies the block [lo, hi) of every score s_ia into row i·M+a
 // of buf's rows and, with theta, of every position θ_a into row K·M+a, and
-// returns them as one row-major matrix of hi−lo columns.
-func packBlock(buf *blockBuffers, e Ensemble, lo, hi int, theta bool) []float64 {
+// returns them as one row-major matrix of hi−lo columns. With check,
+// finite reports whether the score rows are all finite (without, it is
+// true).
+func packBlock(buf *blockBuffers, e Ensemble, lo, hi int, theta, check bool) (x []float64, finite bool) {
 	scores := e.scores()
 	k, m := scores.targets(), len(e.Theta)
 	n := k * m
@@ -201,9 +203,14 @@ func packBlock(buf *blockBuffers, e Ensemble, lo, hi int, theta bool) []float64 
 	}
 	rows := buf.get(n, hi-lo)
 	cols := buf.columns(scores, lo, hi-lo)
+	finite = true
 	for i := range k {
 		for a := range m {
-			scores.copyTo(rows[i*m+a], i, a, lo, column(cols, i))
+			if check {
+				finite = scores.copyFinite(rows[i*m+a], i, a, lo, column(cols, i)) && finite
+			} else {
+				scores.copyTo(rows[i*m+a], i, a, lo, column(cols, i))
+			}
 		}
 	}
 	if theta {
@@ -211,7 +218,7 @@ func packBlock(buf *blockBuffers, e Ensemble, lo, hi int, theta bool) []float64 
 			copy(rows[k*m+a], e.Theta[a][lo:hi])
 		}
 	}
-	return buf.buf[:n*(hi-lo)]
+	return buf.buf[:n*(hi-lo)], finite
 }
 
 // grow1 returns n elements of *buf, growing it if needed.
@@ -322,8 +329,8 @@ func (r *MTSGD) gramProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []flo
 		p := partial[lo/blockSize*(k*k+k+1):][:k*k+k+1]
 		// The block's Gram matrix of the score rows (and position rows):
 		// g[x·n+y] = ⟨row x, row y⟩ for x ≤ y.
-		x := packBlock(buf, e, lo, hi, !r.FirstTermOnly)
-		if !allFinite(x[:k*m*(hi-lo)]) {
+		x, finite := packBlock(buf, e, lo, hi, !r.FirstTermOnly, true)
+		if !finite {
 			p[k*k+k] = 1
 			return
 		}
