@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -208,6 +209,16 @@ func negateInto[S, D float](src []S, dst []D) (bool, error) {
 	}
 	var s [4]float64
 	i := 0
+	s32, ok1 := any(src).([]float32)
+	d32, ok2 := any(dst).([]float32)
+	if ok1 && ok2 && negateAVX512 && len(src) >= 16 {
+		// The float32 scores of a float32 graph: sixteen a step, the
+		// rest below.
+		i = len(src) &^ 15
+		if !negateFloat32(&d32[0], &s32[0], i) {
+			s[0] = math.NaN()
+		}
+	}
 	for ; i+4 <= len(src); i += 4 {
 		x0, x1, x2, x3 := float64(src[i]), float64(src[i+1]), float64(src[i+2]), float64(src[i+3])
 		dst[i], dst[i+1], dst[i+2], dst[i+3] = D(-x0), D(-x1), D(-x2), D(-x3)

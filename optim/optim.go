@@ -105,14 +105,36 @@ func (o *Adam) Step(x, grad []float64) error {
 		return fmt.Errorf("adam: state for %d parameters, given %d", len(o.m), len(x))
 	}
 	o.t++
-	c1 := 1 - math.Pow(o.Beta1, float64(o.t))
-	c2 := 1 - math.Pow(o.Beta2, float64(o.t))
-	for i, g := range grad {
-		o.m[i] = o.Beta1*o.m[i] + (1-o.Beta1)*g
-		o.v[i] = o.Beta2*o.v[i] + (1-o.Beta2)*g*g
-		x[i] -= o.LR * (o.m[i] / c1) / (math.Sqrt(o.v[i]/c2) + o.Eps)
+	k := adamConsts{
+		beta1: o.Beta1, oneMinusBeta1: 1 - o.Beta1,
+		beta2: o.Beta2, oneMinusBeta2: 1 - o.Beta2,
+		c1: 1 - math.Pow(o.Beta1, float64(o.t)), c2: 1 - math.Pow(o.Beta2, float64(o.t)),
+		lr: o.LR, eps: o.Eps,
 	}
+	i := 0
+	if adamAVX512 && len(x) >= 8 {
+		i = len(x) &^ 7
+		adamFloat64(&x[0], &grad[0], &o.m[0], &o.v[0], i, &k)
+	}
+	k.step(x[i:], grad[i:], o.m[i:], o.v[i:])
 	return nil
+}
+
+// adamConsts are the numbers of an Adam step; adamFloat64 reads them in
+// this order.
+type adamConsts struct {
+	beta1, oneMinusBeta1, beta2, oneMinusBeta2 float64
+	c1, c2                                     float64 // 1 − βᵗ, the bias corrections
+	lr, eps                                    float64
+}
+
+// step is Adam's update of each coordinate, in Go.
+func (k *adamConsts) step(x, grad, m, v []float64) {
+	for i, g := range grad {
+		m[i] = k.beta1*m[i] + k.oneMinusBeta1*g
+		v[i] = k.beta2*v[i] + k.oneMinusBeta2*g*g
+		x[i] -= k.lr * (m[i] / k.c1) / (math.Sqrt(v[i]/k.c2) + k.eps)
+	}
 }
 
 // Stateful is an optimiser whose state can be saved and restored, for

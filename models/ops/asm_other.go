@@ -128,3 +128,7 @@ func winoFoldFloat32(plane, d []float32, fold []int32) {
 func winoFilterTilesFloat32(dw, m []float32, ms int) {
 	panic("ops: AVX-512 kernel called without AVX-512")
 }
+
+func reluGradFloat32(y, grad, dx *float32, n int) {
+	panic("ops: reluGradFloat32 without AVX-512")
+}
