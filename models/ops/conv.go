@@ -363,12 +363,10 @@ type convState[T float] struct {
 	// cols then holds the input's transforms V, winoU the filters' U,
 	// and winoZ the output gradient's Z of the backward pass.
 	// winoIdx and winoFold are the geometry's tables for the gradient's
-	// transforms (gradTileIndex, for examples winoIdxImage values apart;
-	// foldTable).
+	// transforms (gradTileIndex, foldTable).
 	wino         bool
 	winoU, winoZ scratch[T]
 	winoIdx      []int32
-	winoIdxImage int
 	winoFold     []int32
 }
 
@@ -734,12 +732,6 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if out == nil {
 		out = op.out.get(grad.Dtype(), false, op.g.o, op.g.n*op.g.positions())
 	}
-	if st, ok := op.fwd.state.(*convState[float32]); ok && st.wino && op.pool == nil && !op.fwd.bias {
-		// Only Z is read (no bias's sums, and the gradients read Z):
-		// made from the gradient as it comes, the matrix left unwritten.
-		winoGradTransform(op.g, st, data[float32](grad), true)
-		return out, nil
-	}
 	switch {
 	case op.pool != nil && grad.Dtype() == tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
@@ -758,7 +750,7 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		toChannelMajor(op.g, data[float64](grad), data[float64](out), op.part, op.rowSums)
 	}
 	if st, ok := op.fwd.state.(*convState[float32]); ok && st.wino {
-		winoGradTransform(op.g, st, data[float32](out), false)
+		winoGradTransform(op.g, st, data[float32](out))
 	}
 	return out, nil
 }

@@ -75,19 +75,14 @@ func winoForward(g geometry, st *convState[float32], x, w, bias, out []float32) 
 }
 
 // winoGradTransform sets st.winoZ to Z = A Ȳ Aᵀ of every output tile of
-// the output gradient gm, laid out as the forward product's matrix (O,
-// batch·positions) or, with asOutput, as the output (batch, O,
-// positions).
-func winoGradTransform(g geometry, st *convState[float32], gm []float32, asOutput bool) {
+// the output gradient gm, laid out (O, batch·positions) as the forward
+// product's matrix.
+func winoGradTransform(g geometry, st *convState[float32], gm []float32) {
 	z := st.winoZ.get(16 * spaced(g.o*g.tiles()))
-	channel, image := g.n*g.positions(), g.positions()
-	if asOutput {
-		channel, image = g.positions(), g.o*g.positions()
+	if len(st.winoIdx) != g.tiles() {
+		st.winoIdx = gradTileIndex(g)
 	}
-	if len(st.winoIdx) != g.tiles() || st.winoIdxImage != image {
-		st.winoIdx, st.winoIdxImage = gradTileIndex(g, image), image
-	}
-	helpRange(g.o, len(gm), func(o0, o1 int) { gradTransform(g, gm, st.winoIdx, channel, o0, o1, z) })
+	helpRange(g.o, len(gm), func(o0, o1 int) { gradTransform(g, gm, st.winoIdx, o0, o1, z) })
 }
 
 // winoFilterGrad sets dw (O × C × 3 × 3) to the filters' gradient from
@@ -237,26 +232,25 @@ func outputTransform(g geometry, m []float32, o0, o1 int, bias, out []float32) {
 }
 
 // gradTransform sets z[ξ][o][t] to (A Ȳ Aᵀ)[ξ] of the 2×2 tile Ȳ of the
-// output gradient gm, whose channel o starts at o·channel, for
-// o0 ≤ o < o1: a channel at a time, each tile's top left entry at
-// gradTileIndex's offset from its channel's start.
-func gradTransform(g geometry, gm []float32, idx []int32, channel, o0, o1 int, z []float32) {
-	t := g.tiles()
+// output gradient gm (O, batch·positions), for o0 ≤ o < o1: a channel
+// at a time, each tile's top left entry at gradTileIndex's offset.
+func gradTransform(g geometry, gm []float32, idx []int32, o0, o1 int, z []float32) {
+	t, np := g.tiles(), g.n*g.positions()
 	for o := o0; o < o1; o++ {
-		gradTiles(z[o*t:], spaced(g.o*t), gm[o*channel:], idx, g.ow)
+		gradTiles(z[o*t:], spaced(g.o*t), gm[o*np:][:np], idx, g.ow)
 	}
 }
 
 // gradTileIndex lists, for each tile t of the batch, the offset of its
-// top left entry from its channel's start in the output gradient, an
-// example's plane image values after the one before.
-func gradTileIndex(g geometry, image int) []int32 {
+// top left entry in a channel's row (batch·positions) of the output
+// gradient's matrix.
+func gradTileIndex(g geometry) []int32 {
 	th, tw := g.oh/2, g.ow/2
 	idx := make([]int32, 0, g.tiles())
 	for n := range g.n {
 		for ty := range th {
 			for tx := range tw {
-				idx = append(idx, int32(n*image+2*ty*g.ow+2*tx))
+				idx = append(idx, int32(n*g.positions()+2*ty*g.ow+2*tx))
 			}
 		}
 	}

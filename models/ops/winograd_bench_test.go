@@ -19,10 +19,10 @@ func BenchmarkWinogradTransforms(b *testing.B) {
 		dx := make([]float32, g.n*g.c*g.h*g.w)
 		m := sawtooth(16*spaced(g.o*g.c), 7)
 		dw := make([]float32, g.o*g.c*9)
-		idx, fold := gradTileIndex(g, g.positions()), foldTable(g)
+		idx, fold := gradTileIndex(g), foldTable(g)
 		b.Run(fmt.Sprintf("grad/side=%d", side), func(b *testing.B) {
 			for range b.N {
-				gradTransform(g, gm, idx, g.n*g.positions(), 0, g.o, z)
+				gradTransform(g, gm, idx, 0, g.o, z)
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*g.o*t), "ns/tile")
 		})
