@@ -546,8 +546,17 @@ func (tr *Trainer) trunkDirections(u Update, step int) error {
 	if err := u.Trunk.Direction(tr.trunkDir, ens); err != nil {
 		return fmt.Errorf("step %d: trunk update: %w", step, err)
 	}
-	for i, d := range tr.trunkDir {
-		if at := finite(d); at >= 0 {
+	// Each particle's direction checked on a worker, the first bad one
+	// reported, as a loop over them in order would.
+	bad := make([]int, len(tr.trunkDir))
+	if err := tr.parallel(len(tr.trunkDir), func(_, i int) error {
+		bad[i] = finite(tr.trunkDir[i])
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, at := range bad {
+		if at >= 0 {
 			return &NotFiniteError{Step: step, Particle: i, What: "trunk update direction (kernel)", Index: at}
 		}
 	}
@@ -601,7 +610,26 @@ func negateFinite(v []float64) int {
 
 // finite reports the index of the first NaN or Inf in v, or −1.
 func finite[T float](v []T) int {
-	for i, x := range v {
+	// x·0 is 0 for a finite x and NaN otherwise: four sums of them, whose
+	// additions do not wait on each other, say whether to look further.
+	var s0, s1, s2, s3 T
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		s0 += v[i] * 0
+		s1 += v[i+1] * 0
+		s2 += v[i+2] * 0
+		s3 += v[i+3] * 0
+	}
+	if s0+s1+s2+s3 == 0 && finiteFrom(v, i) < 0 {
+		return -1
+	}
+	return finiteFrom(v, 0)
+}
+
+// finiteFrom is the index of v's first NaN or Inf from lo on, or −1.
+func finiteFrom[T float](v []T, lo int) int {
+	for i := lo; i < len(v); i++ {
+		x := v[i]
 		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
 			return i
 		}

@@ -87,3 +87,32 @@ func parallelBlocks(d int, bufs *[]blockBuffers, f func(lo, hi int, buf *blockBu
 	}
 	wg.Wait()
 }
+
+// parallelItems calls f(i) for i in [0, n): on GOMAXPROCS goroutines when
+// wide (items long enough to be worth a goroutine), else in order on the
+// caller's. f must write only what belongs to item i.
+func parallelItems(n int, wide bool, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if !wide || workers < 2 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				f(i)
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -47,17 +47,24 @@ func (r RBF) evaluate(km *kernelMatrix, theta [][]float64) {
 	m := len(theta)
 	km.d2 = grow(km.d2, m, m)
 	km.rep = nil
+	var pairs [][2]int
 	for a := range m {
 		km.d2[a][a] = 0
 		for b := a + 1; b < m; b++ {
-			s := 0.0
-			for i, x := range theta[a] {
-				diff := x - theta[b][i]
-				s += diff * diff
-			}
-			km.d2[a][b], km.d2[b][a] = s, s
+			pairs = append(pairs, [2]int{a, b})
 		}
 	}
+	// Each pair's distance is one sum in coordinate order, whichever
+	// goroutine takes it: networks' pairs run side by side.
+	parallelItems(len(pairs), m > 0 && len(theta[0]) >= 8*blockSize, func(p int) {
+		a, b := pairs[p][0], pairs[p][1]
+		s := 0.0
+		for i, x := range theta[a] {
+			diff := x - theta[b][i]
+			s += diff * diff
+		}
+		km.d2[a][b], km.d2[b][a] = s, s
+	})
 	r.fromDistances(km)
 }
 

@@ -3,6 +3,7 @@ package particles
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -154,4 +155,37 @@ func newVectors(n, d int) [][]float64 {
 		v[i] = make([]float64, d)
 	}
 	return v
+}
+
+// A network's squared distances, its pairs summed side by side on
+// several goroutines, are each the one sum in coordinate order, bit for
+// bit (σ² and the kernel follow from them).
+func TestLongDistancesInOrder(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	rng := rand.New(rand.NewPCG(12, 4))
+	m, d := 5, 8*blockSize+3
+	theta := make([][]float64, m)
+	for a := range theta {
+		theta[a] = make([]float64, d)
+		for i := range theta[a] {
+			theta[a][i] = rng.NormFloat64() * math.Pow(2, float64(rng.IntN(20)-10))
+		}
+	}
+	var km kernelMatrix
+	RBF{}.evaluate(&km, theta)
+	for a := range m {
+		for b := range m {
+			want := 0.0
+			for i := range d {
+				diff := theta[a][i] - theta[b][i]
+				want += diff * diff
+			}
+			if a == b {
+				want = 0
+			}
+			if math.Float64bits(km.d2[a][b]) != math.Float64bits(want) {
+				t.Fatalf("d2[%d][%d] = %v, want %v", a, b, km.d2[a][b], want)
+			}
+		}
+	}
 }

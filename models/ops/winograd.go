@@ -282,14 +282,17 @@ func gradTilesGo(z []float32, zs int, src []float32, idx []int32, ow int) {
 }
 
 // filterGradTransform sets dw[o][c] (3×3) to Gᵀ M G from the summed
-// products m[ξ][o][c].
+// products m[ξ][o][c]; each filter's is its own, so a helper may take
+// half of them.
 func filterGradTransform(g geometry, m, dw []float32) {
 	ms := spaced(g.o * g.c)
-	if useAVX512 {
-		winoFilterTilesFloat32(dw, m, ms)
-		return
-	}
-	filterTilesGo(dw, m, ms)
+	helpRange(g.o*g.c, 16*g.o*g.c, func(lo, hi int) {
+		if useAVX512 {
+			winoFilterTilesFloat32(dw[lo*9:hi*9], m[lo:], ms)
+			return
+		}
+		filterTilesGo(dw[lo*9:hi*9], m[lo:], ms)
+	})
 }
 
 // filterTilesGo sets each filter f < len(dw)/9 of dw (3×3) to Gᵀ M G,

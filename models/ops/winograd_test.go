@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -130,6 +131,40 @@ func TestWinogradTransformsOneTile(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestWinogradFilterGradHelped checks that the filter gradient's
+// transform cut between filters for a helper (filterGradTransform) gives
+// the bits of the uncut one, and that the helper ran a half.
+func TestWinogradFilterGradHelped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 0))
+	g := geometry{n: 1, c: 128, h: 4, w: 4, o: 129, k: 3, stride: 1, pad: 1, oh: 4, ow: 4}
+	m := make([]float32, 16*spaced(g.o*g.c))
+	for i := range m {
+		m[i] = float32(rng.NormFloat64())
+	}
+	want := make([]float32, 9*g.o*g.c)
+	filterGradTransform(g, m, want)
+	stopHelper := startHelper()
+	defer stopHelper()
+	// A pass takes well under a millisecond, less than the helper may
+	// need to reach a core on a loaded machine: passes are repeated for
+	// up to ten seconds.
+	ranHalf := false
+	for start := time.Now(); !ranHalf && time.Since(start) < 10*time.Second; {
+		before := HelpedHalves()
+		got := make([]float32, len(want))
+		filterGradTransform(g, m, got)
+		ranHalf = HelpedHalves() != before
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("dw[%d] = %v helped, %v alone", i, got[i], want[i])
+			}
+		}
+	}
+	if !ranHalf {
+		t.Error("the helper ran no half in ten seconds of passes")
 	}
 }
 
