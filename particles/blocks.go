@@ -21,10 +21,11 @@ type blockBuffers struct {
 	colRows [][]float64 // their first w
 }
 
-// get returns n rows of length w ≤ blockSize.
+// get returns n rows of length w ≤ blockSize, with room for three more
+// after them in b.buf (gramBlock reads rows four at a time).
 func (b *blockBuffers) get(n, w int) [][]float64 {
-	if len(b.buf) < n*w {
-		b.buf = make([]float64, n*w) // the first block is the widest
+	if len(b.buf) < (n+3)*w {
+		b.buf = make([]float64, (n+3)*w) // the first block is the widest
 	}
 	if cap(b.rows) < n {
 		b.rows = make([][]float64, n)

@@ -336,7 +336,11 @@ func (r *MTSGD) gramProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []flo
 		}
 		n := len(x) / (hi - lo)
 		g := grow1(&buf.gram, n*n)
-		blas64.Implementation().Dsyrk(blas.Upper, blas.NoTrans, n, hi-lo, 1, x, hi-lo, 0, g, n)
+		if gramAVX512 {
+			gramBlock(x[:(n+3)/4*4*(hi-lo)], n, hi-lo, g)
+		} else {
+			blas64.Implementation().Dsyrk(blas.Upper, blas.NoTrans, n, hi-lo, 1, x, hi-lo, 0, g, n)
+		}
 		at := func(x, y int) float64 { return g[min(x, y)*n+max(x, y)] }
 		for i := range k {
 			for j := i; j < k; j++ {

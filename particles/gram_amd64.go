@@ -1,0 +1,19 @@
+//go:build !purego
+
+package particles
+
+import "golang.org/x/sys/cpu"
+
+// gramAVX512 makes gramProducts take each block's Gram matrix in
+// gramLanesFloat64 where the CPU has AVX-512, rather than in the BLAS
+// (see gramBlock).
+var gramAVX512 = cpu.X86.HasAVX512F
+
+// gramLanesFloat64 sets lanes[(4i+j)·8 + l] to the sum, in column order,
+// of a_i[c]·b_j[c] over the columns c < w with c ≡ l (mod 8), each term
+// added by a fused multiply-add, for the four rows a_i (a, then ld
+// values apart) and the four rows b_j (from b). w must be a multiple of
+// 8; it needs AVX-512 (gramAVX512).
+//
+//go:noescape
+func gramLanesFloat64(a, b *float64, ld, w int, lanes *[128]float64)
