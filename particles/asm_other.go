@@ -20,3 +20,11 @@ var gramAVX512 = false
 func gramLanesFloat64(a, b *float64, ld, w int, lanes *[128]float64) {
 	panic("particles: gramLanesFloat64 without AVX-512")
 }
+
+func gramLanes32x32(a, b *[4]*float32, w int, f float64, lanes *[128]float64) {
+	panic("particles: gramLanes32x32 without AVX-512")
+}
+
+func gramLanes32x64(a *[4]*float32, b *[4]*float64, w int, f float64, lanes *[128]float64) {
+	panic("particles: gramLanes32x64 without AVX-512")
+}

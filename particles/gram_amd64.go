@@ -17,3 +17,16 @@ var gramAVX512 = cpu.X86.HasAVX512F
 //
 //go:noescape
 func gramLanesFloat64(a, b *float64, ld, w int, lanes *[128]float64)
+
+// gramLanes32x32 is gramLanesFloat64 for the float32 rows *a[i] and
+// *b[j], each value x read as float64(x)·f: the rows widenScaled would
+// have written.
+//
+//go:noescape
+func gramLanes32x32(a, b *[4]*float32, w int, f float64, lanes *[128]float64)
+
+// gramLanes32x64 is gramLanes32x32 with float64 rows *b[j], read as they
+// are.
+//
+//go:noescape
+func gramLanes32x64(a *[4]*float32, b *[4]*float64, w int, f float64, lanes *[128]float64)

@@ -329,17 +329,32 @@ func (r *MTSGD) gramProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []flo
 		p := partial[lo/blockSize*(k*k+k+1):][:k*k+k+1]
 		// The block's Gram matrix of the score rows (and position rows):
 		// g[x·n+y] = ⟨row x, row y⟩ for x ≤ y.
-		x, finite := packBlock(buf, e, lo, hi, !r.FirstTermOnly, true)
+		n := k * m
+		if !r.FirstTermOnly {
+			n += m
+		}
+		g := grow1(&buf.gram, n*n)
+		var finite bool
+		switch scores := e.scores(); {
+		case gramAVX512 && scores.f32 != nil && !scores.normalize:
+			// Read where they lie, not copied.
+			var theta [][]float64
+			if !r.FirstTermOnly {
+				theta = e.Theta
+			}
+			finite = gramScores32(scores.f32, theta, lo, hi, scores.factor, g, n)
+		case gramAVX512:
+			var x []float64
+			x, finite = packBlock(buf, e, lo, hi, !r.FirstTermOnly, true)
+			gramBlock(x[:(n+3)/4*4*(hi-lo)], n, hi-lo, g)
+		default:
+			var x []float64
+			x, finite = packBlock(buf, e, lo, hi, !r.FirstTermOnly, true)
+			blas64.Implementation().Dsyrk(blas.Upper, blas.NoTrans, n, hi-lo, 1, x, hi-lo, 0, g, n)
+		}
 		if !finite {
 			p[k*k+k] = 1
 			return
-		}
-		n := len(x) / (hi - lo)
-		g := grow1(&buf.gram, n*n)
-		if gramAVX512 {
-			gramBlock(x[:(n+3)/4*4*(hi-lo)], n, hi-lo, g)
-		} else {
-			blas64.Implementation().Dsyrk(blas.Upper, blas.NoTrans, n, hi-lo, 1, x, hi-lo, 0, g, n)
 		}
 		at := func(x, y int) float64 { return g[min(x, y)*n+max(x, y)] }
 		for i := range k {
