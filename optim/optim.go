@@ -128,11 +128,13 @@ type adamConsts struct {
 	lr, eps                                    float64
 }
 
-// step is Adam's update of each coordinate, in Go.
+// step is Adam's update of each coordinate, in Go. The conversions keep
+// the compiler from fusing a product and a sum (which it may do for
+// GOAMD64=v3): each is rounded on its own, as in adamFloat64.
 func (k *adamConsts) step(x, grad, m, v []float64) {
 	for i, g := range grad {
-		m[i] = k.beta1*m[i] + k.oneMinusBeta1*g
-		v[i] = k.beta2*v[i] + k.oneMinusBeta2*g*g
+		m[i] = float64(k.beta1*m[i]) + float64(k.oneMinusBeta1*g)
+		v[i] = float64(k.beta2*v[i]) + float64(k.oneMinusBeta2*g*g)
 		x[i] -= k.lr * (m[i] / k.c1) / (math.Sqrt(v[i]/k.c2) + k.eps)
 	}
 }

@@ -48,8 +48,9 @@ import (
 // K = 10, M = 5) this makes the difference between memory-bound passes
 // over the scores for every pair of particles and one pass. On long
 // vectors with few rows (networks; see useProducts) both are matrix
-// products (BLAS) within a block, of its K·M score rows and M position
-// rows: U from their Gram matrix, O((K+1)²·M²·d), and, with the kernel
+// products within a block, of its K·M score rows and M position rows
+// (our AVX-512 kernels, or the BLAS): U from their Gram matrix,
+// O((K+1)²·M²·d), and, with the kernel
 // over the positions, φ* = B·S + A·Θ for small matrices B and A (see
 // stein); otherwise loops smooth the scores, O(K·M²·d + K²·M·d). Either
 // way one K×K QP follows.
@@ -319,10 +320,13 @@ func (r *MTSGD) innerProducts(e Ensemble, km *kernelMatrix, k, m, d int) []float
 	return a
 }
 
-// gramProducts is innerProducts by matrix products: each block's rows
-// are copied together, checked (finite is false if a score holds a NaN
-// or an Inf), and their Gram matrix taken by one BLAS call (twice as
-// fast as innerProducts at K = 10, M = 5 on long vectors).
+// gramProducts is innerProducts by matrix products: each block's Gram
+// matrix of the score rows (and position rows), its score rows checked
+// (finite is false if a score holds a NaN or an Inf). With AVX-512 our
+// kernels take it (gram.go): float32 scores read without normalisation
+// where they lie, others from the rows packBlock copies; elsewhere the
+// BLAS's Dsyrk on those rows (twice as fast as innerProducts at K = 10,
+// M = 5 on long vectors).
 func (r *MTSGD) gramProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []float64, finite bool) {
 	partial := r.partials(k, d)
 	parallelBlocks(d, &r.blocks, func(lo, hi int, buf *blockBuffers) {
