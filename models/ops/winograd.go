@@ -142,54 +142,51 @@ func filterTransform(g geometry, w, u []float32) {
 
 // inputTransform sets v[ξ][c][t] to (Bᵀ d B)[ξ] of the 4×4 window d of
 // channel c around tile t (zero outside the plane), for c0 ≤ c < c1.
+//
+// Bᵀ d takes the same four sums of the window's rows for every tile of a
+// row of tiles, so they are made once a row of tiles, over the whole
+// width (cols, a zero column on each side for the padding), and each
+// tile's B is taken from its four columns of them: the same additions,
+// in the same order, as taking d's window by window.
 func inputTransform(g geometry, x []float32, c0, c1 int, v []float32) {
 	th, tw := g.oh/2, g.ow/2
 	ct := spaced(g.c * g.tiles())
+	wp := g.w + 2
+	var cols [4][]float32
+	buf := make([]float32, 4*wp+g.w)
+	for i := range cols {
+		cols[i] = buf[i*wp : (i+1)*wp]
+	}
+	zero := buf[4*wp:] // a row of the padding
 	for c := c0; c < c1; c++ {
 		for n := range g.n {
 			plane := x[(n*g.c+c)*g.h*g.w:][:g.h*g.w]
 			dst := v[c*g.tiles()+n*th*tw:]
+			row := func(r int) []float32 {
+				if r < 0 || r >= g.h {
+					return zero
+				}
+				return plane[r*g.w : (r+1)*g.w]
+			}
 			for ty := range th {
+				r0, r1, r2, r3 := row(2*ty-1), row(2*ty), row(2*ty+1), row(2*ty+2)
+				// cols[i][q+1] = (Bᵀ d)[i] at column q; the padding's stay
+				// +0, as a window's zeros give.
+				t0, t1, t2, t3 := cols[0][1:1+g.w], cols[1][1:1+g.w], cols[2][1:1+g.w], cols[3][1:1+g.w]
+				for q := range g.w {
+					d0, d1, d2, d3 := r0[q], r1[q], r2[q], r3[q]
+					t0[q], t1[q], t2[q], t3[q] = d0-d2, d1+d2, d2-d1, d1-d3
+				}
 				for tx := range tw {
-					var d [4][4]float32
-					window(plane, g.h, g.w, 2*ty-1, 2*tx-1, &d)
-					// tmp = Bᵀ d, then tmp B by rows.
-					for j := range 4 {
-						d0, d1, d2, d3 := d[0][j], d[1][j], d[2][j], d[3][j]
-						d[0][j], d[1][j], d[2][j], d[3][j] = d0-d2, d1+d2, d2-d1, d1-d3
-					}
 					at := ty*tw + tx
 					for i := range 4 {
-						r := &d[i]
+						r := cols[i][2*tx : 2*tx+4]
 						dst[(4*i+0)*ct+at] = r[0] - r[2]
 						dst[(4*i+1)*ct+at] = r[1] + r[2]
 						dst[(4*i+2)*ct+at] = r[2] - r[1]
 						dst[(4*i+3)*ct+at] = r[1] - r[3]
 					}
 				}
-			}
-		}
-	}
-}
-
-// window copies the 4×4 values of plane (h × w) from row r0 and column
-// q0 on into d, zero outside the plane.
-func window(plane []float32, h, w, r0, q0 int, d *[4][4]float32) {
-	if r0 >= 0 && q0 >= 0 && r0+4 <= h && q0+4 <= w {
-		for i := range 4 {
-			row := plane[(r0+i)*w+q0:][:4]
-			d[i] = [4]float32{row[0], row[1], row[2], row[3]}
-		}
-		return
-	}
-	for i := range 4 {
-		r := r0 + i
-		for j := range 4 {
-			q := q0 + j
-			if r >= 0 && r < h && q >= 0 && q < w {
-				d[i][j] = plane[r*w+q]
-			} else {
-				d[i][j] = 0
 			}
 		}
 	}

@@ -7,7 +7,8 @@ import (
 
 // BenchmarkWinogradTransforms times the gradients' transforms on
 // ResNet-18's four stage shapes at batch 64 (one channel count per
-// stage), per tile or per filter.
+// stage), per tile or per filter, and the forward pass's input
+// transform.
 func BenchmarkWinogradTransforms(b *testing.B) {
 	for _, side := range []int{16, 8, 4, 2} {
 		c := 64 * 16 / side
@@ -25,6 +26,14 @@ func BenchmarkWinogradTransforms(b *testing.B) {
 				gradTransform(g, gm, idx, 0, g.o, z)
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*g.o*t), "ns/tile")
+		})
+		x := sawtooth(g.n*g.c*g.h*g.w, 11)
+		v := make([]float32, 16*spaced(g.c*t))
+		b.Run(fmt.Sprintf("forward-input/side=%d", side), func(b *testing.B) {
+			for range b.N {
+				inputTransform(g, x, 0, g.c, v)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e9/float64(b.N*g.c*t), "ns/tile")
 		})
 		b.Run(fmt.Sprintf("input/side=%d", side), func(b *testing.B) {
 			for range b.N {

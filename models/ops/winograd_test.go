@@ -168,6 +168,89 @@ func TestWinogradFilterGradHelped(t *testing.T) {
 	}
 }
 
+// TestWinogradInputTransform checks inputTransform, which makes each
+// row of tiles' Bᵀ d once over the whole width, against the transform
+// taken window by window, bit for bit, on planes from one tile to many,
+// with signed zeros among the values.
+func TestWinogradInputTransform(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 0))
+	for _, s := range [][3]int{{3, 2, 2}, {2, 4, 4}, {2, 8, 6}, {1, 10, 12}, {2, 16, 16}} {
+		g := geometry{n: s[0], c: 3, h: s[1], w: s[2], o: 2, k: 3, stride: 1, pad: 1, oh: s[1], ow: s[2]}
+		x := make([]float32, g.n*g.c*g.h*g.w)
+		for i := range x {
+			if rng.IntN(6) == 0 {
+				x[i] = float32(math.Copysign(0, -1))
+			} else {
+				x[i] = float32(rng.NormFloat64())
+			}
+		}
+		n := 16 * spaced(g.c*g.tiles())
+		got, want := make([]float32, n), make([]float32, n)
+		inputTransform(g, x, 0, g.c, got)
+		inputTransformByWindows(g, x, want)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: v[%d] = %v, by windows %v", g, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// inputTransformByWindows is inputTransform window by window: each
+// tile's 4×4 window copied (zero outside the plane), Bᵀ d by columns,
+// then B by rows.
+func inputTransformByWindows(g geometry, x []float32, v []float32) {
+	th, tw := g.oh/2, g.ow/2
+	ct := spaced(g.c * g.tiles())
+	for c := range g.c {
+		for n := range g.n {
+			plane := x[(n*g.c+c)*g.h*g.w:][:g.h*g.w]
+			dst := v[c*g.tiles()+n*th*tw:]
+			for ty := range th {
+				for tx := range tw {
+					var d [4][4]float32
+					window(plane, g.h, g.w, 2*ty-1, 2*tx-1, &d)
+					for j := range 4 {
+						d0, d1, d2, d3 := d[0][j], d[1][j], d[2][j], d[3][j]
+						d[0][j], d[1][j], d[2][j], d[3][j] = d0-d2, d1+d2, d2-d1, d1-d3
+					}
+					at := ty*tw + tx
+					for i := range 4 {
+						r := &d[i]
+						dst[(4*i+0)*ct+at] = r[0] - r[2]
+						dst[(4*i+1)*ct+at] = r[1] + r[2]
+						dst[(4*i+2)*ct+at] = r[2] - r[1]
+						dst[(4*i+3)*ct+at] = r[1] - r[3]
+					}
+				}
+			}
+		}
+	}
+}
+
+// window copies the 4×4 values of plane (h × w) from row r0 and column
+// q0 on into d, zero outside the plane.
+func window(plane []float32, h, w, r0, q0 int, d *[4][4]float32) {
+	if r0 >= 0 && q0 >= 0 && r0+4 <= h && q0+4 <= w {
+		for i := range 4 {
+			row := plane[(r0+i)*w+q0:][:4]
+			d[i] = [4]float32{row[0], row[1], row[2], row[3]}
+		}
+		return
+	}
+	for i := range 4 {
+		r := r0 + i
+		for j := range 4 {
+			q := q0 + j
+			if r >= 0 && r < h && q >= 0 && q < w {
+				d[i][j] = plane[r*w+q]
+			} else {
+				d[i][j] = 0
+			}
+		}
+	}
+}
+
 // TestWinogradKernels checks the AVX-512 transforms against their Go
 // loops, bit for bit, on random values over geometries whose tile and
 // position counts are and are not multiples of sixteen (the masked
