@@ -366,8 +366,12 @@ type convState[T float] struct {
 	// transforms (gradTileIndex, foldTable).
 	wino         bool
 	winoU, winoZ scratch[T]
-	winoIdx      []int32
-	winoFold     []int32
+	// winoUStale is set when an exchange (held.go) may have given the
+	// op another run's V: U is then remade from the filters before the
+	// input gradient reads it.
+	winoUStale bool
+	winoIdx    []int32
+	winoFold   []int32
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -958,7 +962,7 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
 	if st32, ok := any(st).(*convState[float32]); ok && st32.wino {
-		winoInputGrad(g, st32, any(dx).([]float32))
+		winoInputGrad(g, st32, any(w).([]float32), any(dx).([]float32))
 		return
 	}
 	if st32, ok := any(st).(*convState[float32]); ok && st32.pooledRows {

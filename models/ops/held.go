@@ -89,8 +89,8 @@ func swapScratch[T float](s *scratch[T], held *any) {
 }
 
 type convHeld struct {
-	out                buffer
-	cols, input, winoU any // scratch[T]
+	out         buffer
+	cols, input any // scratch[T]
 }
 
 func (op *convOp) keepForReplay() { op.keepCols = true }
@@ -99,7 +99,9 @@ func (op *convOp) keepForReplay() { op.keepCols = true }
 // patches or, where the products read the input (taps.go), its copy: a
 // leaf input (the images) is the same for every particle a worker runs
 // on a batch, and the op remakes its patches or copy when the input
-// changes (convForward).
+// changes (convForward). Winograd's U is not set aside (a set of
+// ResNet-18's filters is 67 MB): the input gradient remakes it from the
+// filters after an exchange (winoInputGrad).
 func (op *convOp) exchange(part *any) {
 	k := state[convHeld](part)
 	op.out, k.out = k.out, op.out
@@ -110,7 +112,7 @@ func (op *convOp) exchange(part *any) {
 	case *convState[float32]:
 		swapScratch(&st.cols, &k.cols)
 		swapScratch(&st.input, &k.input)
-		swapScratch(&st.winoU, &k.winoU)
+		st.winoUStale = true
 	case *convState[float64]:
 		swapScratch(&st.cols, &k.cols)
 		swapScratch(&st.input, &k.input)
@@ -126,8 +128,8 @@ func (op *convOp) held() (floats, ints int) {
 	floats = op.g.n * op.g.o * op.g.positions()
 	st, _ := op.state.(*convState[float32])
 	switch {
-	case st != nil && st.wino: // V and U (winograd.go)
-		floats += 16 * (spaced(op.g.c*op.g.tiles()) + spaced(op.g.o*op.g.c))
+	case st != nil && st.wino: // V (winograd.go)
+		floats += 16 * spaced(op.g.c*op.g.tiles())
 	case op.inputGrad:
 		floats += op.g.rows() * op.g.n * op.g.positions()
 	}

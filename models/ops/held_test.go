@@ -17,21 +17,34 @@ import (
 // equal those of a graph that runs its own forward pass with that set,
 // to 1e-12. Three rounds, so that the ops reuse the values set aside.
 func TestExchangedReplayMatchesFullGraph(t *testing.T) {
+	exchangedReplay(t, newTrunkNet, 1e-12)
+}
+
+// The same for a float32 trunk whose second convolution runs Winograd's
+// products, whose replayed input gradient needs the filters' transform U
+// of the particle replayed, not of the one run last: to the bit.
+func TestExchangedReplayWinograd(t *testing.T) {
+	exchangedReplay(t, newWinoNet, 0)
+}
+
+// exchangedReplay is TestExchangedReplayMatchesFullGraph for the nets
+// newNet makes, to tol.
+func exchangedReplay(t *testing.T, newNet func(*testing.T, func(*gorgonia.ExprGraph)) *trunkNet, tol float64) {
 	rng := rand.New(rand.NewPCG(13, 0))
 	var rec *Recording
-	recorded := newTrunkNet(t, func(g *gorgonia.ExprGraph) { rec = Record(g) })
+	recorded := newNet(t, func(g *gorgonia.ExprGraph) { rec = Record(g) })
 	if err := Stop(recorded.g); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.KeepForReplay(); err != nil {
 		t.Fatal(err)
 	}
-	replayed := newTrunkNet(t, func(g *gorgonia.ExprGraph) { Replay(g, rec) })
+	replayed := newNet(t, func(g *gorgonia.ExprGraph) { Replay(g, rec) })
 	if err := Stop(replayed.g); err != nil {
 		t.Fatal(err)
 	}
 	gRep, repGrads := replayed.vjp(t)
-	full := newTrunkNet(t, nil)
+	full := newNet(t, nil)
 	gFull, fullGrads := full.vjp(t)
 	runVM := func(vm gorgonia.VM) {
 		t.Helper()
@@ -43,16 +56,21 @@ func TestExchangedReplayMatchesFullGraph(t *testing.T) {
 	vmRec, vmRep, vmFull := gorgonia.NewTapeMachine(recorded.g), gorgonia.NewTapeMachine(replayed.g), gorgonia.NewTapeMachine(full.g)
 	sets := make([]*trunkNet, 2) // each run's values, kept in a net of their own
 	for i := range sets {
-		sets[i] = newTrunkNet(t, nil)
+		sets[i] = newNet(t, nil)
 	}
 	held := make([]Held, 2)
 	for round := range 3 {
 		sets[0].set(rng)
 		sets[1].set(rng)
-		copy(sets[1].vals[0].Data().([]float64), sets[0].vals[0].Data().([]float64)) // one input
+		setAll(sets[1].vals[0], floats(sets[0].vals[0])) // one input
 		for i := range sets {
 			recorded.copyFrom(sets[i])
 			runVM(vmRec)
+			if recorded.conv != nil {
+				if st, ok := convOf(t, recorded.conv).state.(*convState[float32]); !ok || !st.wino {
+					t.Fatal("the convolution did not run Winograd's products")
+				}
+			}
 			rec.Exchange(&held[i])
 		}
 		for _, i := range []int{1, 0} {
@@ -69,7 +87,7 @@ func TestExchangedReplayMatchesFullGraph(t *testing.T) {
 			}
 			runVM(vmFull)
 			for k, g := range fullGrads {
-				if d := maxRelDiff(got[k], floats(g.Value())); d > 1e-12 {
+				if d := maxRelDiff(got[k], floats(g.Value())); d > tol {
 					t.Errorf("round %d, set %d: gradient of parameter %d differs by %.3g", round, i, k, d)
 				}
 			}

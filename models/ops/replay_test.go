@@ -13,10 +13,12 @@ import (
 // max-pool → conv 3×3 → ReLU + max-pool 3×3/2 padding 1 → linear + ReLU.
 type trunkNet struct {
 	g      *gorgonia.ExprGraph
+	dt     tensor.Dtype
 	x      *gorgonia.Node
 	params []*gorgonia.Node
 	vals   []*tensor.Dense
 	out    *gorgonia.Node
+	conv   *gorgonia.Node // newWinoNet's second convolution's output
 }
 
 var trunkShapes = [][]int{{4, 2, 10, 10}, {3, 2, 3, 3}, {1, 3, 1, 1}, {4, 3, 3, 3}, {36, 5}, {5}}
@@ -24,7 +26,7 @@ var trunkShapes = [][]int{{4, 2, 10, 10}, {3, 2, 3, 3}, {1, 3, 1, 1}, {4, 3, 3, 
 func newTrunkNet(t *testing.T, before func(g *gorgonia.ExprGraph)) *trunkNet {
 	t.Helper()
 	g := gorgonia.NewGraph()
-	n := &trunkNet{g: g}
+	n := &trunkNet{g: g, dt: tensor.Float64}
 	for i, s := range trunkShapes {
 		v := tensor.New(tensor.WithShape(s...), tensor.Of(tensor.Float64))
 		node := gorgonia.NewTensor(g, tensor.Float64, len(s), gorgonia.WithShape(s...), gorgonia.WithName(string(rune('a'+i))), gorgonia.WithValue(v))
@@ -72,8 +74,48 @@ func (n *trunkNet) set(rng *rand.Rand) {
 
 func (n *trunkNet) copyFrom(o *trunkNet) {
 	for i, v := range n.vals {
-		copy(v.Data().([]float64), o.vals[i].Data().([]float64))
+		setAll(v, floats(o.vals[i]))
 	}
+}
+
+// winoShapes are newWinoNet's input and filters.
+var winoShapes = [][]int{{2, 3, 8, 8}, {4, 3, 3, 3}, {5, 4, 3, 3}}
+
+// newWinoNet is a float32 trunk whose second convolution runs Winograd's
+// products (3×3, stride 1, padding 1, its input not a leaf, no pool
+// after it): conv 3×3 → ReLU → conv 3×3 → ReLU.
+func newWinoNet(t *testing.T, before func(g *gorgonia.ExprGraph)) *trunkNet {
+	t.Helper()
+	g := gorgonia.NewGraph()
+	n := &trunkNet{g: g, dt: tensor.Float32}
+	for i, s := range winoShapes {
+		v := tensor.New(tensor.WithShape(s...), tensor.Of(tensor.Float32))
+		node := gorgonia.NewTensor(g, tensor.Float32, len(s), gorgonia.WithShape(s...), gorgonia.WithName(string(rune('a'+i))), gorgonia.WithValue(v))
+		n.vals = append(n.vals, v)
+		if i == 0 {
+			n.x = node
+		} else {
+			n.params = append(n.params, node)
+		}
+	}
+	if before != nil {
+		before(g)
+	}
+	h, err := Conv2d(n.x, n.params[0], nil, 1, 1)
+	if err == nil {
+		h, err = ReLU(h)
+	}
+	if err == nil {
+		n.conv, err = Conv2d(h, n.params[1], nil, 1, 1)
+	}
+	if err == nil {
+		h, err = ReLU(n.conv)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.out = h
+	return n
 }
 
 // vjp adds Σ out ⊙ G for an input G and returns G's tensor and the
@@ -81,8 +123,8 @@ func (n *trunkNet) copyFrom(o *trunkNet) {
 func (n *trunkNet) vjp(t *testing.T) (*tensor.Dense, gorgonia.Nodes) {
 	t.Helper()
 	s := n.out.Shape()
-	gv := tensor.New(tensor.WithShape(s...), tensor.Of(tensor.Float64))
-	g := gorgonia.NewTensor(n.g, tensor.Float64, len(s), gorgonia.WithShape(s...), gorgonia.WithName("G"), gorgonia.WithValue(gv))
+	gv := tensor.New(tensor.WithShape(s...), tensor.Of(n.dt))
+	g := gorgonia.NewTensor(n.g, n.dt, len(s), gorgonia.WithShape(s...), gorgonia.WithName("G"), gorgonia.WithValue(gv))
 	prod, err := gorgonia.HadamardProd(n.out, g)
 	if err != nil {
 		t.Fatal(err)

@@ -64,6 +64,7 @@ func winoForward(g geometry, st *convState[float32], x, w, bias, out []float32) 
 	us, vs, ms := spaced(g.o*g.c), spaced(g.c*t), spaced(g.o*t)
 	u := st.winoU.get(16 * us)
 	filterTransform(g, w, u)
+	st.winoUStale = false
 	v := st.cols.get(16 * vs)
 	helpRange(g.c, len(x), func(c0, c1 int) { inputTransform(g, x, c0, c1, v) })
 	m := takeScratch(16 * ms)
@@ -100,11 +101,16 @@ func winoFilterGrad(g geometry, st *convState[float32], dw []float32) {
 }
 
 // winoInputGrad sets dx (batch, C, H, W) to the input's gradient from
-// the kept U and the pass's Z.
-func winoInputGrad(g geometry, st *convState[float32], dx []float32) {
+// the kept U (remade from the filters w after an exchange) and the
+// pass's Z.
+func winoInputGrad(g geometry, st *convState[float32], w, dx []float32) {
 	t := g.tiles()
 	us, zs, ds := spaced(g.o*g.c), spaced(g.o*t), spaced(g.c*t)
 	u, z := st.winoU.get(16*us), st.winoZ.get(16*zs)
+	if st.winoUStale {
+		filterTransform(g, w, u)
+		st.winoUStale = false
+	}
 	d := takeScratch(16 * ds)
 	defer putScratch(d)
 	for xi := range 16 {

@@ -119,7 +119,7 @@ func TestWinogradTransformsOneTile(t *testing.T) {
 		winoGradTransform(g, &st, dy)
 		dw, dx := make([]float32, 9), make([]float32, 4)
 		winoFilterGrad(g, &st, dw)
-		winoInputGrad(g, &st, dx)
+		winoInputGrad(g, &st, w, dx)
 		for _, c := range []struct {
 			name string
 			got  []float32
