@@ -63,9 +63,30 @@ func parallelBlocks(d int, bufs *[]blockBuffers, f func(lo, hi int, buf *blockBu
 	if len(*bufs) < workers {
 		*bufs = append(*bufs, make([]blockBuffers, workers-len(*bufs))...)
 	}
-	if workers == 1 {
-		for lo := 0; lo < d; lo += blockSize {
-			f(lo, min(d, lo+blockSize), &(*bufs)[0])
+	onWorkers(blocks, workers, func(w, b int) {
+		lo := b * blockSize
+		f(lo, min(d, lo+blockSize), &(*bufs)[w])
+	})
+}
+
+// parallelItems calls f(i) for i in [0, n): on GOMAXPROCS goroutines when
+// wide (items long enough to be worth a goroutine), else in order on the
+// caller's. f must write only what belongs to item i.
+func parallelItems(n int, wide bool, f func(i int)) {
+	workers := 1
+	if wide {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	onWorkers(n, workers, func(_, i int) { f(i) })
+}
+
+// onWorkers calls f(w, i) for each i in [0, n), taken in turn by
+// min(workers, n) goroutines w (the caller's alone, in order, for one).
+func onWorkers(n, workers int, f func(w, i int)) {
+	workers = min(workers, n)
+	if workers < 2 {
+		for i := range n {
+			f(0, i)
 		}
 		return
 	}
@@ -75,43 +96,12 @@ func parallelBlocks(d int, bufs *[]blockBuffers, f func(lo, hi int, buf *blockBu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := &(*bufs)[w]
-			for {
-				b := int(next.Add(1)) - 1
-				if b >= blocks {
-					return
-				}
-				lo := b * blockSize
-				f(lo, min(d, lo+blockSize), buf)
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// parallelItems calls f(i) for i in [0, n): on GOMAXPROCS goroutines when
-// wide (items long enough to be worth a goroutine), else in order on the
-// caller's. f must write only what belongs to item i.
-func parallelItems(n int, wide bool, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if !wide || workers < 2 {
-		for i := range n {
-			f(i)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= n {
 					return
 				}
-				f(i)
+				f(w, i)
 			}
 		}()
 	}

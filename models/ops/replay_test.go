@@ -25,21 +25,7 @@ var trunkShapes = [][]int{{4, 2, 10, 10}, {3, 2, 3, 3}, {1, 3, 1, 1}, {4, 3, 3, 
 
 func newTrunkNet(t *testing.T, before func(g *gorgonia.ExprGraph)) *trunkNet {
 	t.Helper()
-	g := gorgonia.NewGraph()
-	n := &trunkNet{g: g, dt: tensor.Float64}
-	for i, s := range trunkShapes {
-		v := tensor.New(tensor.WithShape(s...), tensor.Of(tensor.Float64))
-		node := gorgonia.NewTensor(g, tensor.Float64, len(s), gorgonia.WithShape(s...), gorgonia.WithName(string(rune('a'+i))), gorgonia.WithValue(v))
-		n.vals = append(n.vals, v)
-		if i == 0 {
-			n.x = node
-		} else {
-			n.params = append(n.params, node)
-		}
-	}
-	if before != nil {
-		before(g)
-	}
+	n := newNetInputs(tensor.Float64, trunkShapes, before)
 	p := n.params
 	h, err := Conv2d(n.x, p[0], p[1], 1, 1)
 	if err == nil {
@@ -58,6 +44,27 @@ func newTrunkNet(t *testing.T, before func(g *gorgonia.ExprGraph)) *trunkNet {
 		t.Fatal(err)
 	}
 	n.out = h
+	return n
+}
+
+// newNetInputs starts a net of dtype dt in a new graph: its input and
+// parameters, of the shapes given (the input's first), then before.
+func newNetInputs(dt tensor.Dtype, shapes [][]int, before func(g *gorgonia.ExprGraph)) *trunkNet {
+	g := gorgonia.NewGraph()
+	n := &trunkNet{g: g, dt: dt}
+	for i, s := range shapes {
+		v := tensor.New(tensor.WithShape(s...), tensor.Of(dt))
+		node := gorgonia.NewTensor(g, dt, len(s), gorgonia.WithShape(s...), gorgonia.WithName(string(rune('a'+i))), gorgonia.WithValue(v))
+		n.vals = append(n.vals, v)
+		if i == 0 {
+			n.x = node
+		} else {
+			n.params = append(n.params, node)
+		}
+	}
+	if before != nil {
+		before(g)
+	}
 	return n
 }
 
@@ -86,21 +93,7 @@ var winoShapes = [][]int{{2, 3, 8, 8}, {4, 3, 3, 3}, {5, 4, 3, 3}}
 // after it): conv 3×3 → ReLU → conv 3×3 → ReLU.
 func newWinoNet(t *testing.T, before func(g *gorgonia.ExprGraph)) *trunkNet {
 	t.Helper()
-	g := gorgonia.NewGraph()
-	n := &trunkNet{g: g, dt: tensor.Float32}
-	for i, s := range winoShapes {
-		v := tensor.New(tensor.WithShape(s...), tensor.Of(tensor.Float32))
-		node := gorgonia.NewTensor(g, tensor.Float32, len(s), gorgonia.WithShape(s...), gorgonia.WithName(string(rune('a'+i))), gorgonia.WithValue(v))
-		n.vals = append(n.vals, v)
-		if i == 0 {
-			n.x = node
-		} else {
-			n.params = append(n.params, node)
-		}
-	}
-	if before != nil {
-		before(g)
-	}
+	n := newNetInputs(tensor.Float32, winoShapes, before)
 	h, err := Conv2d(n.x, n.params[0], nil, 1, 1)
 	if err == nil {
 		h, err = ReLU(h)
