@@ -372,6 +372,14 @@ type convState[T float] struct {
 	winoUStale bool
 	winoIdx    []int32
 	winoFold   []int32
+	// winoFoldSpacing is the spacing of the transforms winoFold is for.
+	winoFoldSpacing int
+	// A pass run by blocks (winoBlocked) makes the filter gradient's
+	// summed products with the input gradient, into winoSums
+	// (winoSummed set), unless the filter gradient ran first
+	// (winoFilterDone set); both are cleared as the pass begins.
+	winoSums                   scratch[T]
+	winoSummed, winoFilterDone bool
 }
 
 func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
@@ -754,7 +762,10 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		toChannelMajor(op.g, data[float64](grad), data[float64](out), op.part, op.rowSums)
 	}
 	if st, ok := op.fwd.state.(*convState[float32]); ok && st.wino {
-		winoGradTransform(op.g, st, data[float32](out))
+		st.winoSummed, st.winoFilterDone = false, false
+		if !winoBlocked(op.g) { // else made a block at a time, with the gradients
+			winoGradTransform(op.g, st, data[float32](out))
+		}
 	}
 	return out, nil
 }
@@ -891,7 +902,7 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	case tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
 		if st.wino {
-			winoFilterGrad(g, st, data[float32](out))
+			winoFilterGrad(g, st, data[float32](gm), data[float32](out))
 			break
 		}
 		if st.pooledRows {
@@ -962,6 +973,10 @@ func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	p, rows, np := g.positions(), g.rows(), g.n*g.positions()
 	if st32, ok := any(st).(*convState[float32]); ok && st32.wino {
+		if winoBlocked(g) {
+			winoBlockedInputGrad(g, st32, any(gm).([]float32), any(w).([]float32), any(dx).([]float32))
+			return
+		}
 		winoInputGrad(g, st32, any(w).([]float32), any(dx).([]float32))
 		return
 	}

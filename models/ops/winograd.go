@@ -22,7 +22,8 @@ import (
 // The two gradients are the forward map's adjoint, so they read the same
 // transforms: U = G w Gᵀ of the filters and V = Bᵀ d B of the input
 // windows (made by the forward run and kept), and Z = A Ȳ Aᵀ of the
-// output gradient (made once per backward pass, read by both). Each of
+// output gradient (made once per backward pass, or a block of images at
+// a time: winoBlockedInputGrad, read by both). Each of
 // the 16 positions ξ of a transformed tile is one matrix product over
 // channels: U_ξ (O × C) · V_ξ (C × tiles) forward, Z_ξ (O × tiles) ·
 // V_ξᵀ for the filters, U_ξᵀ · Z_ξ for the input. The kept V holds 4
@@ -88,7 +89,15 @@ func winoGradTransform(g geometry, st *convState[float32], gm []float32) {
 
 // winoFilterGrad sets dw (O × C × 3 × 3) to the filters' gradient from
 // the kept V and the pass's Z.
-func winoFilterGrad(g geometry, st *convState[float32], dw []float32) {
+func winoFilterGrad(g geometry, st *convState[float32], gm, dw []float32) {
+	if st.winoSummed { // by winoBlockedInputGrad, this pass
+		filterGradTransform(g, st.winoSums.get(16*spaced(g.o*g.c)), dw)
+		return
+	}
+	if winoBlocked(g) { // Z was left to the input gradient
+		winoGradTransform(g, st, gm)
+		st.winoFilterDone = true
+	}
 	t := g.tiles()
 	vs, zs, ms := spaced(g.c*t), spaced(g.o*t), spaced(g.o*g.c)
 	v, z := st.cols.get(16*vs), st.winoZ.get(16*zs)
@@ -116,10 +125,111 @@ func winoInputGrad(g geometry, st *convState[float32], w, dx []float32) {
 	for xi := range 16 {
 		gemm(blas.Trans, blas.NoTrans, g.c, t, g.o, u[xi*us:], g.c, z[xi*zs:], t, 0, d[xi*ds:], t)
 	}
-	if len(st.winoFold) != 4*g.h*g.w {
-		st.winoFold = foldTable(g)
+	if st.winoFoldSpacing != ds {
+		st.winoFold, st.winoFoldSpacing = foldTableSpaced(g, ds), ds
 	}
 	helpRange(g.c, len(dx), func(c0, c1 int) { inputGradTransform(g, d, st.winoFold, c0, c1, dx) })
+}
+
+// A backward pass over a convolution with few channel pairs (winoBlocked:
+// ResNet-18's first two stages, 64 and 128 channels on 16×16 and 8×8
+// planes) makes Z and the input gradient's products a block of images at
+// a time and uses each block at once, while it is in the core's cache:
+// Z of the block's tiles, the filter gradient's products over them added
+// into the sums, the input gradient's products and their transform into
+// the block's planes. Over the whole batch at once, Z and the products
+// (17 MB each on the first stage) went out to memory and were read back,
+// and the products ran at about half the core's rate, bound by memory.
+
+// Blocks are about winoBlockTiles tiles (whole images); a filter gradient
+// adds its blocks in two fixed halves, each into its own sums, added
+// after: a helper may take the second half, and the bits are the same
+// whoever does. Tests shrink winoBlockTiles to have many blocks.
+var (
+	winoBlockTiles   = 128
+	winoBlockedPairs = 128 * 128 // the most O·C run by blocks
+)
+
+// winoBlocked reports whether g's backward pass runs by blocks of images.
+func winoBlocked(g geometry) bool { return g.o*g.c <= winoBlockedPairs }
+
+// winoBlockedInputGrad sets dx (batch, C, H, W) to the input's gradient
+// from the output gradient gm (O, batch·positions), the kept U (remade
+// from the filters w after an exchange) and V, a block of images at a
+// time, and leaves the filter gradient's summed products in st.winoSums
+// for winoFilterGrad, unless the filter gradient was made first in this
+// pass (st.winoFilterDone).
+func winoBlockedInputGrad(g geometry, st *convState[float32], gm, w, dx []float32) {
+	t := g.tiles()
+	us, vs, ms := spaced(g.o*g.c), spaced(g.c*t), spaced(g.o*g.c)
+	u, v := st.winoU.get(16*us), st.cols.get(16*vs)
+	if st.winoUStale {
+		filterTransform(g, w, u)
+		st.winoUStale = false
+	}
+	if len(st.winoIdx) != t {
+		st.winoIdx = gradTileIndex(g)
+	}
+	tpi := t / g.n
+	images := max(1, winoBlockTiles/tpi) // a block's
+	blocks := (g.n + images - 1) / images
+	bs := spaced(max(g.o, g.c) * images * tpi) // a block's transforms' spacing
+	if st.winoFoldSpacing != bs {
+		st.winoFold, st.winoFoldSpacing = foldTableSpaced(g, bs), bs
+	}
+	var first, second []float32
+	if !st.winoFilterDone {
+		m := st.winoSums.get(2 * 16 * ms)
+		first, second = m[:16*ms], m[16*ms:]
+	}
+	// run adds the blocks b0 ≤ b < b1 into sums (16 × O × C, ms apart).
+	run := func(b0, b1 int, sums []float32) {
+		z, d := takeScratch(16*bs), takeScratch(16*bs)
+		defer putScratch(z)
+		defer putScratch(d)
+		for b := b0; b < b1; b++ {
+			n0, n1 := b*images, min(g.n, (b+1)*images)
+			t0, tb := n0*tpi, (n1-n0)*tpi
+			for o := range g.o {
+				gradTiles(z[o*tb:], bs, gm[o*g.n*g.positions():], st.winoIdx[t0:t0+tb], g.ow)
+			}
+			var beta float32 = 1
+			if b == b0 {
+				beta = 0
+			}
+			for xi := range 16 {
+				if sums != nil {
+					gemmWhole(blas.NoTrans, blas.Trans, g.o, g.c, tb, z[xi*bs:], tb, v[xi*vs+t0:], t, beta, sums[xi*ms:], g.c)
+				}
+				gemmWhole(blas.Trans, blas.NoTrans, g.c, tb, g.o, u[xi*us:], g.c, z[xi*bs:], tb, 0, d[xi*bs:], tb)
+			}
+			hw := g.h * g.w
+			for c := range g.c {
+				inputTiles(d[c*tb:], bs, tb)
+				for n := n0; n < n1; n++ {
+					foldTiles(dx[(n*g.c+c)*hw:][:hw], d[c*tb+(n-n0)*tpi:], st.winoFold)
+				}
+			}
+		}
+	}
+	if blocks == 1 {
+		run(0, 1, first)
+	} else {
+		cut := blocks / 2
+		offerHalf(func() { run(0, cut, first) }, func() { run(cut, blocks, second) })
+		if first != nil {
+			addInto(first, second)
+		}
+	}
+	st.winoSummed = first != nil
+}
+
+// addInto adds add into dst, value by value.
+func addInto(dst, add []float32) {
+	add = add[:len(dst)]
+	for i := range dst {
+		dst[i] += add[i]
+	}
 }
 
 // filterTransform sets u[ξ][o][c] to (G w_oc Gᵀ)[ξ].
@@ -364,9 +474,11 @@ func inputTilesGo(d []float32, ds, n int) {
 // window entries that fall on it, in four rows of h·w entries, the tiles
 // in row-major order and −1 for none: the order in which adding the
 // windows one tile after another would add them.
-func foldTable(g geometry) []int32 {
+func foldTable(g geometry) []int32 { return foldTableSpaced(g, spaced(g.c*g.tiles())) }
+
+// foldTableSpaced is foldTable for transforms ds apart.
+func foldTableSpaced(g geometry, ds int) []int32 {
 	th, tw, hw := g.oh/2, g.ow/2, g.h*g.w
-	ds := spaced(g.c * g.tiles())
 	table := make([]int32, 4*hw)
 	for i := range table {
 		table[i] = -1

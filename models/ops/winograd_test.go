@@ -21,51 +21,68 @@ import (
 // measured): float32's rounding, which F(2×2, 3×3)'s transforms (sums of
 // up to 16 terms, entries ±1 and ±½) grow a little. The planes cover one
 // tile (ResNet-18's last layer), tiles on every edge, and rows wider
-// than they are tall.
+// than they are tall; the backward pass runs over the whole batch, by
+// blocks of one image (two halves of blocks, one of them odd), and as
+// it runs on ResNet-18 (one block here), and in each the pass's sums
+// must come from the input gradient's blocks (the order the tape runs
+// them in: else the filter gradient remakes Z over the whole batch).
 func TestWinogradChangesLittle(t *testing.T) {
 	defer func(saved bool) { winogradConvs = saved }(winogradConvs)
-	for _, c := range []convCase{
-		{n: 3, c: 5, h: 2, w: 2, o: 7, k: 3, stride: 1, pad: 1},
-		{n: 2, c: 3, h: 8, w: 6, o: 4, k: 3, stride: 1, pad: 1, bias: true},
-		{n: 2, c: 4, h: 4, w: 4, o: 3, k: 3, stride: 1, pad: 1},
-		{n: 1, c: 2, h: 10, w: 12, o: 5, k: 3, stride: 1, pad: 1, bias: true},
+	defer func(tiles, pairs int) { winoBlockTiles, winoBlockedPairs = tiles, pairs }(winoBlockTiles, winoBlockedPairs)
+	for _, mode := range []struct {
+		name         string
+		tiles, pairs int
+	}{{"whole-batch", winoBlockTiles, 0}, {"image-blocks", 1, winoBlockedPairs}, {"default", winoBlockTiles, winoBlockedPairs}} {
+		winoBlockTiles, winoBlockedPairs = mode.tiles, mode.pairs
+		for _, c := range []convCase{
+			{n: 3, c: 5, h: 2, w: 2, o: 7, k: 3, stride: 1, pad: 1},
+			{n: 2, c: 3, h: 8, w: 6, o: 4, k: 3, stride: 1, pad: 1, bias: true},
+			{n: 2, c: 4, h: 4, w: 4, o: 3, k: 3, stride: 1, pad: 1},
+			{n: 1, c: 2, h: 10, w: 12, o: 5, k: 3, stride: 1, pad: 1, bias: true},
+			{n: 5, c: 3, h: 4, w: 6, o: 2, k: 3, stride: 1, pad: 1},
+		} {
+			t.Run(mode.name+"/"+c.String(), func(t *testing.T) { winogradChangesLittle(t, c) })
+		}
+	}
+}
+
+func winogradChangesLittle(t *testing.T, c convCase) {
+	rng := rand.New(rand.NewPCG(21, uint64(c.h)))
+	ins := c.inputs(rng)
+	winogradConvs = true
+	wino := newProbe(t, tensor.Float32, ins, c.wrt(), rand.New(rand.NewPCG(22, 0)), c.ours)
+	winogradConvs = false
+	ref := newProbe(t, tensor.Float64, ins, c.wrt(), rand.New(rand.NewPCG(22, 0)), c.ours)
+	for run, change := range []func() []float64{
+		func() []float64 { return nil },
+		func() []float64 { return randomInput(rng, "x", c.n, c.c, c.h, c.w).vals },
+		func() []float64 { return randomInput(rng, "w", c.o, c.c, c.k, c.k).vals },
 	} {
-		t.Run(c.String(), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(21, uint64(c.h)))
-			ins := c.inputs(rng)
-			winogradConvs = true
-			wino := newProbe(t, tensor.Float32, ins, c.wrt(), rand.New(rand.NewPCG(22, 0)), c.ours)
-			winogradConvs = false
-			ref := newProbe(t, tensor.Float64, ins, c.wrt(), rand.New(rand.NewPCG(22, 0)), c.ours)
-			for run, change := range []func() []float64{
-				func() []float64 { return nil },
-				func() []float64 { return randomInput(rng, "x", c.n, c.c, c.h, c.w).vals },
-				func() []float64 { return randomInput(rng, "w", c.o, c.c, c.k, c.k).vals },
-			} {
-				vals := change()
-				results := make([][][]float64, 2)
-				for i, p := range []*probe{wino, ref} {
-					switch run {
-					case 1:
-						setAll(p.vals[0], vals)
-					case 2:
-						setAll(p.vals[1], vals)
-					}
-					winogradConvs = i == 0
-					out, _, grads := p.run(t)
-					results[i] = append([][]float64{out}, grads...)
-				}
-				st, ok := convOf(t, wino.out).state.(*convState[float32])
-				if !ok || !st.wino {
-					t.Fatalf("run %d: the float32 convolution did not use Winograd's products", run)
-				}
-				for k := range results[0] {
-					if d := maxRelDiff(results[0][k], results[1][k]); d > 1e-6 || math.IsNaN(d) {
-						t.Errorf("run %d: value %d (output, then gradients) differs by %.3g of its largest value", run, k, d)
-					}
-				}
+		vals := change()
+		results := make([][][]float64, 2)
+		for i, p := range []*probe{wino, ref} {
+			switch run {
+			case 1:
+				setAll(p.vals[0], vals)
+			case 2:
+				setAll(p.vals[1], vals)
 			}
-		})
+			winogradConvs = i == 0
+			out, _, grads := p.run(t)
+			results[i] = append([][]float64{out}, grads...)
+		}
+		st, ok := convOf(t, wino.out).state.(*convState[float32])
+		if !ok || !st.wino {
+			t.Fatalf("run %d: the float32 convolution did not use Winograd's products", run)
+		}
+		if g := convOf(t, wino.out).g; winoBlocked(g) && (!st.winoSummed || st.winoFilterDone) {
+			t.Errorf("run %d: the filter gradient ran before the input gradient's blocks", run)
+		}
+		for k := range results[0] {
+			if d := maxRelDiff(results[0][k], results[1][k]); d > 1e-6 || math.IsNaN(d) {
+				t.Errorf("run %d: value %d (output, then gradients) differs by %.3g of its largest value", run, k, d)
+			}
+		}
 	}
 }
 
@@ -118,13 +135,21 @@ func TestWinogradTransformsOneTile(t *testing.T) {
 		winoForward(g, &st, x, w, nil, y)
 		winoGradTransform(g, &st, dy)
 		dw, dx := make([]float32, 9), make([]float32, 4)
-		winoFilterGrad(g, &st, dw)
+		winoFilterGrad(g, &st, dy, dw)
 		winoInputGrad(g, &st, w, dx)
+		// By blocks (winoBlockedInputGrad), the input gradient first.
+		st.winoSummed, st.winoFilterDone = false, false
+		dwBlocks, dxBlocks := make([]float32, 9), make([]float32, 4)
+		winoBlockedInputGrad(g, &st, dy, w, dxBlocks)
+		winoFilterGrad(g, &st, dy, dwBlocks)
 		for _, c := range []struct {
 			name string
 			got  []float32
 			want []float64
-		}{{"output", y, wantY}, {"filter gradient", dw, wantDW}, {"input gradient", dx, wantDX}} {
+		}{
+			{"output", y, wantY}, {"filter gradient", dw, wantDW}, {"input gradient", dx, wantDX},
+			{"filter gradient by blocks", dwBlocks, wantDW}, {"input gradient by blocks", dxBlocks, wantDX},
+		} {
 			for i := range c.want {
 				if d := math.Abs(float64(c.got[i]) - c.want[i]); d > 1e-5*(1+math.Abs(c.want[i])) {
 					t.Fatalf("%s[%d] = %v, want %v", c.name, i, c.got[i], c.want[i])
@@ -160,6 +185,55 @@ func TestWinogradFilterGradHelped(t *testing.T) {
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("dw[%d] = %v helped, %v alone", i, got[i], want[i])
+			}
+		}
+	}
+	if !ranHalf {
+		t.Error("the helper ran no half in ten seconds of passes")
+	}
+}
+
+// TestWinogradBlocksHelped checks that a backward pass by blocks
+// (winoBlockedInputGrad), whose second half of blocks a helper may take,
+// gives the bits of the pass run alone, and that the helper ran a half.
+func TestWinogradBlocksHelped(t *testing.T) {
+	defer func(saved int) { winoBlockTiles = saved }(winoBlockTiles)
+	winoBlockTiles = 16 // an image's: six blocks
+	rng := rand.New(rand.NewPCG(28, 0))
+	g := geometry{n: 6, c: 8, h: 8, w: 8, o: 16, k: 3, stride: 1, pad: 1, oh: 8, ow: 8}
+	normal := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	x, w, gm := normal(g.n*g.c*g.h*g.w), normal(g.o*g.c*9), normal(g.o*g.n*g.positions())
+	var st convState[float32]
+	winoForward(g, &st, x, w, nil, make([]float32, g.n*g.o*g.positions()))
+	pass := func() (dw, dx []float32) {
+		dw, dx = make([]float32, g.o*g.c*9), make([]float32, len(x))
+		st.winoSummed, st.winoFilterDone = false, false
+		winoBlockedInputGrad(g, &st, gm, w, dx)
+		winoFilterGrad(g, &st, gm, dw)
+		return dw, dx
+	}
+	wantDW, wantDX := pass()
+	stopHelper := startHelper()
+	defer stopHelper()
+	ranHalf := false // passes repeated until the helper takes one
+	for start := time.Now(); !ranHalf && time.Since(start) < 10*time.Second; {
+		before := HelpedHalves()
+		dw, dx := pass()
+		ranHalf = HelpedHalves() != before
+		for _, c := range []struct {
+			name      string
+			got, want []float32
+		}{{"dw", dw, wantDW}, {"dx", dx, wantDX}} {
+			for i := range c.want {
+				if math.Float32bits(c.got[i]) != math.Float32bits(c.want[i]) {
+					t.Fatalf("%s[%d] = %v helped, %v alone", c.name, i, c.got[i], c.want[i])
+				}
 			}
 		}
 	}
