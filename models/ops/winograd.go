@@ -80,11 +80,27 @@ func winoForward(g geometry, st *convState[float32], x, w, bias, out []float32) 
 // the output gradient gm, laid out (O, batch·positions) as the forward
 // product's matrix.
 func winoGradTransform(g geometry, st *convState[float32], gm []float32) {
-	z := st.winoZ.get(16 * spaced(g.o*g.tiles()))
+	z, idx := st.winoZ.get(16*spaced(g.o*g.tiles())), tileIndex(g, st)
+	helpRange(g.o, len(gm), func(o0, o1 int) { gradTransform(g, gm, idx, o0, o1, z) })
+}
+
+// tileIndex is st's gradTileIndex of g, made on first use.
+func tileIndex(g geometry, st *convState[float32]) []int32 {
 	if len(st.winoIdx) != g.tiles() {
 		st.winoIdx = gradTileIndex(g)
 	}
-	helpRange(g.o, len(gm), func(o0, o1 int) { gradTransform(g, gm, st.winoIdx, o0, o1, z) })
+	return st.winoIdx
+}
+
+// keptU is st's U of the filters w, remade from them if an exchange
+// (held.go) may have left another run's.
+func keptU(g geometry, st *convState[float32], w []float32) []float32 {
+	u := st.winoU.get(16 * spaced(g.o*g.c))
+	if st.winoUStale {
+		filterTransform(g, w, u)
+		st.winoUStale = false
+	}
+	return u
 }
 
 // winoFilterGrad sets dw (O × C × 3 × 3) to the filters' gradient from
@@ -115,11 +131,7 @@ func winoFilterGrad(g geometry, st *convState[float32], gm, dw []float32) {
 func winoInputGrad(g geometry, st *convState[float32], w, dx []float32) {
 	t := g.tiles()
 	us, zs, ds := spaced(g.o*g.c), spaced(g.o*t), spaced(g.c*t)
-	u, z := st.winoU.get(16*us), st.winoZ.get(16*zs)
-	if st.winoUStale {
-		filterTransform(g, w, u)
-		st.winoUStale = false
-	}
+	u, z := keptU(g, st, w), st.winoZ.get(16*zs)
 	d := takeScratch(16 * ds)
 	defer putScratch(d)
 	for xi := range 16 {
@@ -162,14 +174,7 @@ func winoBlocked(g geometry) bool { return g.o*g.c <= winoBlockedPairs }
 func winoBlockedInputGrad(g geometry, st *convState[float32], gm, w, dx []float32) {
 	t := g.tiles()
 	us, vs, ms := spaced(g.o*g.c), spaced(g.c*t), spaced(g.o*g.c)
-	u, v := st.winoU.get(16*us), st.cols.get(16*vs)
-	if st.winoUStale {
-		filterTransform(g, w, u)
-		st.winoUStale = false
-	}
-	if len(st.winoIdx) != t {
-		st.winoIdx = gradTileIndex(g)
-	}
+	u, v, idx := keptU(g, st, w), st.cols.get(16*vs), tileIndex(g, st)
 	tpi := t / g.n
 	images := max(1, winoBlockTiles/tpi) // a block's
 	blocks := (g.n + images - 1) / images
@@ -191,7 +196,7 @@ func winoBlockedInputGrad(g geometry, st *convState[float32], gm, w, dx []float3
 			n0, n1 := b*images, min(g.n, (b+1)*images)
 			t0, tb := n0*tpi, (n1-n0)*tpi
 			for o := range g.o {
-				gradTiles(z[o*tb:], bs, gm[o*g.n*g.positions():], st.winoIdx[t0:t0+tb], g.ow)
+				gradTiles(z[o*tb:], bs, gm[o*g.n*g.positions():], idx[t0:t0+tb], g.ow)
 			}
 			var beta float32 = 1
 			if b == b0 {
@@ -218,18 +223,10 @@ func winoBlockedInputGrad(g geometry, st *convState[float32], gm, w, dx []float3
 		cut := blocks / 2
 		offerHalf(func() { run(0, cut, first) }, func() { run(cut, blocks, second) })
 		if first != nil {
-			addInto(first, second)
+			addRows(first, len(first), second, 1, len(first))
 		}
 	}
 	st.winoSummed = first != nil
-}
-
-// addInto adds add into dst, value by value.
-func addInto(dst, add []float32) {
-	add = add[:len(dst)]
-	for i := range dst {
-		dst[i] += add[i]
-	}
 }
 
 // filterTransform sets u[ξ][o][c] to (G w_oc Gᵀ)[ξ].
