@@ -19,11 +19,21 @@ type TaskScores struct {
 // ensemble predicts the mean of the particles' predictions: their class
 // probabilities, or their outputs for regression (taskKind.predict).
 func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, error) {
+	out, labels, err := tr.Outputs(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return tr.Score(out, labels)
+}
+
+// Outputs runs every particle on all of d: out[j][i] is particle i's
+// predictions for task j, one row of Outputs(task) values per example
+// (class probabilities, or the regression output), and labels[j] the
+// task's targets.
+func (tr *Trainer) Outputs(ctx context.Context, d data.Dataset) (out [][][]float64, labels [][]float64, err error) {
 	k, m, n := len(tr.cfg.Tasks), len(tr.Particles), d.Len()
-	// out[j][i]: particle i's probabilities (or predictions) for task j,
-	// all examples; labels[j]: the targets.
-	out := make([][][]float64, k)
-	labels := make([][]float64, k)
+	out = make([][][]float64, k)
+	labels = make([][]float64, k)
 	for j, t := range tr.cfg.Tasks {
 		out[j] = make([][]float64, m)
 		for i := range out[j] {
@@ -32,7 +42,7 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 		labels[j] = make([]float64, 0, n)
 	}
 	offset := 0
-	err := tr.Predict(ctx, d, func(b *data.Batch, pred [][][]float64) error {
+	err = tr.Predict(ctx, d, func(b *data.Batch, pred [][][]float64) error {
 		for j, t := range tr.cfg.Tasks {
 			w := outputs(t)
 			for i := range m {
@@ -46,9 +56,15 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	scores := make([]TaskScores, k)
+	return out, labels, nil
+}
+
+// Score scores the particles' outputs (as Outputs returns them) and
+// their ensemble, the mean of the particles' outputs, per task.
+func (tr *Trainer) Score(out [][][]float64, labels [][]float64) ([]TaskScores, error) {
+	scores := make([]TaskScores, len(tr.cfg.Tasks))
 	for j, t := range tr.cfg.Tasks {
 		mean := make([]float64, len(out[j][0]))
 		metrics.Mean(mean, out[j])
@@ -57,7 +73,7 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 		if ts.Ensemble, err = kindOf(t).score(t, mean, labels[j]); err != nil {
 			return nil, err
 		}
-		for i := range m {
+		for i := range out[j] {
 			s, err := kindOf(t).score(t, out[j][i], labels[j])
 			if err != nil {
 				return nil, err

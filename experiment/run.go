@@ -97,6 +97,9 @@ type Run struct {
 	// best/ has succeeded, -1 when unknown (a checkpoint from before it
 	// was recorded: best/ is then taken to hold the history's best epoch).
 	bestEpoch int
+	// temperatures are the per-task temperatures fitted on the
+	// validation split at the last evaluation (calibration.go).
+	temperatures []float64
 }
 
 // ErrInterrupted is returned by Train when its context ends and the run's
@@ -402,9 +405,18 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 		if split.set == nil {
 			continue
 		}
-		scores, err := r.Trainer.Evaluate(ctx, split.set)
+		out, labels, err := r.Trainer.Outputs(ctx, split.set)
 		if err != nil {
 			return nil, fmt.Errorf("evaluating on %s: %w", split.set.Name(), err)
+		}
+		scores, err := r.Trainer.Score(out, labels)
+		if err != nil {
+			return nil, fmt.Errorf("evaluating on %s: %w", split.set.Name(), err)
+		}
+		if split.name == "valid" && split.set.Len() >= MinCalibrationExamples {
+			if r.temperatures, err = FitTemperatures(split.set.Tasks(), out, labels); err != nil {
+				return nil, fmt.Errorf("fitting temperatures on %s: %w", split.set.Name(), err)
+			}
 		}
 		for j, s := range scores {
 			var perParticle []float64
@@ -654,6 +666,11 @@ type runState struct {
 	// BestEpoch is the epoch whose state best/ holds, 0 for none; absent
 	// from checkpoints written before it was recorded.
 	BestEpoch *int `json:"best_epoch,omitempty"`
+	// Temperatures are the per-task temperatures fitted on the
+	// validation split at the checkpoint's last evaluation; absent
+	// without a validation split, and from checkpoints written before
+	// they were recorded.
+	Temperatures []float64 `json:"temperatures,omitempty"`
 }
 
 // Checkpoint captures the run's state.
@@ -665,7 +682,7 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := runState{Seconds: r.seconds, LossSum: r.lossSum, ParticleLossSum: r.particleLoss, History: r.history}
+	st := runState{Seconds: r.seconds, LossSum: r.lossSum, ParticleLossSum: r.particleLoss, History: r.history, Temperatures: r.temperatures}
 	if r.bestEpoch >= 0 {
 		st.BestEpoch = &r.bestEpoch
 	}
@@ -809,6 +826,17 @@ func RestoreWith(c *checkpoints.Checkpoint, d Data, comps Components, workers in
 	}
 	r.epoch, r.batch, r.Trainer.Steps = c.Epoch, c.Batch, c.Step
 	r.seconds, r.history, r.lossSum, r.particleLoss = state.Seconds, state.History, state.LossSum, state.ParticleLossSum
+	if len(state.Temperatures) > 0 {
+		if len(state.Temperatures) != len(r.TrainSet.Tasks()) {
+			return nil, fmt.Errorf("checkpoint metrics: %d temperatures for %d tasks", len(state.Temperatures), len(r.TrainSet.Tasks()))
+		}
+		for j, t := range state.Temperatures {
+			if !(t >= metrics.MinTemperature && t <= metrics.MaxTemperature) {
+				return nil, fmt.Errorf("checkpoint metrics: temperature %v of task %d outside [%v, %v]", t, j, metrics.MinTemperature, metrics.MaxTemperature)
+			}
+		}
+		r.temperatures = state.Temperatures
+	}
 	switch {
 	case state.BestEpoch == nil:
 		r.bestEpoch = -1

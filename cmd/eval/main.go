@@ -26,10 +26,36 @@
 //	                    binary built with -tags gpu); the figures agree
 //	                    with the CPU's to rounding
 //
+//	-temperature        report the temperature-scaled ensemble beside the
+//	                    raw one (default true; -temperature=false: raw only)
+//	-ood DATASET        also score out-of-distribution detection: the
+//	                    test split against DATASET's test inputs (same
+//	                    input shape and tasks, e.g. multi-fashion for a
+//	                    multi-mnist run), by AUROC
+//
 // The table has one row per task: each particle's accuracy, then the
-// ensemble's accuracy, Brier score, ECE and NLL (the ensemble predicts the
-// mean of its particles' probabilities); for a regression task each
-// particle's MSE and the MSE of the ensemble's mean prediction. The evaluation of a checkpoint's
+// ensemble's accuracy, Brier score, ECE, NLL and mean confidence minus
+// accuracy (above 0 over-confident, below under-confident; the ensemble
+// predicts the mean of its particles' probabilities); for a regression
+// task each particle's MSE and the MSE of the ensemble's mean prediction.
+//
+// Temperature scaling: a classification task's row is followed by the
+// same scores of the ensemble's probabilities at temperature T,
+// softmax(log p̄ / T), T fitted to minimise the validation split's NLL
+// (metrics.FitTemperature). The checkpoint records the temperatures
+// training fitted at its epoch; for a checkpoint that records none, eval
+// fits them on the validation split now and says so. The test split never
+// takes part in a fit; a run without a validation split of at least
+// 100 examples has no temperature. -json gives them as "temperatures" and the scaled scores as
+// "calibrated".
+//
+// Out-of-distribution detection (-ood): every example of both test
+// splits gets the ensemble's predictive entropy and its mutual
+// information (predictive minus expected entropy: how much the particles
+// disagree), summed over the tasks and per task, on the raw
+// probabilities; a higher score should mean out of distribution. eval
+// prints the AUROC of each score (0.5 chance, 1 perfect separation);
+// -json gives them as "ood". The evaluation of a checkpoint's
 // test split reproduces, to the last digit, the figures its training run
 // printed for that epoch.
 //
@@ -88,6 +114,8 @@ type Options struct {
 	DataDir     string
 	Workers     int
 	Device      string // cpu or cuda
+	Temperature bool   // report the temperature-scaled scores too
+	OOD         string // data set to detect as out of distribution; "" none
 }
 
 func main() {
@@ -126,6 +154,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
 	fs.StringVar(&o.Device, "device", "cpu", "where the networks predict: cpu or cuda (a build with -tags gpu)")
+	fs.BoolVar(&o.Temperature, "temperature", true, "also report the ensemble after temperature scaling fitted on the validation split")
+	fs.StringVar(&o.OOD, "ood", "", "score out-of-distribution detection against this data set's test inputs (AUROC of entropy and mutual information)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -161,6 +191,16 @@ type Report struct {
 	Split      string              `json:"split"`
 	Examples   int                 `json:"examples"`
 	Tasks      []engine.TaskScores `json:"tasks"`
+	// Temperatures are the per-task temperatures of Calibrated, and
+	// TemperatureSource where they come from; both absent without
+	// temperature scaling.
+	Temperatures      []float64 `json:"temperatures,omitempty"`
+	TemperatureSource string    `json:"temperature_source,omitempty"`
+	// Calibrated are the ensemble's scores per task after temperature
+	// scaling.
+	Calibrated []metrics.Score `json:"calibrated,omitempty"`
+	// OOD is the out-of-distribution detection of -ood.
+	OOD *experiment.OOD `json:"ood,omitempty"`
 }
 
 // ErrDiverged is returned, after the report is written, for a checkpoint
@@ -184,13 +224,40 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	scores, err := r.Trainer.Evaluate(ctx, set)
+	out, labels, err := r.Trainer.Outputs(ctx, set)
+	if err != nil {
+		return err
+	}
+	scores, err := r.Trainer.Score(out, labels)
 	if err != nil {
 		return err
 	}
 	rep := Report{Checkpoint: dir, Dataset: r.Settings.Dataset, Method: r.Settings.Method, Epoch: r.Epoch(), Step: r.Trainer.Steps,
 		Split: o.Split, Examples: set.Len(), Tasks: scores}
 	diverged := divergence(r.Trainer.Particles, scores)
+	if diverged == nil && o.Temperature {
+		if err := calibrate(ctx, r, set.Tasks(), out, labels, &rep); err != nil {
+			return err
+		}
+	}
+	if o.OOD != "" {
+		if diverged != nil {
+			return errors.Join(fmt.Errorf("-ood: not scored"), diverged)
+		}
+		oodSet, err := r.OODSplit(ctx, o.OOD, o.DataDir, o.Limit)
+		if err != nil {
+			return err
+		}
+		oodOut, _, err := r.Trainer.Outputs(ctx, oodSet)
+		if err != nil {
+			return fmt.Errorf("-ood %s: %w", o.OOD, err)
+		}
+		res, err := experiment.DetectOOD(o.OOD, set.Tasks(), out, oodOut)
+		if err != nil {
+			return fmt.Errorf("-ood %s: %w", o.OOD, err)
+		}
+		rep.OOD = &res
+	}
 	if o.Reliability != "" {
 		if err := writeDiagrams(o.Reliability, rep); err != nil {
 			return errors.Join(err, diverged)
@@ -212,6 +279,43 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		return errors.Join(err, diverged)
 	}
 	return diverged
+}
+
+// calibrate fills rep's temperatures and calibrated scores: the
+// checkpoint's temperatures, or where it records none, those fitted now
+// on the validation split (never the test split). Without a validation
+// split it leaves them out.
+func calibrate(ctx context.Context, r *experiment.Run, tasks []data.Task, out [][][]float64, labels [][]float64, rep *Report) error {
+	if !slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Classification }) {
+		return nil
+	}
+	temps, source := r.Temperatures(), "checkpoint"
+	if temps == nil {
+		valid, err := r.Split("valid", -1)
+		if err != nil {
+			log.Info("no temperature scaling: the run has no validation split to fit it on")
+			return nil
+		}
+		if valid.Len() < experiment.MinCalibrationExamples {
+			log.Infof("no temperature scaling: the validation split has %d examples, fewer than %d", valid.Len(), experiment.MinCalibrationExamples)
+			return nil
+		}
+		vOut, vLabels, err := r.Trainer.Outputs(ctx, valid)
+		if err != nil {
+			return fmt.Errorf("fitting temperatures: %w", err)
+		}
+		if temps, err = experiment.FitTemperatures(tasks, vOut, vLabels); err != nil {
+			return fmt.Errorf("fitting temperatures on %s: %w", valid.Name(), err)
+		}
+		source = "fitted now on " + valid.Name()
+		log.WithField("temperatures", temps).Info("the checkpoint records no temperatures: fitted on the validation split")
+	}
+	cal, err := experiment.Calibrated(tasks, out, labels, temps)
+	if err != nil {
+		return err
+	}
+	rep.Temperatures, rep.TemperatureSource, rep.Calibrated = temps, source, cal
+	return nil
 }
 
 // divergence says which parameters or scores are not finite, wrapping
@@ -313,7 +417,7 @@ func writeTable(w io.Writer, rep Report) error {
 	if regression {
 		head = append(head, "ensemble MSE")
 	} else {
-		head = append(head, "ensemble acc", "Brier", "ECE", "NLL")
+		head = append(head, "ensemble acc", "Brier", "ECE", "NLL", "conf-acc")
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, t := range rep.Tasks {
@@ -327,12 +431,40 @@ func writeTable(w io.Writer, rep Report) error {
 			for _, p := range t.Particles {
 				row = append(row, fmt.Sprintf("%.4f", p.Accuracy))
 			}
-			e := t.Ensemble
-			row = append(row, fmt.Sprintf("%.4f", e.Accuracy), fmt.Sprintf("%.4f", e.Brier), fmt.Sprintf("%.4f", e.ECE), fmt.Sprintf("%.4f", e.NLL))
+			row = append(row, classRow(t.Ensemble)...)
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		if j := slices.IndexFunc(rep.Tasks, func(u engine.TaskScores) bool { return u.Task == t.Task }); rep.Calibrated != nil && rep.Calibrated[j].Classification != nil {
+			row := []string{fmt.Sprintf("  T=%.3f", rep.Temperatures[j])}
+			for range t.Particles {
+				row = append(row, "")
+			}
+			fmt.Fprintln(tw, strings.Join(append(row, classRow(rep.Calibrated[j])...), "\t"))
+		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if rep.Calibrated != nil {
+		fmt.Fprintf(w, "\nT=: the ensemble after temperature scaling (temperatures from the %s)\n", rep.TemperatureSource)
+	}
+	if o := rep.OOD; o != nil {
+		fmt.Fprintf(w, "\nout of distribution: %s test split (%d examples) against this %s split (%d)\n", o.Dataset, o.OutExamples, rep.Split, o.InExamples)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "AUROC of\tentropy\tmutual information")
+		fmt.Fprintf(tw, "all tasks (sum)\t%.4f\t%.4f\n", o.Entropy, o.MutualInformation)
+		for _, t := range o.Tasks {
+			fmt.Fprintf(tw, "%s\t%.4f\t%.4f\n", t.Task, t.Entropy, t.MutualInformation)
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+// classRow is a classification score's columns of the table.
+func classRow(e metrics.Score) []string {
+	return []string{fmt.Sprintf("%.4f", e.Accuracy), fmt.Sprintf("%.4f", e.Brier), fmt.Sprintf("%.4f", e.ECE), fmt.Sprintf("%.4f", e.NLL),
+		fmt.Sprintf("%+.4f", e.Confidence-e.Accuracy)}
 }
 
 // writeDiagrams writes one reliability diagram per classification task.

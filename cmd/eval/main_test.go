@@ -248,3 +248,67 @@ func TestDivergedCheckpoint(t *testing.T) {
 		t.Errorf("table: error %v, output %s", err, stdout.String())
 	}
 }
+
+// eval reports the checkpoint's temperatures and the scores after them
+// (on the validation split the fitted NLL is not above the raw one), and
+// -ood scores Multi-Fashion's test inputs against a Multi-MNIST run's by
+// AUROC; -temperature=false leaves the temperatures out, and -ood of the
+// run's own data set is refused.
+func TestTemperatureAndOOD(t *testing.T) {
+	s := experiment.Defaults("multi-mnist")
+	// 100 validation examples, the least a temperature is fitted on.
+	s.Particles, s.Epochs, s.Batch, s.LR, s.Seed, s.TrainLimit, s.TestLimit = 2, 1, 32, 0.01, 4, 96, 100
+	out, _ := trainSmall(t, s, "")
+	type report struct {
+		Examples          int
+		Tasks             []struct{ Ensemble map[string]float64 }
+		Temperatures      []float64
+		TemperatureSource string `json:"temperature_source"`
+		Calibrated        []map[string]float64
+		OOD               *experiment.OOD
+	}
+	evalJSON := func(args ...string) report {
+		t.Helper()
+		o, err := parseFlags(append([]string{"-ckpt", out, "-json"}, args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout bytes.Buffer
+		if err := run(context.Background(), o, &stdout); err != nil {
+			t.Fatal(err)
+		}
+		var rep report
+		if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+			t.Fatalf("%v: %s", err, stdout.Bytes())
+		}
+		return rep
+	}
+	v := evalJSON("-split", "valid")
+	if len(v.Temperatures) != 2 || v.TemperatureSource != "checkpoint" || len(v.Calibrated) != 2 {
+		t.Fatalf("valid split: temperatures %v from %q, %d calibrated scores", v.Temperatures, v.TemperatureSource, len(v.Calibrated))
+	}
+	for j := range v.Tasks {
+		if raw, cal := v.Tasks[j].Ensemble["nll"], v.Calibrated[j]["nll"]; cal > raw+1e-12 {
+			t.Errorf("task %d: calibrated validation NLL %v above the raw %v", j, cal, raw)
+		}
+	}
+	r := evalJSON("-ood", "multi-fashion")
+	if r.OOD == nil || r.OOD.Dataset != "multi-fashion" || r.OOD.InExamples != 100 || r.OOD.OutExamples != 100 || len(r.OOD.Tasks) != 2 {
+		t.Fatalf("-ood: %+v", r.OOD)
+	}
+	for _, a := range []float64{r.OOD.Entropy, r.OOD.MutualInformation, r.OOD.Tasks[0].Entropy, r.OOD.Tasks[1].MutualInformation} {
+		if !(a >= 0 && a <= 1) {
+			t.Errorf("AUROC %v outside [0, 1]: %+v", a, r.OOD)
+		}
+	}
+	if off := evalJSON("-temperature=false"); off.Temperatures != nil || off.Calibrated != nil {
+		t.Errorf("-temperature=false: %v, %v", off.Temperatures, off.Calibrated)
+	}
+	o, err := parseFlags([]string{"-ckpt", out, "-ood", "multi-mnist"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-ood multi-mnist") {
+		t.Errorf("-ood of the run's own data set: %v", err)
+	}
+}

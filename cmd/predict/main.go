@@ -31,6 +31,7 @@
 //	                first)
 //	-workers N      graphs run at once (default GOMAXPROCS)
 //	-device D       cpu (default) or cuda (a binary built with -tags gpu)
+//	-temperature    apply the checkpoint's temperatures (default true)
 //	-progress       progress bar on a terminal, else a log line every
 //	                tenth of the work (default true)
 //
@@ -48,7 +49,12 @@
 //
 // and for a regression task the mean of the particles' predictions and
 // their standard deviation (over particles; population). The probs are
-// those eval's ensemble scores. The CSV has a header and one row per
+// those eval's ensemble scores, after temperature scaling: where the
+// checkpoint records temperatures (a run with a validation split of at
+// least 100 examples fits one per task on it, go doc ./cmd/eval), probs and confidence are
+// softmax(log p̄ / T), which keeps the label; the three entropies are
+// always those of the particles' own probabilities. -temperature=false
+// writes p̄ as it is. The CSV has a header and one row per
 // example: index, then each task's columns, named TASK/probs's classes,
 // TASK/label, and so on; numbers as Go's shortest exact form. The NPZ
 // has one array per task and column: TASK/probs (N×C float64),
@@ -110,6 +116,9 @@ type Options struct {
 	Workers    int
 	Device     string
 	Progress   bool
+	// Temperature applies the checkpoint's temperatures to the
+	// ensemble's probabilities.
+	Temperature bool
 }
 
 // Exit statuses.
@@ -171,6 +180,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
 	fs.StringVar(&o.Device, "device", "cpu", "where the networks predict: cpu or cuda (a build with -tags gpu)")
 	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
+	fs.BoolVar(&o.Temperature, "temperature", true, "apply the checkpoint's temperatures to the ensemble's probabilities")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -279,6 +289,14 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer w.close()
+	if o.Temperature {
+		w.temps = r.Temperatures()
+		if w.temps == nil {
+			log.Info("the checkpoint records no temperatures (a run without a validation split of 100 examples): probabilities as the ensemble gives them")
+		} else {
+			log.WithField("temperatures", w.temps).Info("temperature scaling")
+		}
+	}
 	bar := progress.New(o.Progress, "predict", "examples", in.Len())
 	done := 0
 	for set := first; set != nil; {
@@ -350,10 +368,14 @@ type writer struct {
 
 	// The last batch's figures per task and example: a classification
 	// task's disagreement, a regression task's mean and spread.
-	last     [][]Disagreement
+	last     [][]metrics.Disagreement
 	lastMean [][][2]float64
 
 	mean, ent []float64 // scratch
+
+	// temps are the per-task temperatures applied to the ensemble's
+	// probabilities; nil for none.
+	temps []float64
 }
 
 func newWriter(tmp string, tasks []data.Task, n int) (*writer, error) {
@@ -393,47 +415,6 @@ func (w *writer) close() {
 	}
 }
 
-// Disagreement is the ensemble's class probabilities for one example
-// and what its particles' spread says of them.
-type Disagreement struct {
-	Label                                   int
-	Confidence                              float64
-	Predictive, Expected, MutualInformation float64
-}
-
-// Entropy is −Σ p log p in nats, with 0·log 0 = 0.
-func Entropy(p []float64) float64 {
-	var h float64
-	for _, v := range p {
-		if v > 0 {
-			h -= v * math.Log(v)
-		}
-	}
-	return h
-}
-
-// Disagree computes, from the particles' probabilities ps[i] for one
-// example, the ensemble's mean into mean and its label, confidence and
-// entropies. The mutual information is clamped at 0: it is never
-// negative but for rounding.
-func Disagree(mean []float64, ps [][]float64) Disagreement {
-	metrics.Mean(mean, ps)
-	var d Disagreement
-	for c, v := range mean {
-		if v > mean[d.Label] {
-			d.Label = c
-		}
-	}
-	d.Confidence = mean[d.Label]
-	d.Predictive = Entropy(mean)
-	for _, p := range ps {
-		d.Expected += Entropy(p)
-	}
-	d.Expected /= float64(len(ps))
-	d.MutualInformation = max(0, d.Predictive-d.Expected)
-	return d
-}
-
 // batch writes the figures of one batch of size examples.
 func (w *writer) batch(pred [][][]float64, size int) error {
 	var buf [8]byte
@@ -453,7 +434,7 @@ func (w *writer) batch(pred [][][]float64, size int) error {
 	m := len(pred[0])
 	ps := make([][]float64, m)
 	if w.last == nil {
-		w.last, w.lastMean = make([][]Disagreement, len(w.tasks)), make([][][2]float64, len(w.tasks))
+		w.last, w.lastMean = make([][]metrics.Disagreement, len(w.tasks)), make([][][2]float64, len(w.tasks))
 	}
 	for j, t := range w.tasks {
 		cs := w.cols[j]
@@ -486,7 +467,11 @@ func (w *writer) batch(pred [][][]float64, size int) error {
 			for i := range m {
 				ps[i] = pred[j][i][e*k : (e+1)*k]
 			}
-			d := Disagree(mean, ps)
+			d := metrics.Disagree(mean, ps)
+			if w.temps != nil && w.temps[j] != 1 {
+				metrics.Temper(mean, mean, k, w.temps[j])
+				d.Confidence = mean[d.Label]
+			}
 			w.last[j] = append(w.last[j], d)
 			for _, v := range mean {
 				if err := put(cs[0], v); err != nil {

@@ -291,27 +291,6 @@ func TestPredictMatchesEval(t *testing.T) {
 	}
 }
 
-// Two agreeing particles disagree by nothing; two certain, opposite ones
-// by log 2.
-func TestDisagree(t *testing.T) {
-	h3 := -2*0.3*math.Log(0.3) - 0.4*math.Log(0.4)
-	e3 := (math.Log(2) + (-2*0.1*math.Log(0.1) - 0.8*math.Log(0.8))) / 2
-	for _, tc := range []struct {
-		ps                 [][]float64
-		label              int
-		predictive, mutual float64
-	}{
-		{[][]float64{{0.2, 0.8}, {0.2, 0.8}}, 1, -0.2*math.Log(0.2) - 0.8*math.Log(0.8), 0},
-		{[][]float64{{1, 0}, {0, 1}}, 0, math.Log(2), math.Log(2)},
-		{[][]float64{{0.5, 0.5, 0}, {0.1, 0.1, 0.8}}, 2, h3, h3 - e3},
-	} {
-		d := Disagree(make([]float64, len(tc.ps[0])), tc.ps)
-		if d.Label != tc.label || math.Abs(d.Predictive-tc.predictive) > 1e-15 || math.Abs(d.MutualInformation-tc.mutual) > 1e-15 {
-			t.Errorf("%v: %+v, want label %d, predictive %v, mutual %v", tc.ps, d, tc.label, tc.predictive, tc.mutual)
-		}
-	}
-}
-
 // Bad command lines and bad inputs are status 2 with a message naming
 // the flag, or the file, the array and the index; a missing checkpoint
 // is status 1.
@@ -438,3 +417,73 @@ func TestCSVInputs(t *testing.T) {
 }
 
 func f32(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32) }
+
+// A run whose validation split is large enough records temperatures, and
+// predict applies them: its probabilities are those of -temperature=false
+// at the checkpoint's temperatures (softmax(log p̄ / T)), the labels and
+// the three entropies unchanged.
+func TestTemperatureApplied(t *testing.T) {
+	dir, runDir := t.TempDir(), t.TempDir()
+	if err := files.WriteDescription(dir, files.Description{Tasks: tasks}); err != nil {
+		t.Fatal(err)
+	}
+	writeSet(t, filepath.Join(dir, files.TrainFile), 0, 1200) // a tenth, 120, validates
+	writeSet(t, filepath.Join(dir, files.TestFile), 5000, 40)
+	s := experiment.Defaults(files.Name)
+	s.Files = &files.Spec{Dir: dir}
+	s.Particles, s.Epochs, s.Batch, s.Hidden, s.LR, s.Seed = 2, 1, 64, "16", 0.01, 5
+	d, _, err := experiment.LoadData(s, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := experiment.New(s, d, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Out = runDir
+	if err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	temps := r.Temperatures()
+	if len(temps) != 3 || temps[2] != 1 || (temps[0] == 1 && temps[1] == 1) {
+		t.Fatalf("temperatures %v: want one per task, 1 for the regression task, some other than 1", temps)
+	}
+	out := t.TempDir()
+	predict := func(name string, args ...string) string {
+		path := filepath.Join(out, name)
+		o, err := parseFlags(append([]string{"-ckpt", runDir, "-data", filepath.Join(dir, files.TestFile), "-out", path, "-progress=false"}, args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	scaled, raw := predict("scaled.npz"), predict("raw.npz", "-temperature=false")
+	for j, task := range tasks[:2] {
+		p, _ := readNPZ(t, scaled, task.Name+"/probs")
+		q, _ := readNPZ(t, raw, task.Name+"/probs")
+		want := make([]float64, len(q))
+		metrics.Temper(want, q, task.Classes, temps[j])
+		for i := range p {
+			if math.Abs(p[i]-want[i]) > 1e-12 {
+				t.Fatalf("%s/probs[%d]: %v, raw %v at T = %v gives %v", task.Name, i, p[i], q[i], temps[j], want[i])
+			}
+		}
+		conf, _ := readNPZ(t, scaled, task.Name+"/confidence")
+		for _, col := range []string{"/label", "/predictive_entropy", "/mutual_information"} {
+			a, _ := readNPZ(t, scaled, task.Name+col)
+			b, _ := readNPZ(t, raw, task.Name+col)
+			if !slices.Equal(a, b) {
+				t.Errorf("%s%s differs with temperature scaling", task.Name, col)
+			}
+		}
+		labels, _ := readNPZ(t, scaled, task.Name+"/label")
+		for e, v := range labels {
+			if l := int(v); conf[e] != p[e*task.Classes+l] {
+				t.Fatalf("%s example %d: confidence %v, probability of its label %v", task.Name, e, conf[e], p[e*task.Classes+l])
+			}
+		}
+	}
+}
