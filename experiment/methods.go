@@ -106,6 +106,7 @@ func MethodNames(keep func(Method) bool) []string {
 func init() {
 	RegisterMethod(mtsgdMethod)
 	RegisterMethod(linearMethod)
+	RegisterMethod(linearPrefMethod)
 	RegisterMethod(mgdaMethod)
 	RegisterMethod(paretoMTLMethod)
 	RegisterMethod(mooSVGDMethod)
@@ -141,6 +142,13 @@ var linearMethod = Method{
 	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.Linear{}, nil },
 	Heads: ownScore,
 	Toy:   true, Compared: true,
+}
+
+var linearPrefMethod = Method{
+	Name:  "linear-pref",
+	Help:  "no interaction: particle i's trunk follows its task scores weighted (1 − i/(M−1), i/(M−1)), Pareto MTL's grid baseline and the authors' linear mode (two tasks only), each head its own task's score",
+	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.PreferenceLinear{}, nil },
+	Heads: ownScore,
 }
 
 var mgdaMethod = Method{

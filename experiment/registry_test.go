@@ -169,7 +169,7 @@ func TestMethodRegistry(t *testing.T) {
 		keep func(Method) bool
 		want []string
 	}{
-		{nil, []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single", "svgd"}},
+		{nil, []string{"mtsgd", "linear", "linear-pref", "mgda", "pareto-mtl", "moo-svgd", "single", "svgd"}},
 		{func(m Method) bool { return m.Toy }, []string{"mtsgd", "linear", "mgda", "moo-svgd", "svgd"}},
 		{func(m Method) bool { return m.Kernels }, []string{"mtsgd", "moo-svgd", "svgd"}},
 		{func(m Method) bool { return m.Presets }, []string{"mtsgd"}},
@@ -180,7 +180,7 @@ func TestMethodRegistry(t *testing.T) {
 			t.Errorf("methods %v, want %v", got, tc.want)
 		}
 	}
-	if _, err := LookupMethod("adamw"); err == nil || err.Error() != `method "adamw" is not one of mtsgd, linear, mgda, pareto-mtl, moo-svgd, single, svgd` {
+	if _, err := LookupMethod("adamw"); err == nil || err.Error() != `method "adamw" is not one of mtsgd, linear, linear-pref, mgda, pareto-mtl, moo-svgd, single, svgd` {
 		t.Errorf("unknown method: %v", err)
 	}
 	s := Defaults("multi-mnist")

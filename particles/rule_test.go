@@ -488,3 +488,30 @@ func TestMedianMatchesFullMatrix(t *testing.T) {
 		}
 	}
 }
+
+// With scores (1,0) and (0,1) at every particle, particle i of 3 moves
+// along (1 − i/2, i/2): the first task alone, the middle, the second
+// alone; other task or particle counts are refused.
+func TestPreferenceLinear(t *testing.T) {
+	e := Ensemble{
+		Theta:  [][]float64{{0, 0}, {0, 0}, {0, 0}},
+		Scores: [][][]float64{{{1, 0}, {1, 0}, {1, 0}}, {{0, 1}, {0, 1}, {0, 1}}},
+	}
+	dst := [][]float64{make([]float64, 2), make([]float64, 2), make([]float64, 2)}
+	if err := (&PreferenceLinear{}).Direction(dst, e); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]float64{{1, 0}, {0.5, 0.5}, {0, 1}} {
+		if math.Abs(dst[i][0]-want[0]) > 1e-15 || math.Abs(dst[i][1]-want[1]) > 1e-15 {
+			t.Errorf("particle %d: %v, want %v", i, dst[i], want)
+		}
+	}
+	three := Ensemble{Theta: [][]float64{{0}, {0}}, Scores: [][][]float64{{{1}, {1}}, {{1}, {1}}, {{1}, {1}}}}
+	if err := (&PreferenceLinear{}).Direction([][]float64{{0}, {0}}, three); err == nil {
+		t.Error("three tasks: no error")
+	}
+	one := Ensemble{Theta: [][]float64{{0}}, Scores: [][][]float64{{{1}}, {{1}}}}
+	if err := (&PreferenceLinear{}).Direction([][]float64{{0}}, one); err == nil {
+		t.Error("one particle: no error")
+	}
+}

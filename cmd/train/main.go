@@ -50,7 +50,7 @@
 //
 // Methods (-method) are those registered with package experiment (`go
 // doc ./experiment Method`; train -h gives each one's help line). On
-// networks: mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear,
+// networks: mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear, linear-pref,
 // mgda, pareto-mtl, moo-svgd, single and svgd; `go doc ./experiment
 // Settings.Rules` says what each moves and how. On toy problems those
 // whose rule needs only positions and scores: mtsgd, linear, mgda,
