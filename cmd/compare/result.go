@@ -29,6 +29,10 @@ type runResult struct {
 	// Skipped says why a search cell above the grid was not tried
 	// (Search.Extend); History is then empty.
 	Skipped string `json:"skipped,omitempty"`
+	// Assessed are a study's scores of the run's checkpoints last/ and
+	// best/ on the test split, raw and after temperature scaling, and
+	// their out-of-distribution detection (study.go).
+	Assessed *assessed `json:"assessed,omitempty"`
 }
 
 func writeResult(dir string, r runResult) error {

@@ -284,31 +284,22 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 // calibrate fills rep's temperatures and calibrated scores: the
 // checkpoint's temperatures, or where it records none, those fitted now
 // on the validation split (never the test split). Without a validation
-// split it leaves them out.
+// split of experiment.MinCalibrationExamples it leaves them out.
 func calibrate(ctx context.Context, r *experiment.Run, tasks []data.Task, out [][][]float64, labels [][]float64, rep *Report) error {
 	if !slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Classification }) {
 		return nil
 	}
-	temps, source := r.Temperatures(), "checkpoint"
+	temps, source, err := r.TemperaturesOrFit(ctx)
+	if err != nil {
+		return err
+	}
 	if temps == nil {
-		valid, err := r.Split("valid", -1)
-		if err != nil {
-			log.Info("no temperature scaling: the run has no validation split to fit it on")
-			return nil
-		}
-		if valid.Len() < experiment.MinCalibrationExamples {
-			log.Infof("no temperature scaling: the validation split has %d examples, fewer than %d", valid.Len(), experiment.MinCalibrationExamples)
-			return nil
-		}
-		vOut, vLabels, err := r.Trainer.Outputs(ctx, valid)
-		if err != nil {
-			return fmt.Errorf("fitting temperatures: %w", err)
-		}
-		if temps, err = experiment.FitTemperatures(tasks, vOut, vLabels); err != nil {
-			return fmt.Errorf("fitting temperatures on %s: %w", valid.Name(), err)
-		}
-		source = "fitted now on " + valid.Name()
-		log.WithField("temperatures", temps).Info("the checkpoint records no temperatures: fitted on the validation split")
+		log.Infof("no temperature scaling: the run has no validation split of %d examples to fit it on", experiment.MinCalibrationExamples)
+		return nil
+	}
+	if source != "checkpoint" {
+		log.WithField("temperatures", temps).Info("the checkpoint records no temperatures: " + source)
+		source += " now"
 	}
 	cal, err := experiment.Calibrated(tasks, out, labels, temps)
 	if err != nil {

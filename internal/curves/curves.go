@@ -196,6 +196,27 @@ func addLine(p *plot.Plot, xy plotter.XYs, c color.Color, width vg.Length, label
 // deviation (none for a single seed). histories holds each method's
 // per-seed histories.
 func Methods(w io.Writer, dataset string, methods []string, histories map[string][][]experiment.MetricsLine) error {
+	return methodPanels(w, dataset, methods, histories, metricsOf)
+}
+
+// Calibration is Methods with a row of panels for the test ECE (%) and
+// one for the test NLL of each classification task: how the methods'
+// calibration moves over a long run.
+func Calibration(w io.Writer, dataset string, methods []string, histories map[string][][]experiment.MetricsLine) error {
+	return methodPanels(w, dataset, methods, histories, func(s metrics.Score) []metric {
+		if s.Regression != nil {
+			return metricsOf(s)
+		}
+		return []metric{
+			{"ECE (%)", func(s metrics.Score) float64 { return 100 * s.ECE }},
+			{"NLL", func(s metrics.Score) float64 { return s.NLL }},
+		}
+	})
+}
+
+// methodPanels draws Methods' grid with the panels kindsOf gives.
+func methodPanels(w io.Writer, dataset string, methods []string, histories map[string][][]experiment.MetricsLine,
+	kindsOf func(metrics.Score) []metric) error {
 	var ts []string
 	var kinds []metric
 	for _, m := range methods {
@@ -206,7 +227,7 @@ func Methods(w io.Writer, dataset string, methods []string, histories map[string
 				}
 			}
 			if kinds == nil && len(h) > 0 {
-				kinds = metricsOf(h[0].Score)
+				kinds = kindsOf(h[0].Score)
 			}
 		}
 	}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/mtsgd/mtsgd/engine"
+	"github.com/mtsgd/mtsgd/experiment"
+)
+
+// A method spec names what a run trains: a train -method NAME, or
+// NAME:PRESET for MT-SGD with one of train's presets, optionally followed
+// by settings of that method's own that replace the comparison's:
+// @lr=RATE (its learning rate) and @scale=mean|sum|normalized (its score
+// scale, as train's -score-scale; the repulsion weights then follow the
+// scale, as they do in train). For example moo-svgd@scale=normalized, or
+// mtsgd:authors-params@lr=0.01. The whole spec is the method's name in
+// the tables; its run directories write ":" as "-", "@lr=" as "-lr" and
+// "@scale=" as "-" (linear@lr=0.1 seed 1: linear-lr0.1-seed1).
+type methodSpec struct {
+	Name, Preset string
+	LR           float64 // 0: the comparison's
+	ScoreScale   string  // "": the method's
+}
+
+// parseSpec reads a method spec and checks its parts against the
+// registries.
+func parseSpec(spec string) (methodSpec, error) {
+	base, opts, _ := strings.Cut(spec, "@")
+	var m methodSpec
+	name, preset, hasPreset := strings.Cut(base, ":")
+	if _, err := experiment.LookupMethod(name); err != nil {
+		return m, err
+	}
+	m.Name = name
+	if hasPreset {
+		if _, err := experiment.LookupPreset(preset); err != nil {
+			return m, fmt.Errorf("%s: %w", spec, err)
+		}
+		m.Preset = preset
+	}
+	if !strings.Contains(spec, "@") {
+		return m, nil
+	}
+	for _, opt := range strings.Split(opts, "@") {
+		key, value, _ := strings.Cut(opt, "=")
+		switch {
+		case key == "lr" && m.LR == 0:
+			r, err := strconv.ParseFloat(value, 64)
+			if err != nil || !(r > 0) || math.IsInf(r, 0) {
+				return m, fmt.Errorf("%s: @lr=%s is not a positive learning rate", spec, value)
+			}
+			m.LR = r
+		case key == "scale" && m.ScoreScale == "":
+			if _, err := engine.ParseScoreScale(value); err != nil || value == "" {
+				return m, fmt.Errorf("%s: @scale=%s is not mean, sum or normalized", spec, value)
+			}
+			m.ScoreScale = value
+		default:
+			return m, fmt.Errorf("%s: @%s is not @lr=RATE or @scale=SCALE, each at most once", spec, opt)
+		}
+	}
+	return m, nil
+}
+
+// mustSpec parses a spec that parseFlags or readPlan has checked.
+func mustSpec(spec string) methodSpec {
+	m, err := parseSpec(spec)
+	if err != nil {
+		panic(fmt.Sprintf("compare: unchecked method spec: %v", err))
+	}
+	return m
+}
+
+// apply writes the spec's own settings over s.
+func (m methodSpec) apply(s *experiment.Settings) {
+	if m.LR > 0 {
+		s.LR = m.LR
+	}
+	if m.ScoreScale != "" {
+		s.ScoreScale = m.ScoreScale
+		s.Repulsion, s.HeadRepulsion = experiment.AutoRepulsion, experiment.AutoRepulsion
+	}
+}
+
+// specDir is a spec as run directories write it.
+var specDir = strings.NewReplacer(":", "-", "@lr=", "-lr", "@scale=", "-")

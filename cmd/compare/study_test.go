@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/internal/testenv"
+)
+
+// -protocol paper-study plans its runs one by one, seed 1 of every
+// method spec first, each spec's own rate and score scale in its
+// settings and its run directory.
+func TestPaperStudyPlan(t *testing.T) {
+	o, err := parseFlags([]string{"-dataset", "multi-mnist", "-protocol", "paper-study", "-plan", "-out", t.TempDir()}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := o.plan()
+	want := []struct {
+		dir   string
+		lr    float64
+		scale string
+	}{
+		{"mtsgd-authors-params-seed1", 0.001, "normalized"}, {"linear-seed1", 0.001, "mean"}, {"linear-pref-seed1", 0.001, "mean"},
+		{"mgda-seed1", 0.001, "mean"}, {"pareto-mtl-seed1", 0.001, "mean"}, {"moo-svgd-normalized-seed1", 0.001, "normalized"},
+		{"mtsgd-authors-params-lr0.01-seed1", 0.01, "normalized"}, {"linear-lr0.1-seed1", 0.1, "mean"},
+		{"moo-svgd-lr0.01-normalized-seed1", 0.01, "normalized"},
+		{"mtsgd-authors-params-seed2", 0.001, "normalized"}, {"linear-seed2", 0.001, "mean"}, {"moo-svgd-normalized-seed2", 0.001, "normalized"},
+		{"mtsgd-authors-params-seed3", 0.001, "normalized"}, {"linear-seed3", 0.001, "mean"}, {"moo-svgd-normalized-seed3", 0.001, "normalized"},
+	}
+	if len(p.Cells) != len(want) || !p.Assess {
+		t.Fatalf("%d cells, assess %v", len(p.Cells), p.Assess)
+	}
+	for i, w := range want {
+		c := p.Cells[i]
+		scale := c.Settings.ScoreScale
+		if scale == "" {
+			scale = "mean"
+		}
+		if c.Dir != w.dir || c.Settings.LR != w.lr || scale != w.scale || c.Settings.Epochs != 100 || c.Settings.Seed != c.Seed {
+			t.Errorf("cell %d: %s lr %v scale %q epochs %d, want %s lr %v scale %q", i, c.Dir, c.Settings.LR, scale, c.Settings.Epochs, w.dir, w.lr, w.scale)
+		}
+	}
+	for _, bad := range [][]string{
+		{"-dataset", "multi-mnist", "-protocol", "paper-study", "-methods", "linear"},
+		{"-dataset", "multi-mnist", "-protocol", "paper-study", "-seeds", "4"},
+		{"-dataset", "multi-mnist", "-methods", "linear@lr=-1"},
+		{"-dataset", "multi-mnist", "-methods", "linear@lr=0.1@lr=0.2"},
+		{"-dataset", "multi-mnist", "-methods", "moo-svgd@scale=huge"},
+		{"-dataset", "multi-mnist", "-methods", "linear@momentum=0"},
+	} {
+		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// A study's finished cell is assessed into its result file (last/ and
+// best/, raw and after temperature scaling, against Multi-Fashion's
+// inputs), and -aggregate writes the study's tables from it, listing the
+// cells still missing.
+func TestPaperStudyAssesses(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"-dataset", "multi-mnist", "-protocol", "paper-study", "-epochs", "1", "-particles", "2",
+		"-train-limit", "64", "-test-limit", "100", "-out", out}
+	o, err := parseFlags(append(args, "-plan"), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dispatch(context.Background(), o, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	o, err = parseFlags([]string{"-cell", "2", "-out", out}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = dispatch(context.Background(), o, &bytes.Buffer{})
+	testenv.CheckData(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ok, err := readResult(filepath.Join(out, "linear-pref-seed1"))
+	if err != nil || !ok {
+		t.Fatalf("result: %v %v", ok, err)
+	}
+	a := res.Assessed
+	if a == nil || a.Best == nil || a.Last.Epoch != 1 || len(a.Last.Temperatures) != 2 || a.Last.OOD == nil ||
+		a.Last.OOD.Dataset != "multi-fashion" || a.Last.OOD.OutExamples != 100 || len(a.Last.Tasks) != 2 || a.Last.Tasks[0].Calibrated == nil {
+		t.Fatalf("assessed: %+v", a)
+	}
+	// The raw scores of last/ are the history's last test line.
+	for _, l := range lastTest(res.History) {
+		for _, at := range a.Last.Tasks {
+			if at.Task == l.Task && *at.Raw.Classification != *l.Classification {
+				t.Errorf("%s: assessed %+v, history %+v", l.Task, *at.Raw.Classification, *l.Classification)
+			}
+		}
+	}
+	o, err = parseFlags([]string{"-aggregate", "-out", out}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dispatch(context.Background(), o, &bytes.Buffer{}); !errors.Is(err, errMissing) {
+		t.Fatalf("aggregate: %v", err)
+	}
+	study, err := os.ReadFile(filepath.Join(out, StudyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| linear-pref | top-left | 1 | 1 |", "## At best/", "## At the epoch of best test accuracy", "Missing cells, 14 of 15"} {
+		if !strings.Contains(string(study), want) {
+			t.Errorf("%s lacks %q:\n%s", StudyFile, want, study)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, StudyCurvesFile)); err != nil {
+		t.Error(err)
+	}
+}
