@@ -9,8 +9,10 @@
 // (those of train: go doc ./cmd/train) changed only by the flags below, so
 // all methods see the same data, batches, optimiser and budget. A method
 // is a train -method name, or mtsgd:PRESET for MT-SGD with one of train's
-// presets (paper, authors, authors-params). Run METHOD-seedS goes to OUT/METHOD-seedS
-// (":" written as "-"), a train output directory with metrics.jsonl, its
+// presets (paper, authors, authors-params), either followed by settings
+// of that method's own, @lr=RATE and @scale=mean|sum|normalized (its
+// score scale), as in moo-svgd@scale=normalized. Run METHOD-seedS goes to
+// OUT/METHOD-seedS (":" written as "-", "@lr=" as "-lr", "@scale=" as "-"), a train output directory with metrics.jsonl, its
 // chart curves.png and the checkpoints last/ and best/. A run already finished there is not
 // redone, and an interrupted one is resumed: rerun the same command after
 // a stop. A run directory made with other settings is an error rather
@@ -36,6 +38,11 @@
 //	         Multi-MNIST in about 15 minutes each on 2 cores (the
 //	         paper's optimiser and rate schedule, its first 5 epochs)
 //	paper    100 epochs, seeds 1,2,3: the paper's protocol (3 runs)
+//	paper-study
+//	         100 epochs, the paper's protocol run to its end on a list
+//	         of 15 runs, each a method spec and a seed (every seed-1
+//	         run first; docs/results/paper-multi-mnist), and each
+//	         finished run assessed (below)
 //	tuned    every method at its own learning rate, chosen on the
 //	         validation split: a search, then 3 epochs, seeds 1,2,3
 //	         (below)
@@ -101,6 +108,25 @@
 // holds the owner's PID) until it ends, and each run directory while it
 // trains or reads that run, so that a second compare on OUT, or a train
 // -resume of one of its runs, fails at once naming the PID.
+//
+// # The paper study: assessed runs
+//
+// -protocol paper-study trains the methods at the paper's rate and at
+// their tuned rates, with seeds 2 and 3 for MT-SGD, linear
+// scalarisation and MOO-SVGD (study.go lists them). When a run finishes,
+// its checkpoints last/ and best/ are assessed into its result.json: the
+// ensemble's test scores raw and after temperature scaling (eval's, the
+// temperatures fitted on the validation split), and the AUROC with which
+// its predictive entropy and mutual information tell the other Multi-*
+// data set's test inputs (Multi-Fashion for Multi-MNIST) from its own.
+// -aggregate then also writes OUT/study.md (every run at its last epoch,
+// at best/, and at the epoch of its best test accuracy, the authors'
+// rule, labelled as chosen on the test split; MT-SGD against the best
+// other method of its rate, per task and metric) and
+// OUT/study-calibration.png (test ECE and NLL per epoch, mean ± sd over
+// the seeds). A finished run whose checkpoints are gone cannot be
+// assessed: keep last/ and best/ until its result.json holds its
+// assessment.
 //
 // # Sweeps: one run per process, on a cluster
 //
