@@ -541,7 +541,11 @@ func aggregate(o Options, stdout io.Writer) error {
 		return err
 	}
 	if p.Assess {
-		if err := writeStudy(o.Out, p, studied, histories, note); err != nil {
+		var left string // the study's missing cells, without this machine's paths
+		if len(missing) > 0 {
+			left = fmt.Sprintf("\nRuns still to finish, %d of %d:\n\n- %s\n", len(missing), len(p.Cells), strings.Join(missing, "\n- "))
+		}
+		if err := writeStudy(o.Out, p, studied, histories, left); err != nil {
 			return err
 		}
 	}
