@@ -79,3 +79,69 @@ func writeChart(w io.Writer, dataset string, methods []string, rows []row) error
 	}
 	return curves.Grid(w, panels, 6*vg.Inch, 4*vg.Inch)
 }
+
+// writeOODChart draws, per task, the AUROC of each method's predictive
+// entropy and mutual information at its last epoch (mean over the seeds,
+// error bars one sd): how well its uncertainty tells the other data set's
+// inputs apart. rows are studyRows at the last epoch.
+func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []studyRow) error {
+	col := func(name string) int {
+		for i, mt := range studyMetrics {
+			if mt.Name == name {
+				return i
+			}
+		}
+		panic("compare: no study metric " + name)
+	}
+	entropy, mi := col("AUROC entropy"), col("AUROC MI")
+	var tasks, shown []string // shown: the methods with a finished run
+	byKey := map[[2]string]studyRow{}
+	for _, r := range rows {
+		if !contains(tasks, r.Task) {
+			tasks = append(tasks, r.Task)
+		}
+		byKey[[2]string{r.Method, r.Task}] = r
+	}
+	for _, m := range methods {
+		if _, ok := byKey[[2]string{m, tasks[0]}]; ok {
+			shown = append(shown, m)
+		}
+	}
+	methods = shown
+	var panels [][]*plot.Plot
+	row := []*plot.Plot{}
+	for _, task := range tasks {
+		h, m := make(plotter.Values, len(methods)), make(plotter.Values, len(methods))
+		for i, method := range methods {
+			r, ok := byKey[[2]string{method, task}]
+			if ok && r.Vals[entropy].N > 0 {
+				h[i], m[i] = r.Vals[entropy].Mean, r.Vals[mi].Mean
+			}
+		}
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("%s %s: AUROC against %s", dataset, task, ood)
+		p.Y.Label.Text = "AUROC"
+		width := vg.Points(10)
+		a, err := plotter.NewBarChart(h, width)
+		if err != nil {
+			return err
+		}
+		b, err := plotter.NewBarChart(m, width)
+		if err != nil {
+			return err
+		}
+		a.Color, a.Offset = oursColor, -width/2
+		b.Color, b.Offset = paperColor, width/2
+		p.Add(a, b)
+		p.Legend.Add("predictive entropy", a)
+		p.Legend.Add("mutual information", b)
+		p.Legend.Top, p.Legend.Left = true, true
+		p.NominalX(methods...)
+		p.X.Tick.Label.Rotation = 0.5
+		p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = -1, -0.5
+		p.Y.Min, p.Y.Max = 0, 1.15 // room for the legend above the bars
+		row = append(row, p)
+	}
+	panels = append(panels, row)
+	return curves.Grid(w, panels, 7*vg.Inch, 5*vg.Inch)
+}

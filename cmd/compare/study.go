@@ -86,7 +86,7 @@ func assess(ctx context.Context, o Options, dir string, dataset string) (*assess
 }
 
 // writeStudy writes a study's tables (StudyFile, with note: the missing
-// cells) and its chart of test ECE and NLL per epoch.
+// cells), its chart of test ECE and NLL per epoch and its chart of AUROC.
 func writeStudy(out string, p Plan, runs map[string][]studyRun, histories map[string][][]experiment.MetricsLine, note string) error {
 	text := fmt.Sprintf("# %s: the paper's protocol, %d epochs\n\nTest split; mean ± sample sd over the seeds a method has. "+
 		"ECE at T, NLL at T: after temperature scaling fitted on the validation split. "+
@@ -98,6 +98,14 @@ func writeStudy(out string, p Plan, runs map[string][]studyRun, histories map[st
 	}
 	if len(histories) == 0 {
 		return nil
+	}
+	if last := studyRows(p.Methods, runs, func(a *assessed) *experiment.Assessment { return &a.Last }); len(last) > 0 && oodDatasets[p.Dataset] != "" {
+		path := filepath.Join(out, StudyOODFile)
+		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
+			return writeOODChart(w, p.Dataset, oodDatasets[p.Dataset], p.Methods, last)
+		}); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
 	}
 	path = filepath.Join(out, StudyCurvesFile)
 	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return curves.Calibration(w, p.Dataset, p.Methods, histories) }); err != nil {

@@ -117,8 +117,10 @@ func TestPaperStudyAssesses(t *testing.T) {
 			t.Errorf("%s lacks %q:\n%s", StudyFile, want, study)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, StudyCurvesFile)); err != nil {
-		t.Error(err)
+	for _, f := range []string{StudyCurvesFile, StudyOODFile} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
 	}
 }
 
