@@ -558,6 +558,9 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 func dispatch(ctx context.Context, o Options, stdout io.Writer) error {
 	switch {
 	case o.Aggregate:
+		if err := existingOut(o.Out); err != nil {
+			return err
+		}
 		return aggregate(o, stdout)
 	case o.Slurm.Write:
 		return writeSweep(ctx, o, stdout)
