@@ -380,3 +380,12 @@ func TestAggregateNeedsExistingOut(t *testing.T) {
 		t.Error("-aggregate created the missing -out")
 	}
 }
+
+// compare has no -data flag, so -dataset files is refused as the command
+// line, pointing to train -data, not to a flag compare lacks.
+func TestRefusesOwnFiles(t *testing.T) {
+	_, err := parseFlags([]string{"-dataset", "files", "-out", t.TempDir()}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "-dataset files: compare runs the built-in data sets; train your own files with train -data DIR") {
+		t.Fatalf("error %v", err)
+	}
+}
