@@ -171,6 +171,21 @@ type Data struct {
 
 // Load reads and checks the data directory dir.
 func Load(dir string, o Options) (*Data, error) {
+	d, err := load(dir, o)
+	return d, specialInvalid(err)
+}
+
+// specialInvalid makes a file of yours that is not regular (a device, a
+// pipe, a directory) bad input, as a malformed one is.
+func specialInvalid(err error) error {
+	if errors.Is(err, regfile.ErrNotRegular) && !errors.Is(err, data.ErrInvalid) {
+		return fmt.Errorf("%w: %w", data.ErrInvalid, err)
+	}
+	return err
+}
+
+// load is Load but for the error of a file that is not regular.
+func load(dir string, o Options) (*Data, error) {
 	desc, err := ReadDescription(filepath.Join(dir, TasksFile))
 	if err != nil {
 		return nil, err
@@ -652,6 +667,13 @@ type Inputs struct {
 // OpenInputs opens path, an .npz archive with x or a .csv file, and
 // checks the inputs' shape and type against spec.
 func OpenInputs(path string, spec *Spec) (*Inputs, error) {
+	in, err := openInputs(path, spec)
+	return in, specialInvalid(err)
+}
+
+// openInputs is OpenInputs but for the error of a file that is not
+// regular.
+func openInputs(path string, spec *Spec) (*Inputs, error) {
 	if filepath.Ext(path) == ".csv" {
 		in := &Inputs{path: path, spec: spec, tasks: spec.DataTasks()}
 		if err := in.openCSV(); err != nil {

@@ -262,3 +262,32 @@ func TestCSVSizeBound(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A file of yours that is not regular (here a link to /dev/zero) is bad
+// input, as a malformed one is: the commands exit 2 for it.
+func TestNotRegularIsInvalid(t *testing.T) {
+	dir := vectors(t, twoTasks, 10)
+	zero := filepath.Join(t.TempDir(), "new.npz")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Skip(err)
+	}
+	for _, name := range []string{TrainFile, TasksFile, "predict"} {
+		path := filepath.Join(dir, name)
+		var err error
+		if name == "predict" {
+			path = zero
+			_, err = OpenInputs(zero, &Spec{Dir: dir, Shape: []int{4}, Tasks: twoTasks.Tasks})
+		} else {
+			os.Rename(path, path+".bak")
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Skip(err)
+			}
+			_, err = Load(dir, Options{})
+			os.Remove(path)
+			os.Rename(path+".bak", path)
+		}
+		if !errors.Is(err, data.ErrInvalid) || !strings.Contains(err.Error(), path+": not a regular file but a character device") {
+			t.Errorf("%s linked to /dev/zero: %v, want data.ErrInvalid naming it", name, err)
+		}
+	}
+}
