@@ -226,6 +226,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/curves"
@@ -443,6 +444,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	case !slices.Contains(experiment.Datasets(), o.Dataset):
 		return o, fmt.Errorf("-dataset %q is not one of %s", o.Dataset, strings.Join(experiment.Datasets(), ", "))
+	case o.Dataset == files.Name:
+		// compare has no -data: a sweep's cells name their data set only.
+		return o, fmt.Errorf("-dataset %s: compare runs the built-in data sets; train your own files with train -data DIR", files.Name)
 	case o.Workers < 1:
 		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
 	}
@@ -603,6 +607,9 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 func dispatch(ctx context.Context, o Options, stdout io.Writer) error {
 	switch {
 	case o.Aggregate:
+		if err := existingOut(o.Out); err != nil {
+			return err
+		}
 		return aggregate(o, stdout)
 	case o.Slurm.Write:
 		return writeSweep(ctx, o, stdout)

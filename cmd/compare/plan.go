@@ -149,7 +149,7 @@ func writePlan(out string, p Plan) error {
 	}
 	b = append(b, '\n')
 	path := filepath.Join(out, PlanFile)
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, b) {
+	if old, err := readBounded(path); err == nil && bytes.Equal(old, b) {
 		return nil
 	}
 	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
@@ -162,18 +162,13 @@ func writePlan(out string, p Plan) error {
 // same cells from its flags.
 func readPlan(out string) (Plan, error) {
 	path := filepath.Join(out, PlanFile)
-	b, err := os.ReadFile(path)
+	var p Plan
+	err := readJSONFile(path, &p)
 	if errors.Is(err, os.ErrNotExist) {
 		return Plan{}, fmt.Errorf("%s: no plan (write one with compare -plan -out %s and the comparison's flags)", path, out)
 	}
 	if err != nil {
 		return Plan{}, err
-	}
-	var p Plan
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return Plan{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if !slices.Contains(experiment.Datasets(), p.Dataset) || len(p.Methods) == 0 || len(p.Seeds) == 0 {
 		return Plan{}, fmt.Errorf("%s: not a plan (data set %q, %d methods, %d seeds)", path, p.Dataset, len(p.Methods), len(p.Seeds))
@@ -451,6 +446,10 @@ func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) 
 	if err := json.Unmarshal(ck.Metrics, &state); err != nil {
 		return cellState{}, fmt.Errorf("%s: %w", filepath.Join(dir, "last"), err)
 	}
+	saved.Epochs = ck.Epoch
+	if _, err := checkHistory(saved, state.History, false); err != nil {
+		return cellState{}, fmt.Errorf("%s: %w", filepath.Join(dir, "last"), err)
+	}
 	return cellState{Done: true, Lines: lastTest(state.History), History: state.History}, nil
 }
 
@@ -468,6 +467,9 @@ func aggregate(o Options, stdout io.Writer) error {
 	defer release()
 	p, err := readPlan(o.Out)
 	if err != nil {
+		return err
+	}
+	if err := checkResults(o.Out, p); err != nil {
 		return err
 	}
 	var ss searchState

@@ -51,18 +51,21 @@ func writeResult(dir string, r runResult) error {
 // readResult reads dir's result; ok is false when it has none.
 func readResult(dir string) (r runResult, ok bool, err error) {
 	path := filepath.Join(dir, ResultFile)
-	b, err := os.ReadFile(path)
+	err = readJSONFile(path, &r)
 	if errors.Is(err, os.ErrNotExist) {
 		return runResult{}, false, nil
 	}
 	if err != nil {
 		return runResult{}, false, err
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return runResult{}, false, fmt.Errorf("%s: %w", path, err)
-	}
-	if r.Diverged == "" && r.Skipped == "" && len(r.History) == 0 {
+	switch {
+	case r.Diverged == "" && r.Skipped == "" && len(r.History) == 0:
 		return runResult{}, false, fmt.Errorf("%s: no scores", path)
+	case r.Skipped != "" && len(r.History) > 0:
+		return runResult{}, false, fmt.Errorf("%s: a skipped run with %d lines of history", path, len(r.History))
+	}
+	if _, err := checkHistory(r.Settings, r.History, r.Diverged != "" || r.Skipped != ""); err != nil {
+		return runResult{}, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, true, nil
 }

@@ -58,14 +58,21 @@
 // example: index, then each task's columns, named TASK/probs's classes,
 // TASK/label, and so on; numbers as Go's shortest exact form. The NPZ
 // has one array per task and column: TASK/probs (N×C float64),
-// TASK/label (N int64), TASK/confidence, … (N float64). Both are
-// written whole or not at all.
+// TASK/label (N int64), TASK/confidence, … (N float64).
+//
+// The outputs are all written or none: each goes to a temporary file
+// beside it, and all are renamed into place only once every one was
+// written. Before anything is computed, an output that is the -data
+// file (the same inode), lies in the checkpoint's data directory (beside
+// its training files), is a directory, or whose directory cannot be
+// written is refused.
 //
 // Exit statuses: 0 done; 1 error (an unreadable checkpoint, a failed
-// write, an interruption: nothing is written); 2 bad command line or bad
-// input: a flag, a checkpoint not of a run on -data files, or an input
-// file that is malformed or does not fit the model (the message names
-// the file, the array and the index).
+// write: nothing is written); 2 bad command line or bad input: a flag,
+// an output refused as above, a checkpoint not of a run on -data files,
+// or an input file that is malformed or does not fit the model (the
+// message names the file, the array and the index); 3 interrupted by
+// SIGINT or SIGTERM, nothing written.
 //
 // Example:
 //
@@ -123,9 +130,14 @@ type Options struct {
 
 // Exit statuses.
 const (
-	exitError = 1
-	exitUsage = 2
+	exitError       = 1
+	exitUsage       = 2
+	exitInterrupted = 3
 )
+
+// prepared is called with each output once it is written, before any is
+// put in place; tests interrupt predict there.
+var prepared = func(path string) {}
 
 // usageError is bad input found after the command line was read.
 type usageError struct{ error }
@@ -152,6 +164,9 @@ func report(err error) int {
 	switch {
 	case err == nil:
 		return 0
+	case errors.Is(err, context.Canceled):
+		log.Warn("interrupted by SIGINT or SIGTERM: nothing written")
+		return exitInterrupted
 	case errors.As(err, new(usageError)), errors.Is(err, data.ErrInvalid), errors.Is(err, experiment.ErrUnfit):
 		log.Error(err)
 		return exitUsage
@@ -240,6 +255,9 @@ func run(ctx context.Context, o Options) error {
 	if s.Dataset != files.Name || s.Files == nil || s.Files.Input == nil {
 		return usageError{fmt.Errorf("%s is a run on %s; predict reads checkpoints of runs on your own files (train -data DIR); score it with eval", dir, s.Dataset)}
 	}
+	if err := checkOutputs(o, s.Files.Dir); err != nil {
+		return err
+	}
 	in, err := files.OpenInputs(o.Data, s.Files)
 	if err != nil {
 		return err
@@ -324,22 +342,40 @@ func run(ctx context.Context, o Options) error {
 		}
 	}
 	bar.Finish()
-	for _, out := range o.Out {
-		if filepath.Ext(out) == ".csv" {
-			err = w.writeCSV(out)
-		} else {
-			err = w.writeNPZ(out)
+	// Every output is written to a temporary file beside it and put in
+	// place only once all were written and no signal came meanwhile.
+	var pending []*atomicfile.Pending
+	defer func() {
+		for _, p := range pending {
+			p.Abort()
+		}
+	}()
+	for _, out := range o.outputs() {
+		var p *atomicfile.Pending
+		switch {
+		case out == o.Show:
+			p, err = atomicfile.Prepare(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) })
+		case filepath.Ext(out) == ".csv":
+			p, err = w.writeCSV(ctx, out)
+		default:
+			p, err = w.writeNPZ(out)
 		}
 		if err != nil {
 			return err
 		}
-		log.WithField("file", out).Info("wrote predictions")
-	}
-	if top != nil {
-		if err := atomicfile.Write(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) }); err != nil {
+		pending = append(pending, p)
+		prepared(out)
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		log.WithField("file", o.Show).Info("wrote the examples with the highest mutual information")
+	}
+	for _, p := range pending {
+		if err := p.Commit(); err != nil {
+			return err
+		}
+	}
+	for _, out := range o.outputs() {
+		log.WithField("file", out).Info("wrote")
 	}
 	if w.nonFinite > 0 {
 		return fmt.Errorf("%d predictions are not finite (NaN or Inf): the checkpoint has diverged; the files are written", w.nonFinite)
@@ -526,12 +562,12 @@ func (w *writer) finish() error {
 	return nil
 }
 
-// writeNPZ writes every column as an array of path.
-func (w *writer) writeNPZ(path string) error {
+// writeNPZ writes every column as an array of path, to be put in place.
+func (w *writer) writeNPZ(path string) (*atomicfile.Pending, error) {
 	if err := w.finish(); err != nil {
-		return err
+		return nil, err
 	}
-	return atomicfile.Write(path, 0o644, func(out io.Writer) error {
+	return atomicfile.Prepare(path, 0o644, func(out io.Writer) error {
 		z := npz.NewWriter(out)
 		for _, cs := range w.cols {
 			for _, c := range cs {
@@ -552,12 +588,13 @@ func (w *writer) writeNPZ(path string) error {
 	})
 }
 
-// writeCSV writes one row per example, reading the columns side by side.
-func (w *writer) writeCSV(path string) error {
+// writeCSV writes one row per example, reading the columns side by
+// side, to be put in place; it stops when ctx is done.
+func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending, error) {
 	if err := w.finish(); err != nil {
-		return err
+		return nil, err
 	}
-	return atomicfile.Write(path, 0o644, func(out io.Writer) error {
+	return atomicfile.Prepare(path, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(out, 1<<16)
 		head := []string{"index"}
 		var all []*column
@@ -580,6 +617,11 @@ func (w *writer) writeCSV(path string) error {
 		var buf [8]byte
 		line := make([]byte, 0, 256)
 		for e := range w.n {
+			if e%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			line = strconv.AppendInt(line[:0], int64(e), 10)
 			for _, c := range all {
 				for range c.width {

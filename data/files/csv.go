@@ -1,6 +1,8 @@
 package files
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -13,7 +15,72 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/internal/regfile"
+	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
+
+// The bounds on a CSV file's lines. encoding/csv holds a whole line, and
+// its memory grows with about four times the longest, so a file with no
+// newline (a binary file, a sparse one) would be read until memory runs
+// out: the header may be at most maxCSVHeader bytes long, and a line
+// after it csvLineBase bytes and csvColumnBytes per column of the
+// header (a float32 in its shortest form takes at most 15, so this
+// leaves room for spaces and quotes).
+const (
+	maxCSVHeader   = 16 << 20
+	csvLineBase    = 1024
+	csvColumnBytes = 128
+)
+
+// bom is the UTF-8 byte-order mark that Excel's "CSV UTF-8" and Notepad
+// put first: not part of the first column's name.
+var bom = []byte("\xEF\xBB\xBF")
+
+// lineLimit passes a reader through, failing once a line runs past
+// limit bytes.
+type lineLimit struct {
+	r     io.Reader
+	limit int // bytes of the current line at most
+	run   int // bytes of the current line so far
+	line  int // lines started, from 1
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for rest := p[:n]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			l.run += len(rest)
+			break
+		}
+		if l.run += i; l.run > l.limit {
+			break
+		}
+		l.run, l.line, rest = 0, l.line+1, rest[i+1:]
+	}
+	if l.run > l.limit {
+		return 0, fmt.Errorf("line %d: longer than %d bytes (a line holds one example; is this a CSV file?)", l.line, l.limit)
+	}
+	return n, err
+}
+
+// csvReader is a CSV reader of r, its byte-order mark skipped and its
+// header no longer than maxCSVHeader; csvColumns sets the other lines'
+// bound once the header is read.
+func csvReader(r io.Reader) (*csv.Reader, *lineLimit) {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(len(bom)); err == nil && bytes.Equal(b, bom) {
+		br.Discard(len(bom))
+	}
+	lim := &lineLimit{r: br, limit: maxCSVHeader, line: 1}
+	cr := csv.NewReader(lim)
+	cr.ReuseRecord = true
+	return cr, lim
+}
+
+// columns bounds the lines after a header of n columns.
+func (l *lineLimit) columns(n int) {
+	l.limit = csvLineBase + csvColumnBytes*n
+}
 
 // A split may be a CSV file instead of an archive, for tabular data:
 // base.csv, a header naming the columns, then one example per line. The
@@ -81,18 +148,23 @@ func csvColumns(path string, header []string, tasks []data.Task, inputs []string
 // readCSV reads a split from a CSV file; shape and columns, if not nil,
 // are the training split's.
 func readCSV(path, split string, tasks []data.Task, shape []int, columns []string) (*Set, error) {
-	f, _, err := regfile.Open(path)
+	f, st, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
+	// Each value takes 2 bytes of text at least and 4 of memory.
+	if total, source := sysmem.Total(); 2*float64(st.Size()) > total/2 {
+		return nil, fmt.Errorf("%w: %s: %s of text may hold %s of numbers, more than half the memory (%s, %s); split it, or use an .npz archive",
+			data.ErrInvalid, path, sysmem.Format(float64(st.Size())), sysmem.Format(2*float64(st.Size())), sysmem.Format(total), source)
+	}
+	r, lim := csvReader(f)
 	header, err := r.Read()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: reading the header: %w", data.ErrInvalid, path, err)
 	}
 	header = slices.Clone(header)
+	lim.columns(len(header))
 	in, targets, names, err := csvColumns(path, header, tasks, columns, true)
 	if err != nil {
 		return nil, err
@@ -168,14 +240,14 @@ func (in *Inputs) openCSV() error {
 	if err != nil {
 		return err
 	}
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
+	r, lim := csvReader(f)
 	header, err := r.Read()
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("%w: %s: reading the header: %w", data.ErrInvalid, in.path, err)
 	}
 	header = slices.Clone(header)
+	lim.columns(len(header))
 	cols, _, _, err := csvColumns(in.path, header, in.tasks, in.spec.Columns, false)
 	if err == nil && len(cols) != in.spec.Shape[0] {
 		err = fmt.Errorf("%w: %s: %d input columns; the model was trained on %d", data.ErrInvalid, in.path, len(cols), in.spec.Shape[0])
@@ -199,16 +271,18 @@ func countRecords(path string) (int, error) {
 		return 0, err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
-	r.ReuseRecord = true
+	r, lim := csvReader(f)
 	n := -1
 	for {
-		_, err := r.Read()
+		rec, err := r.Read()
 		if err == io.EOF {
 			return max(n, 0), nil
 		}
 		if err != nil {
 			return 0, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
+		}
+		if n < 0 {
+			lim.columns(len(rec))
 		}
 		n++
 	}

@@ -28,7 +28,9 @@
 //
 // A split may be a CSV file instead (train.csv, valid.csv, test.csv),
 // for tabular data: a header, then one example per line; the columns
-// named as tasks are the targets, the others the input features.
+// named as tasks are the targets, the others the input features. A
+// UTF-8 byte-order mark is skipped (in tasks.json too), and lines are
+// bounded by the header's columns (csv.go).
 //
 // Without a validation split, Options.Valid training examples, drawn at random
 // with the seed, are held out for validation; without a test split, the
@@ -57,6 +59,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/npz"
@@ -167,6 +171,21 @@ type Data struct {
 
 // Load reads and checks the data directory dir.
 func Load(dir string, o Options) (*Data, error) {
+	d, err := load(dir, o)
+	return d, specialInvalid(err)
+}
+
+// specialInvalid makes a file of yours that is not regular (a device, a
+// pipe, a directory) bad input, as a malformed one is.
+func specialInvalid(err error) error {
+	if errors.Is(err, regfile.ErrNotRegular) && !errors.Is(err, data.ErrInvalid) {
+		return fmt.Errorf("%w: %w", data.ErrInvalid, err)
+	}
+	return err
+}
+
+// load is Load but for the error of a file that is not regular.
+func load(dir string, o Options) (*Data, error) {
 	desc, err := ReadDescription(filepath.Join(dir, TasksFile))
 	if err != nil {
 		return nil, err
@@ -246,10 +265,13 @@ func ReadDescription(path string) (Description, error) {
 	if len(b) > maxDescription {
 		return desc, fmt.Errorf("%w: %s: more than %d bytes; it names the tasks only", data.ErrInvalid, path, maxDescription)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(b, bom)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&desc); err != nil {
 		return desc, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return desc, fmt.Errorf("%w: %s: more after the JSON object (offset %d)", data.ErrInvalid, path, dec.InputOffset())
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", data.ErrInvalid, path, fmt.Sprintf(format, args...))
@@ -260,8 +282,8 @@ func ReadDescription(path string) (Description, error) {
 	seen := map[string]bool{}
 	for j, t := range desc.Tasks {
 		switch {
-		case t.Name == "" || strings.ContainsAny(t.Name, ",/\\\n\t\"") || strings.TrimSpace(t.Name) != t.Name:
-			return desc, bad("task %d: name %q (names are non-empty, without commas, slashes, quotes or surrounding spaces)", j, t.Name)
+		case CheckTaskName(t.Name) != nil:
+			return desc, bad("task %d: %v", j, CheckTaskName(t.Name))
 		case seen[t.Name]:
 			return desc, bad("task %d: name %q used twice", j, t.Name)
 		case t.Kind == "classification" && t.Classes < 2:
@@ -283,6 +305,20 @@ func ReadDescription(path string) (Description, error) {
 		return desc, bad("input %q is not %s, %s or %s", desc.Input, Standardize, Unit, None)
 	}
 	return desc, nil
+}
+
+// CheckTaskName refuses a task name that would not stay one name in
+// predict's outputs: a CSV column header TASK/label, an array name in an
+// .npz. A name is non-empty UTF-8 of printable characters (a space, but
+// no control character, line or paragraph separator, or other space),
+// without commas, slashes, backslashes or quotes, and without
+// surrounding spaces.
+func CheckTaskName(name string) error {
+	if name == "" || !utf8.ValidString(name) || strings.ContainsAny(name, ",/\\\"") || strings.TrimSpace(name) != name ||
+		strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return fmt.Errorf("name %q (names are non-empty printable UTF-8, without commas, slashes, quotes, control characters or surrounding spaces)", name)
+	}
+	return nil
 }
 
 // normalization computes the input transform on the training split.
@@ -631,6 +667,13 @@ type Inputs struct {
 // OpenInputs opens path, an .npz archive with x or a .csv file, and
 // checks the inputs' shape and type against spec.
 func OpenInputs(path string, spec *Spec) (*Inputs, error) {
+	in, err := openInputs(path, spec)
+	return in, specialInvalid(err)
+}
+
+// openInputs is OpenInputs but for the error of a file that is not
+// regular.
+func openInputs(path string, spec *Spec) (*Inputs, error) {
 	if filepath.Ext(path) == ".csv" {
 		in := &Inputs{path: path, spec: spec, tasks: spec.DataTasks()}
 		if err := in.openCSV(); err != nil {

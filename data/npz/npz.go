@@ -27,6 +27,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/internal/regfile"
@@ -362,6 +364,16 @@ func NewReader(r io.ReaderAt, size int64, path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: not a .npz (zip) archive, or truncated: %w", data.ErrInvalid, path, err)
 	}
+	seen := map[string]bool{}
+	for _, e := range z.File {
+		name := strings.TrimSuffix(e.Name, ".npy")
+		if seen[name] {
+			// NumPy would load the last of them, this reader the first:
+			// the model would train on data the user does not see.
+			return nil, fmt.Errorf("%w: %s: array %q stored twice", data.ErrInvalid, path, name)
+		}
+		seen[name] = true
+	}
 	return &File{path: path, z: z, close: func() error { return nil }}, nil
 }
 
@@ -541,21 +553,30 @@ func (a *Array) read(n int, put func(i int, b []byte)) error {
 // Writer writes an .npz archive, one array at a time. Arrays are stored
 // uncompressed, as numpy.savez does.
 type Writer struct {
-	z *zip.Writer
+	z     *zip.Writer
+	names map[string]bool
 }
 
 // NewWriter returns a writer to w; Close finishes the archive but does
 // not close w.
-func NewWriter(w io.Writer) *Writer { return &Writer{z: zip.NewWriter(w)} }
+func NewWriter(w io.Writer) *Writer { return &Writer{z: zip.NewWriter(w), names: map[string]bool{}} }
 
 // Create starts the array name of the given descr (e.g. "<f8") and
 // shape and returns the writer of its data: exactly the shape's
 // elements, little-endian, in C order. The data must be written before
-// the next Create.
+// the next Create. A name used before, empty, not UTF-8 or holding a
+// control character (a NUL ends it for some zip readers) is refused.
 func (w *Writer) Create(name, descr string, shape []int) (io.Writer, error) {
 	if _, err := ParseDType(descr); err != nil {
 		panic("npz: " + err.Error())
 	}
+	switch {
+	case name == "" || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
+		return nil, fmt.Errorf("npz: array name %q: empty, not UTF-8 or holding a control character", name)
+	case w.names[name]:
+		return nil, fmt.Errorf("npz: array %q written twice", name)
+	}
+	w.names[name] = true
 	e, err := w.z.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})
 	if err != nil {
 		return nil, err

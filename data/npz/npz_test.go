@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -282,4 +283,73 @@ func FuzzRead(f *testing.F) {
 			a.Close()
 		}
 	})
+}
+
+// An archive holding an array twice, under one name or as x and x.npy
+// (NumPy loads the last, this reader would take the first), is refused
+// by name; distinct names are not.
+func TestRepeatedMember(t *testing.T) {
+	ok := npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", make([]byte, 8))
+	for _, tc := range []struct {
+		names []string
+		want  string // "" for none
+	}{
+		{[]string{"x.npy", "y.npy"}, ""},
+		{[]string{"x.npy", "x.npy"}, `array "x" stored twice`},
+		{[]string{"x", "x.npy"}, `array "x" stored twice`},
+		{[]string{"y.npy", "x.npy", "x"}, `array "x" stored twice`},
+	} {
+		t.Run(strings.Join(tc.names, ","), func(t *testing.T) {
+			var buf bytes.Buffer
+			z := zip.NewWriter(&buf)
+			for _, name := range tc.names {
+				w, err := z.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Write(ok)
+			}
+			if err := z.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "test.npz")
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (!errors.Is(err, data.ErrInvalid) || !strings.Contains(err.Error(), "test.npz: "+tc.want)):
+				t.Fatalf("error %v; want data.ErrInvalid naming test.npz and saying %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The writer refuses an array name it would write ambiguously: twice,
+// empty, with a NUL or another control character, or not UTF-8.
+func TestWriterRefusesNames(t *testing.T) {
+	for _, tc := range []struct {
+		names []string
+		want  string // "" for none
+	}{
+		{[]string{"a/probs", "b/probs"}, ""},
+		{[]string{"a/probs", "a/probs"}, "written twice"},
+		{[]string{""}, "empty"},
+		{[]string{"c\x00d/probs"}, "control character"},
+		{[]string{"c\rd/label"}, "control character"},
+		{[]string{"c\u0085d"}, "control character"},
+		{[]string{"\xff"}, "not UTF-8"},
+	} {
+		w := NewWriter(io.Discard)
+		var err error
+		for _, name := range tc.names {
+			if _, err = w.Create(name, "<f8", []int{0}); err != nil {
+				break
+			}
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.names, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: %v, want an error saying %q", tc.names, err, tc.want)
+		}
+	}
 }

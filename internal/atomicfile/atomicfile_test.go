@@ -59,3 +59,39 @@ func TestWriteMissingDirectory(t *testing.T) {
 		t.Fatal("no error for a missing directory")
 	}
 }
+
+// A prepared file is not in place until Commit, and Abort leaves the old
+// file and no temporary behind; Abort after Commit changes nothing.
+func TestPrepare(t *testing.T) {
+	for _, commit := range []bool{false, true} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "f.txt")
+		if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := Prepare(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, "new"); return err })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != "old" {
+			t.Fatalf("prepared but not committed: file holds %q", got)
+		}
+		want := "old"
+		if commit {
+			if err := p.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			want = "new"
+			if err := p.Commit(); err == nil {
+				t.Error("a second Commit succeeded")
+			}
+		}
+		p.Abort()
+		if got, _ := os.ReadFile(path); string(got) != want {
+			t.Errorf("commit %v: file holds %q, want %q", commit, got, want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Errorf("commit %v: directory holds %d entries, want only the file", commit, len(entries))
+		}
+	}
+}

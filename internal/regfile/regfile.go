@@ -7,6 +7,7 @@
 package regfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -22,7 +23,7 @@ func Open(path string) (*os.File, os.FileInfo, error) {
 	}
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("%s: not a regular file but %s", path, Kind(st.Mode()))
+		err = notRegular{path, Kind(st.Mode())}
 	}
 	if err != nil {
 		f.Close()
@@ -30,6 +31,18 @@ func Open(path string) (*os.File, os.FileInfo, error) {
 	}
 	return f, st, nil
 }
+
+// ErrNotRegular is what Open's error for a file that is not regular
+// wraps, so that a loader can call it bad input.
+var ErrNotRegular = errors.New("not a regular file")
+
+// notRegular is Open's error for a file that is not regular.
+type notRegular struct{ path, kind string }
+
+func (e notRegular) Error() string {
+	return fmt.Sprintf("%s: not a regular file but %s", e.path, e.kind)
+}
+func (e notRegular) Is(target error) bool { return target == ErrNotRegular }
 
 // Kind names what a file that is not regular is.
 func Kind(m os.FileMode) string {

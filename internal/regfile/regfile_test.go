@@ -3,6 +3,7 @@
 package regfile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,8 @@ func TestOpen(t *testing.T) {
 				t.Fatal(err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.path)):
 				t.Fatalf("error %v, want one naming %s and saying %q", err, tc.path, tc.want)
+			case errors.Is(err, ErrNotRegular) != strings.HasPrefix(tc.want, "not a regular file"):
+				t.Fatalf("error %v: errors.Is ErrNotRegular %v", err, errors.Is(err, ErrNotRegular))
 			}
 		})
 	}

@@ -133,6 +133,8 @@ type Part struct {
 	What    string  // e.g. "kernel matrices"
 	Setting string  // the flag and value that set its size, e.g. "-particles 100000"
 	Bytes   float64 // float64: estimates of absurd sizes must not overflow
+	// Lower is what the message tells to lower; "": the flag of Setting.
+	Lower string
 }
 
 // Check returns nil if the parts fit in the machine's memory (Total).
@@ -159,8 +161,12 @@ func check(parts []Part, total float64, source string) error {
 			list = append(list, p.What+" "+Format(p.Bytes))
 		}
 	}
+	lower := sorted[0].Lower
+	if lower == "" {
+		lower = flagOf(sorted[0].Setting)
+	}
 	return fmt.Errorf("%w: %s: the run needs at least %s (%s), more than the %s this machine has (%s); lower %s",
-		ErrTooBig, sorted[0].Setting, Format(need), strings.Join(list, ", "), Format(total), source, flagOf(sorted[0].Setting))
+		ErrTooBig, sorted[0].Setting, Format(need), strings.Join(list, ", "), Format(total), source, lower)
 }
 
 func cmpFloat(a, b float64) int {

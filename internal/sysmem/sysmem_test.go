@@ -60,10 +60,10 @@ func TestFormat(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	parts := []Part{
-		{"particle vectors", "-particles 100000", 38 << 30},
-		{"kernel matrices", "-particles 100000", 160 << 30},
-		{"graphs", "-batch 256", 2.5 * (1 << 30)},
-		{"evaluation", "-particles 100000", 1 << 20}, // under 1%: left out of the list
+		{"particle vectors", "-particles 100000", 38 << 30, ""},
+		{"kernel matrices", "-particles 100000", 160 << 30, ""},
+		{"graphs", "-batch 256", 2.5 * (1 << 30), ""},
+		{"evaluation", "-particles 100000", 1 << 20, ""}, // under 1%: left out of the list
 	}
 	err := check(parts, 24<<30, "MemTotal in /proc/meminfo")
 	want := "not enough memory: -particles 100000: the run needs at least 200.5 GiB (kernel matrices 160.0 GiB, particle vectors 38.0 GiB, graphs 2.5 GiB), " +
@@ -74,7 +74,13 @@ func TestCheck(t *testing.T) {
 	if err := check(parts[2:], 24<<30, "x"); err != nil {
 		t.Errorf("a run that fits: %v", err)
 	}
-	if err := check([]Part{{"graphs", "-batch 1", 1e300}}, 24<<30, "x"); err == nil || !strings.Contains(err.Error(), "9.09e+287 TiB") {
+	if err := check([]Part{{"graphs", "-batch 1", 1e300, ""}}, 24<<30, "x"); err == nil || !strings.Contains(err.Error(), "9.09e+287 TiB") {
 		t.Errorf("absurd size: %v", err)
+	}
+	// A part whose setting is not a flag says what to lower.
+	err = check([]Part{{"particle vectors", "tasks.json: classes 2000000000 (task t) with -particles 2", 1e13, "classes in tasks.json, or -particles"}}, 24<<30, "x")
+	if want := "tasks.json: classes 2000000000 (task t) with -particles 2: the run needs at least 9.09 TiB (particle vectors 9.09 TiB), " +
+		"more than the 24.0 GiB this machine has (x); lower classes in tasks.json, or -particles"; err == nil || err.Error() != "not enough memory: "+want {
+		t.Errorf("error\n%v\nwant\n%s", err, want)
 	}
 }
