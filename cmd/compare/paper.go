@@ -1,6 +1,9 @@
 package main
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // paperFigure is what the paper reports for one method and task.
 type paperFigure struct {
@@ -48,7 +51,8 @@ func table2(topLeft, bottomRight [5]float64) map[string]map[string]paperFigure {
 // paper returns the paper's figure for a method spec (NAME or
 // NAME:PRESET) and task; ok is false where the paper has none.
 func paper(dataset, method, task string) (paperFigure, bool) {
-	name := mustSpec(method).Name
+	name, _, _ := strings.Cut(method, "@") // a method spec's own settings
+	name, _, _ = strings.Cut(name, ":")
 	f, ok := paperFigures[dataset][name][task]
 	return f, ok
 }
