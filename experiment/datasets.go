@@ -203,7 +203,9 @@ var filesDataset = Dataset{
 
 // recordFiles records in a new run's settings what the file data set's
 // training split decided, or checks that the data loaded for a restored
-// run agree with what its settings recorded.
+// run agree with what its settings recorded (the files' content hashes
+// where it recorded them). A restored run's settings then name the
+// directory the data were read from, which may have moved.
 func recordFiles(s *Settings, spec files.Spec) error {
 	if s.Files == nil {
 		return errors.New("-dataset files needs -data DIR, the directory of your files")
@@ -213,5 +215,11 @@ func recordFiles(s *Settings, spec files.Spec) error {
 		s.Files = &spec
 		return nil
 	}
-	return spec.Agrees(s.Files)
+	if err := spec.Agrees(s.Files); err != nil {
+		return err
+	}
+	rec := *s.Files
+	rec.Dir = spec.Dir
+	s.Files = &rec
+	return nil
 }

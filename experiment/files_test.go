@@ -103,7 +103,7 @@ func TestFilesRecordAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Restore(c, d2, 1); err == nil || !strings.Contains(err.Error(), dir+" has changed since the run started") {
+	if _, err := Restore(c, d2, 1); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, files.TrainFile)+" has changed since the run started") {
 		t.Errorf("restoring on changed files: %v", err)
 	}
 }

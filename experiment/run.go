@@ -15,6 +15,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/regfile"
@@ -736,6 +737,14 @@ func Open(dir, dataDir string, workers int) (*Run, string, error) {
 
 // OpenWith is Open with the components of RestoreWith.
 func OpenWith(dir, dataDir string, parts Components, workers int) (*Run, string, error) {
+	return OpenFiles(dir, dataDir, "", parts, workers)
+}
+
+// OpenFiles is OpenWith for a run on the file data set whose directory
+// has moved: filesDir, if not "", is read in place of the directory the
+// checkpoint records. The files' content hashes (files.Spec.SHA256)
+// decide whether it holds the data the run was trained on.
+func OpenFiles(dir, dataDir, filesDir string, parts Components, workers int) (*Run, string, error) {
 	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
 			dir = filepath.Join(dir, "last")
@@ -756,7 +765,15 @@ func OpenWith(dir, dataDir string, parts Components, workers int) (*Run, string,
 	if err != nil {
 		return nil, dir, fmt.Errorf("%s: %w", dir, err)
 	}
+	if err := s.moveFiles(filesDir); err != nil {
+		return nil, dir, fmt.Errorf("%s: %w", dir, err)
+	}
 	d, _, err := LoadData(s, dataDir)
+	if err != nil && filesDir == "" && s.Files != nil {
+		if _, serr := os.Stat(s.Files.Dir); errors.Is(serr, os.ErrNotExist) {
+			return nil, dir, fmt.Errorf("%w: %s: the run's data directory %s is not there; if it has moved, name it with -data DIR", data.ErrMissing, dir, s.Files.Dir)
+		}
+	}
 	var bad *data.SettingError
 	if errors.As(err, &bad) {
 		return nil, dir, fmt.Errorf("%s: checkpoint settings: %s is %d, which %s", dir, bad.Setting, bad.Value, bad.Reason)
@@ -764,11 +781,33 @@ func OpenWith(dir, dataDir string, parts Components, workers int) (*Run, string,
 	if err != nil {
 		return nil, dir, err
 	}
+	// RestoreWith reads the settings again, with the directory the
+	// checkpoint records; the data loaded from filesDir replace it
+	// (Data.Record).
 	r, err := RestoreWith(c, d, parts, workers)
 	if err != nil {
 		return nil, dir, fmt.Errorf("%s: %w", dir, err)
 	}
 	return r, dir, nil
+}
+
+// moveFiles points the settings of a run on the file data set at
+// filesDir, if not "", in place of the directory they record.
+func (s *Settings) moveFiles(filesDir string) error {
+	if filesDir == "" {
+		return nil
+	}
+	if s.Dataset != files.Name || s.Files == nil {
+		return fmt.Errorf("-data %s names the directory of a run on your own files; this run's data set is %s", filesDir, s.Dataset)
+	}
+	abs, err := filepath.Abs(filesDir)
+	if err != nil {
+		return fmt.Errorf("-data %s: %w", filesDir, err)
+	}
+	f := *s.Files
+	f.Dir = abs
+	s.Files = &f
+	return nil
 }
 
 // Restore rebuilds the run a checkpoint recorded, with the data sets of

@@ -46,7 +46,9 @@ package files
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +60,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -123,6 +126,11 @@ type Spec struct {
 	// Columns are the input columns' names where the training split is
 	// a CSV file: predict finds them by name.
 	Columns []string `json:"columns,omitempty"`
+	// SHA256 is the SHA-256, in hex, of each file the data were read
+	// from (tasks.json and the splits' files), by file name: a changed
+	// label or pixel leaves the spec as it was, the hash does not. Nil
+	// in checkpoints written before it was recorded.
+	SHA256 map[string]string `json:"sha256,omitempty"`
 }
 
 // DataTasks are the spec's tasks as data.Tasks.
@@ -137,16 +145,150 @@ func (s *Spec) DataTasks() []data.Task {
 	return tasks
 }
 
+// ErrChanged is wrapped by Agrees' error: the data are not those a run
+// recorded.
+var ErrChanged = errors.New("the data have changed since the run started")
+
+// changed is Agrees' error: one line naming the file or the field that
+// differs.
+type changed string
+
+func (c changed) Error() string        { return string(c) }
+func (c changed) Is(target error) bool { return target == ErrChanged }
+
 // Agrees reports how s, loaded now, differs from rec, recorded by a
-// run: nil when they agree. The normalisation's statistics must agree
-// to the bit: a training file edited since the run started changes them.
+// run: nil when they agree, else an error wrapping ErrChanged that names
+// the first file whose content hash differs (where rec records hashes)
+// or the first field of the spec that differs, in one short line. The
+// normalisation's statistics must agree to the bit. The directories may
+// differ: data that moved are the same data.
 func (s *Spec) Agrees(rec *Spec) error {
-	a, _ := json.Marshal(Spec{Shape: s.Shape, Tasks: s.Tasks, Input: s.Input, Train: s.Train, Valid: s.Valid, Columns: s.Columns})
-	b, _ := json.Marshal(Spec{Shape: rec.Shape, Tasks: rec.Tasks, Input: rec.Input, Train: rec.Train, Valid: rec.Valid, Columns: rec.Columns})
-	if !bytes.Equal(a, b) {
-		return fmt.Errorf("%s has changed since the run started: it now gives %s, the run recorded %s", s.Dir, a, b)
+	if rec.SHA256 != nil {
+		if msg := s.hashDiffers(rec.SHA256); msg != "" {
+			return changed(msg)
+		}
+	}
+	if msg := s.fieldDiffers(rec); msg != "" {
+		return changed(fmt.Sprintf("%s has changed since the run started: %s", s.Dir, msg))
 	}
 	return nil
+}
+
+// hashDiffers says which file of s differs from the hashes rec, or "".
+func (s *Spec) hashDiffers(rec map[string]string) string {
+	names := []string{TasksFile}
+	for _, base := range []string{"train", "valid", "test"} {
+		names = append(names, base+".npz", base+".csv")
+	}
+	for name := range rec {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for name := range s.SHA256 {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	// A file the run read and that is gone or changed first: a split
+	// stored as .csv instead of .npz is named by the file the run read.
+	for _, name := range names {
+		was, wok := rec[name]
+		now, nok := s.SHA256[name]
+		path := filepath.Join(s.Dir, name)
+		switch {
+		case wok && !nok:
+			return fmt.Sprintf("%s, which the run read, is no longer there", path)
+		case wok && was != now:
+			return fmt.Sprintf("%s has changed since the run started (SHA-256 %s now, the run recorded %s)", path, abbrev(now), abbrev(was))
+		}
+	}
+	for _, name := range names {
+		if _, wok := rec[name]; !wok && s.SHA256[name] != "" {
+			return fmt.Sprintf("%s was added since the run started (the run did not read it)", filepath.Join(s.Dir, name))
+		}
+	}
+	return ""
+}
+
+// abbrev shortens a hex hash for a message.
+func abbrev(h string) string {
+	if len(h) > 12 {
+		return h[:12] + "…"
+	}
+	return h
+}
+
+// fieldDiffers names the first field of the spec in which s and rec
+// differ, with both values (the first differing element of a list), or
+// returns "".
+func (s *Spec) fieldDiffers(rec *Spec) string {
+	if !slices.Equal(s.Shape, rec.Shape) {
+		return fmt.Sprintf("input_shape is %s now, the run recorded %s", shapeString(s.Shape), shapeString(rec.Shape))
+	}
+	if len(s.Tasks) != len(rec.Tasks) {
+		return fmt.Sprintf("%s names %d tasks now, the run recorded %d", TasksFile, len(s.Tasks), len(rec.Tasks))
+	}
+	for j, t := range s.Tasks {
+		r := rec.Tasks[j]
+		switch {
+		case t.Name != r.Name:
+			return fmt.Sprintf("tasks[%d].name is %s now, the run recorded %s", j, short(t.Name), short(r.Name))
+		case t.Kind != r.Kind:
+			return fmt.Sprintf("task %s's kind is %s now, the run recorded %s", short(t.Name), short(t.Kind), short(r.Kind))
+		case t.Classes != r.Classes:
+			return fmt.Sprintf("task %s's classes is %d now, the run recorded %d", short(t.Name), t.Classes, r.Classes)
+		}
+		if msg := listDiffers("task "+short(t.Name)+"'s class_names", t.ClassNames, r.ClassNames, short); msg != "" {
+			return msg
+		}
+	}
+	switch a, b := s.Input, rec.Input; {
+	case a == nil || b == nil:
+		if a != b {
+			return "one of the specs has no input normalisation"
+		}
+	case a.Kind != b.Kind:
+		return fmt.Sprintf("input is %s now, the run recorded %s", short(a.Kind), short(b.Kind))
+	default:
+		g := func(v float64) string { return fmt.Sprint(v) }
+		if msg := listDiffers("input mean", a.Mean, b.Mean, g); msg != "" {
+			return msg
+		}
+		if msg := listDiffers("input std", a.Std, b.Std, g); msg != "" {
+			return msg
+		}
+	}
+	switch {
+	case s.Train != rec.Train:
+		return fmt.Sprintf("train_examples is %d now, the run recorded %d", s.Train, rec.Train)
+	case s.Valid != rec.Valid:
+		return fmt.Sprintf("valid_examples is %d now, the run recorded %d", s.Valid, rec.Valid)
+	}
+	return listDiffers("columns", s.Columns, rec.Columns, short)
+}
+
+// listDiffers names the first element in which the lists now and was
+// differ, or their lengths, or returns "".
+func listDiffers[T comparable](field string, now, was []T, str func(T) string) string {
+	if len(now) != len(was) {
+		return fmt.Sprintf("%s has %d elements now, the run recorded %d", field, len(now), len(was))
+	}
+	for i := range now {
+		if now[i] != was[i] {
+			return fmt.Sprintf("%s[%d] is %s now, the run recorded %s", field, i, str(now[i]), str(was[i]))
+		}
+	}
+	return ""
+}
+
+// short quotes s for a message, cut to 40 characters: a name from a
+// file may be of any length.
+func short(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return strconv.Quote(string(r[:40])) + "…"
+	}
+	return strconv.Quote(s)
 }
 
 // Options say how to load a data directory.
@@ -234,6 +376,14 @@ func load(dir string, o Options) (*Data, error) {
 	if d.Valid != nil {
 		spec.Valid = d.Valid.Len()
 	}
+	spec.SHA256 = map[string]string{}
+	for _, path := range []string{filepath.Join(dir, TasksFile), train.path, pathOf(d.Valid), pathOf(d.Test)} {
+		if name := filepath.Base(path); path != "" && spec.SHA256[name] == "" {
+			if spec.SHA256[name], err = hashFile(path); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for _, s := range []*Set{d.Train, d.Valid, d.Test} {
 		if s != nil {
 			s.norm = norm
@@ -241,6 +391,29 @@ func load(dir string, o Options) (*Data, error) {
 	}
 	d.Spec = spec
 	return d, nil
+}
+
+func pathOf(s *Set) string {
+	if s == nil {
+		return ""
+	}
+	return s.path
+}
+
+// hashFile is the SHA-256 of the file at path, in hex. It reads the file
+// once more after loading: the readers seek about archives, and a hash
+// of a few hundred megabytes takes a second or so, once per run.
+func hashFile(path string) (string, error) {
+	f, _, err := regfile.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("hashing %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // maxDescription bounds tasks.json: a few tasks take a few hundred
