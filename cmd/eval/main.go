@@ -21,6 +21,9 @@
 //	                    DIR/reliability-TASK.png
 //	-data-dir DIR       where data sets are looked for (default
 //	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
+//	-data DIR           a run on your own files (-dataset files): read
+//	                    them from DIR, where the directory the checkpoint
+//	                    records has moved to
 //	-workers N          graphs run at once (default GOMAXPROCS)
 //	-device D           cpu (default) or cuda: predict on the first GPU (a
 //	                    binary built with -tags gpu); the figures agree
@@ -59,6 +62,14 @@
 // test split reproduces, to the last digit, the figures its training run
 // printed for that epoch.
 //
+// A run on your own files is evaluated on the files it trained on: the
+// checkpoint records the SHA-256 of each file (and of tasks.json), and a
+// file whose content has changed since, or is missing or new, is refused
+// by name (status 1), as is a difference in what the training split
+// decided (input shape, tasks, normalisation), by the field. A
+// checkpoint written before the hashes were recorded is compared by
+// that spec alone, with a warning.
+//
 // A checkpoint whose parameters or scores are not finite (NaN or ±Inf: a
 // run that diverged) is still evaluated and reported as far as it can be:
 // the table prints NaN, -json writes each non-finite score as null (JSON
@@ -66,7 +77,8 @@
 // finite. eval then says which parameters or scores are not finite and
 // exits with status 3.
 //
-// Exit statuses: 0 done; 1 error (no checkpoint, missing data, …); 2 bad
+// Exit statuses: 0 done; 1 error (no checkpoint, missing data, data
+// changed since training, …); 2 bad
 // command line; 3 the checkpoint has diverged (see above).
 //
 // Example:
@@ -112,6 +124,7 @@ type Options struct {
 	JSON        bool
 	Reliability string
 	DataDir     string
+	Data        string // where a run's own files are now; "" where the checkpoint says
 	Workers     int
 	Device      string // cpu or cuda
 	Temperature bool   // report the temperature-scaled scores too
@@ -152,6 +165,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.Reliability, "reliability", "", "write a reliability diagram per task (PNG) into this directory")
 	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
+	fs.StringVar(&o.Data, "data", "", "a run on your own files: the directory they are in now, if it has moved (the files' hashes must match the checkpoint's)")
 	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
 	fs.StringVar(&o.Device, "device", "cpu", "where the networks predict: cpu or cuda (a build with -tags gpu)")
 	fs.BoolVar(&o.Temperature, "temperature", true, "also report the ensemble after temperature scaling fitted on the validation split")
@@ -216,9 +230,12 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	if dev != nil {
 		defer dev.Close()
 	}
-	r, dir, err := experiment.OpenWith(o.Checkpoint, o.DataDir, experiment.Components{Device: dev}, o.Workers)
+	r, dir, err := experiment.OpenFiles(o.Checkpoint, o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
 	if err != nil {
 		return err
+	}
+	if f := r.Settings.Files; f != nil && f.SHA256 == nil {
+		log.WithField("checkpoint", dir).Warn("the checkpoint records no hashes of its data files (it predates them): a change of their content is not detected")
 	}
 	set, err := r.Split(o.Split, o.Limit)
 	if err != nil {

@@ -186,8 +186,14 @@
 //	-resume DIR         continue the run in DIR (or DIR/last) from DIR/last;
 //	                    only -epochs (at least 1, to extend the run),
 //	                    -workers, -device, -data-dir, -progress,
-//	                    -checkpoint-every and -best-metric may be given with
-//	                    it
+//	                    -checkpoint-every, -best-metric and -data may be
+//	                    given with it. A run on your own files resumes on
+//	                    the files it trained on: the checkpoint records
+//	                    each file's SHA-256 (and tasks.json's), and a file
+//	                    changed, missing or new since is refused by name
+//	                    (status 1); -data DIR names the directory the
+//	                    files have moved to, the hashes deciding whether
+//	                    they are the same
 //	-overwrite          train into a -out that holds a run (last/, best/ or
 //	                    metrics.jsonl), deleting them when training starts;
 //	                    without it such a -out is refused before any data
@@ -234,8 +240,8 @@
 // Exit statuses:
 //
 //	0  done
-//	1  error (a refused or locked -out, missing data, divergence, a
-//	   failed save, ...)
+//	1  error (a refused or locked -out, missing data, data changed
+//	   since the checkpoint, divergence, a failed save, ...)
 //	2  bad command line, including a run too big for this machine's
 //	   memory: the message names the flag to lower and the estimate
 //	   (networks: once the data has loaded; a checkpoint whose settings
@@ -317,7 +323,7 @@ var (
 	networkFlags = []string{"data", "model", "hidden", "data-dir", "preview", "stats", "epochs", "batch", "tasks", "train-limit", "test-limit", "warmup",
 		"head-repulsion", "preset", "score-scale", "u-terms", "kernel-on", "order", "valid", "lr-schedule", "lr-milestones", "lr-gamma", "lr-every", "workers", "device", "dtype",
 		"resume", "checkpoint-every", "best-metric", "log-qp", "overwrite"}
-	resumeFlags = []string{"resume", "epochs", "workers", "device", "data-dir", "progress", "checkpoint-every", "best-metric", "log-qp"}
+	resumeFlags = []string{"resume", "epochs", "workers", "device", "data-dir", "data", "progress", "checkpoint-every", "best-metric", "log-qp"}
 )
 
 // Exit statuses.
@@ -380,7 +386,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "Usage: train -dataset NAME [flags]   (see `go doc ./cmd/train`)")
-		fmt.Fprintln(stderr, "       train -resume DIR [-epochs N] [-workers N] [-data-dir DIR]")
+		fmt.Fprintln(stderr, "       train -resume DIR [-epochs N] [-workers N] [-data-dir DIR] [-data DIR]")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.Dataset, "dataset", "", "data set: "+strings.Join(datasetNames(), ", ")+" (required)")
@@ -397,7 +403,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 
 	fs.IntVar(&o.Steps, "steps", 1000, "toy problems: optimiser steps")
 
-	fs.StringVar(&o.Data, "data", "", "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name)
+	fs.StringVar(&o.Data, "data", "", "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name+"; with -resume, the directory a run's files have moved to")
 	fs.StringVar(&o.Model, "model", "", "networks: the model, "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's; "+files.Name+": picked from the input shape)")
 	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+")")
 	fs.StringVar(&o.DataDir, "data-dir", "", "networks: data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")

@@ -138,11 +138,14 @@ func resumeNetwork(ctx context.Context, o Options) error {
 		dir string
 	)
 	err = interruptible(ctx, func() (err error) {
-		r, dir, err = experiment.OpenWith(filepath.Join(o.Resume, "last"), o.DataDir, experiment.Components{Device: dev}, o.Workers)
+		r, dir, err = experiment.OpenFiles(filepath.Join(o.Resume, "last"), o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if f := r.Settings.Files; f != nil && f.SHA256 == nil {
+		log.WithField("checkpoint", dir).Warn("the checkpoint records no hashes of its data files (it predates them): a change of their content is not detected")
 	}
 	if o.Epochs > 0 {
 		r.Settings.Epochs = o.Epochs
