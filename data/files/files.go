@@ -24,7 +24,9 @@
 // for 0-255 pixels: what the built-in image data sets do) or none. A
 // task may list "class_names". The normalisation computed on the
 // training split is part of the Spec a run's checkpoint records, so that
-// evaluation and prediction on new inputs apply the same transform.
+// evaluation and prediction on new inputs apply the same transform; so
+// is the SHA-256 of each file read, so that a file changed since (a
+// label, under any input) is named by Spec.Agrees.
 //
 // A split may be a CSV file instead (train.csv, valid.csv, test.csv),
 // for tabular data: a header, then one example per line; the columns
