@@ -246,10 +246,11 @@ func (s *Spec) fieldDiffers(rec *Spec) string {
 		}
 	}
 	switch a, b := s.Input, rec.Input; {
-	case a == nil || b == nil:
-		if a != b {
-			return "one of the specs has no input normalisation"
-		}
+	case a == nil && b != nil:
+		return "there is no input normalisation now, the run recorded one"
+	case a != nil && b == nil:
+		return "there is an input normalisation now, the run recorded none"
+	case a == nil:
 	case a.Kind != b.Kind:
 		return fmt.Sprintf("input is %s now, the run recorded %s", short(a.Kind), short(b.Kind))
 	default:
