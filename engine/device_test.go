@@ -404,8 +404,9 @@ func TestStepOnDeviceStaysThere(t *testing.T) {
 }
 
 // checkFinite finds a NaN or Inf in a matrix on the device by its row
-// sums, and clears a row whose sum overflows without a NaN or Inf in it,
-// on each device (testDevices): on a GPU the sums are cuBLAS's.
+// sums, among others checked with it, and clears a row whose sum
+// overflows without a NaN or Inf in it, on each device (testDevices): on
+// a GPU the sums are cuBLAS's.
 func TestCheckFiniteOnDevice(t *testing.T) {
 	const rows, cols = 4, 9
 	devs := testDevices(t)
@@ -437,24 +438,36 @@ func TestCheckFiniteOnDevice(t *testing.T) {
 				if err := dev.Launch("fill_f64", cols, r.ones, 1.0, cols); err != nil {
 					t.Fatal(err)
 				}
-				if r.sums, err = dev.Alloc(8 * rows); err != nil {
+				// The matrix after a finite one and an empty one, whose
+				// row sums lie before its own.
+				if r.sums, err = dev.Alloc(8 * 3 * rows); err != nil {
 					t.Fatal(err)
 				}
-				x := matrix{rows: rows, cols: cols}
+				x, ok := matrix{rows: rows, cols: cols}, matrix{rows: 2 * rows, cols: cols}
 				if x.p, err = dev.Alloc(8 * rows * cols); err != nil {
 					t.Fatal(err)
 				}
 				if err := dev.Upload(x.p, gpu.Bytes(v)); err != nil {
 					t.Fatal(err)
 				}
-				row, at, err := r.checkFinite(x)
+				if ok.p, err = dev.Alloc(8 * 2 * rows * cols); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Launch("fill_f64", 2*rows*cols, ok.p, 1.0, 2*rows*cols); err != nil {
+					t.Fatal(err)
+				}
+				which, row, at, err := r.checkFinite(ok, matrix{rows: 3}, x)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if row != c.row || at != c.at {
-					t.Errorf("checkFinite = row %d, entry %d; want %d, %d", row, at, c.row, c.at)
+				wantWhich := 2
+				if c.row < 0 {
+					wantWhich = -1
 				}
-				for _, p := range []gpu.Ptr{r.ones, r.sums, x.p} {
+				if which != wantWhich || row != c.row || at != c.at {
+					t.Errorf("checkFinite = matrix %d, row %d, entry %d; want %d, %d, %d", which, row, at, wantWhich, c.row, c.at)
+				}
+				for _, p := range []gpu.Ptr{r.ones, r.sums, x.p, ok.p} {
 					dev.Free(p)
 				}
 			})

@@ -34,9 +34,11 @@ type resident struct {
 	headScore  []matrix // per task: M × d_β
 	headDir    []matrix // per task: M × d_β
 	ones       gpu.Ptr  // the widest row's length of ones, for row sums
-	sums       gpu.Ptr  // K·M row sums
+	sums       gpu.Ptr  // 2·K·M row sums: the trunk and head scores'
+	hostSums   []float64
 	rows       []deviceRows
-	hostStale  bool // the device's parameters are newer than the host's
+	work       particles.DeviceWork // the rules' scratch
+	hostStale  bool                 // the device's parameters are newer than the host's
 }
 
 // matrix is a row-major float64 matrix in device memory.
@@ -152,7 +154,7 @@ func newResident(tr *Trainer) (r *resident, err error) {
 	if err := dev.Launch("fill_f64", widest, r.ones, 1.0, widest); err != nil {
 		return nil, err
 	}
-	if r.sums, err = dev.Alloc(8 * k * m); err != nil {
+	if r.sums, err = dev.Alloc(8 * 2 * k * m); err != nil {
 		return nil, err
 	}
 	for i, p := range tr.Particles {
@@ -200,6 +202,7 @@ func (r *resident) free() error {
 			errs = append(errs, r.dev.Free(p))
 		}
 	}
+	errs = append(errs, r.work.Release())
 	return errors.Join(errs...)
 }
 
@@ -255,57 +258,71 @@ func (tr *Trainer) Close() error {
 	return errors.Join(errs...)
 }
 
-// checkFinite reports the first row of x (as row, index) with a NaN or
-// Inf, or row −1: the row sums x·1, one matrix product, are finite unless
+// checkFinite reports the first row of the matrices xs with a NaN or Inf,
+// as which matrix, row and index, or which −1: the row sums x·1, one
+// matrix product per matrix and one copy back for all, are finite unless
 // a row holds a NaN or Inf (or its sum overflows, which the row's own
-// check then clears).
-func (r *resident) checkFinite(x matrix) (row, index int, err error) {
-	if x.cols == 0 {
-		return -1, -1, nil
+// check then clears). The matrices have at most 2·K·M rows together.
+func (r *resident) checkFinite(xs ...matrix) (which, row, index int, err error) {
+	n := 0
+	for _, x := range xs {
+		if x.cols == 0 {
+			continue
+		}
+		if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, r.sums+gpu.Ptr(8*n), 1); err != nil {
+			return 0, 0, 0, err
+		}
+		n += x.rows
 	}
-	if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, r.sums, 1); err != nil {
-		return 0, 0, err
+	if n == 0 {
+		return -1, -1, -1, nil
 	}
-	sums := make([]float64, x.rows)
+	if cap(r.hostSums) < n {
+		r.hostSums = make([]float64, n)
+	}
+	sums := r.hostSums[:n]
 	if err := r.dev.Download(gpu.Bytes(sums), r.sums); err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if finite(sums) < 0 {
-		return -1, -1, nil
+		return -1, -1, -1, nil
 	}
-	v := make([]float64, x.cols)
-	for i, s := range sums {
-		if finite([]float64{s}) >= 0 {
+	for which, x := range xs {
+		if x.cols == 0 {
+			continue
+		}
+		var v []float64
+		for i, s := range sums[:x.rows] {
+			if finite([]float64{s}) < 0 {
+				continue
+			}
+			if v == nil {
+				v = make([]float64, x.cols)
+			}
 			if err := r.download(v, x, i); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 			if at := finite(v); at >= 0 {
-				return i, at, nil
+				return which, i, at, nil
 			}
 		}
+		sums = sums[x.rows:]
 	}
-	return -1, -1, nil
+	return -1, -1, -1, nil
 }
 
 // checkScores reports the first score with a NaN or Inf as a
 // *NotFiniteError.
 func (tr *Trainer) checkScores(step int) error {
 	r := tr.res
-	row, at, err := r.checkFinite(r.trunkScore)
-	if err != nil {
+	which, row, at, err := r.checkFinite(append([]matrix{r.trunkScore}, r.headScore...)...)
+	switch {
+	case err != nil:
 		return fmt.Errorf("step %d: %w", step, err)
-	}
-	if row >= 0 {
+	case which == 0:
 		return &NotFiniteError{Step: step, Particle: row % r.m, Task: tr.cfg.Tasks[row/r.m].Name, What: "trunk gradient", Index: at}
-	}
-	for j, t := range tr.cfg.Tasks {
-		row, at, err := r.checkFinite(r.headScore[j])
-		if err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
-		}
-		if row >= 0 {
-			return &NotFiniteError{Step: step, Particle: row, Task: t.Name, What: "head gradient", Index: at}
-		}
+	case which > 0:
+		return &NotFiniteError{Step: step, Particle: row, Task: tr.cfg.Tasks[which-1].Name, What: "head gradient", Index: at}
 	}
 	return nil
 }
@@ -346,26 +363,26 @@ func (tr *Trainer) scaleOnDevice(u Update, heads bool) error {
 }
 
 // directionOnDevice runs rule on the resident matrices theta and scores
-// (k tasks) into dir and checks the result; what names the vectors in
-// errors.
-func (tr *Trainer) directionOnDevice(rule particles.Rule, dir, theta, scores matrix, k, step int, task string) error {
+// (k tasks) into dir, with the rules' scratch kept from step to step.
+func (tr *Trainer) directionOnDevice(rule particles.Rule, dir, theta, scores matrix, k, step int) error {
 	r := tr.res
-	e := particles.DeviceEnsemble{Theta: theta.p, Scores: scores.p, M: r.m, K: k, D: theta.cols, Step: step - 1}
-	if err := rule.(particles.DeviceRule).DirectionOnDevice(r.dev, dir.p, e); err != nil {
+	e := particles.DeviceEnsemble{Theta: theta.p, Scores: scores.p, M: r.m, K: k, D: theta.cols, Step: step - 1, Work: &r.work}
+	return rule.(particles.DeviceRule).DirectionOnDevice(r.dev, dir.p, e)
+}
+
+// checkDirections reports the first entry of the directions dirs that is
+// a NaN or Inf as a *NotFiniteError; tasks names their tasks, "" for the
+// trunks'.
+func (tr *Trainer) checkDirections(step int, dirs []matrix, tasks []string) error {
+	which, row, at, err := tr.res.checkFinite(dirs...)
+	if err != nil || which < 0 {
 		return err
 	}
-	row, at, err := r.checkFinite(dir)
-	if err != nil {
-		return err
+	what := "trunk update direction (kernel)"
+	if tasks[which] != "" {
+		what = "head update direction (kernel)"
 	}
-	if row >= 0 {
-		what := "trunk update direction (kernel)"
-		if task != "" {
-			what = "head update direction (kernel)"
-		}
-		return &NotFiniteError{Step: step, Particle: row, Task: task, What: what, Index: at}
-	}
-	return nil
+	return &NotFiniteError{Step: step, Particle: row, Task: tasks[which], What: what, Index: at}
 }
 
 // descend steps the optimiser o of particle i along −dir's row i, on the

@@ -492,7 +492,10 @@ func (tr *Trainer) moveTrunksOnDevice(u Update, step int) error {
 		return fmt.Errorf("step %d: %w", step, err)
 	}
 	if r.trunk.cols > 0 {
-		if err := tr.directionOnDevice(u.Trunk, r.trunkDir, r.trunk, r.trunkScore, r.k, step, ""); err != nil {
+		if err := tr.directionOnDevice(u.Trunk, r.trunkDir, r.trunk, r.trunkScore, r.k, step); err != nil {
+			return fmt.Errorf("step %d: trunk update: %w", step, err)
+		}
+		if err := tr.checkDirections(step, []matrix{r.trunkDir}, []string{""}); err != nil {
 			return fmt.Errorf("step %d: trunk update: %w", step, err)
 		}
 	}
@@ -513,10 +516,21 @@ func (tr *Trainer) moveHeadsOnDevice(u Update, step int) error {
 	if err := tr.scaleOnDevice(u, true); err != nil {
 		return fmt.Errorf("step %d: %w", step, err)
 	}
+	// Every task's direction, then one check of them all.
+	names := make([]string, len(tr.cfg.Tasks))
 	for j, t := range tr.cfg.Tasks {
-		if err := tr.directionOnDevice(u.Head, r.headDir[j], r.heads[j], r.headScore[j], 1, step, t.Name); err != nil {
+		if err := tr.directionOnDevice(u.Head, r.headDir[j], r.heads[j], r.headScore[j], 1, step); err != nil {
 			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
 		}
+		names[j] = t.Name
+	}
+	if err := tr.checkDirections(step, r.headDir, names); err != nil {
+		if nf, ok := err.(*NotFiniteError); ok {
+			return fmt.Errorf("step %d: task %s head update: %w", step, nf.Task, err)
+		}
+		return fmt.Errorf("step %d: head update: %w", step, err)
+	}
+	for j, t := range tr.cfg.Tasks {
 		for i := range tr.Particles {
 			if err := r.descend(tr.headOpt[i][j], r.heads[j], r.headDir[j], i); err != nil {
 				return fmt.Errorf("step %d, particle %d: task %s head optimiser: %w", step, i, t.Name, err)

@@ -1,6 +1,7 @@
 package particles
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -10,11 +11,14 @@ import (
 // DeviceEnsemble is an ensemble held in a GPU's memory (package
 // internal/gpu), in float64 and row-major: Theta is M rows of D (particle
 // a's position in row a) and Scores K·M rows of D (row i·M + a is s_ia,
-// target i's score at particle a). Step is Ensemble.Step.
+// target i's score at particle a). Step is Ensemble.Step. Work, when set,
+// is the rules' scratch memory, kept from call to call by the caller
+// (DeviceWork); without it each call allocates its own and frees it.
 type DeviceEnsemble struct {
 	Theta, Scores gpu.Ptr
 	M, K, D       int
 	Step          int
+	Work          *DeviceWork
 }
 
 // DeviceRule is a Rule that can also move an ensemble held on a device,
@@ -44,56 +48,129 @@ type DeviceRule interface {
 // ‖θ_a − θ_b‖²: negligible in float64 unless the particles are closer than
 // 1e-6 of their norms.
 
-// deviceWork is one call's scratch memory on a device, freed by release.
+// DeviceWork is the scratch memory of device rules (the small matrices
+// they form and read back), kept across calls so that a training step
+// allocates nothing on the device once its first step has grown it. It
+// belongs to one device, the first it is used on; calls that share it
+// must not run at once. Release frees it.
+type DeviceWork struct {
+	dev  gpu.Device
+	bufs []workBuf
+	next int // the buffer the call's next alloc hands out
+}
+
+type workBuf struct {
+	p gpu.Ptr
+	n int // float64 values
+}
+
+// Release frees the memory; the DeviceWork may be used again.
+func (w *DeviceWork) Release() error {
+	var errs []error
+	for _, b := range w.bufs {
+		errs = append(errs, w.dev.Free(b.p))
+	}
+	w.bufs, w.next = nil, 0
+	return errors.Join(errs...)
+}
+
+// alloc returns the call's next buffer, of at least n float64 values: the
+// buffer in that place at the previous call, grown if it is too small.
+func (w *DeviceWork) alloc(n int) (gpu.Ptr, error) {
+	if w.next == len(w.bufs) {
+		w.bufs = append(w.bufs, workBuf{})
+	}
+	b := &w.bufs[w.next]
+	if b.n < n {
+		if b.p != 0 {
+			if err := w.dev.Free(b.p); err != nil {
+				return 0, err
+			}
+			*b = workBuf{}
+		}
+		p, err := w.dev.Alloc(8 * n)
+		if err != nil {
+			return 0, err
+		}
+		*b = workBuf{p: p, n: n}
+	}
+	w.next++
+	return b.p, nil
+}
+
+// deviceWork is one call's view of its scratch memory: e.Work, or memory
+// of its own that release frees.
 type deviceWork struct {
 	dev  gpu.Device
 	e    DeviceEnsemble
-	bufs []gpu.Ptr
+	work *DeviceWork
+	own  bool
 }
 
 func newDeviceWork(dev gpu.Device, e DeviceEnsemble) (*deviceWork, error) {
 	if e.M < 1 || e.K < 1 || e.D < 1 {
 		return nil, fmt.Errorf("%d particles, %d targets, %d coordinates on %s", e.M, e.K, e.D, dev.Name())
 	}
-	return &deviceWork{dev: dev, e: e}, nil
+	w := &deviceWork{dev: dev, e: e, work: e.Work}
+	if w.work == nil {
+		w.work, w.own = &DeviceWork{}, true
+	}
+	switch {
+	case w.work.dev == nil:
+		w.work.dev = dev
+	case w.work.dev != dev:
+		return nil, fmt.Errorf("scratch memory of %s used on %s", w.work.dev.Name(), dev.Name())
+	}
+	w.work.next = 0
+	return w, nil
 }
 
 func (w *deviceWork) release() {
-	for _, p := range w.bufs {
-		w.dev.Free(p)
+	if w.own {
+		w.work.Release()
 	}
 }
 
-func (w *deviceWork) alloc(n int) (gpu.Ptr, error) {
-	p, err := w.dev.Alloc(8 * n)
-	if err == nil {
-		w.bufs = append(w.bufs, p)
-	}
-	return p, err
+func (w *deviceWork) alloc(n int) (gpu.Ptr, error) { return w.work.alloc(n) }
+
+// gram is one product x·yᵀ (rows×cols) for x rows×D and y cols×D.
+type gram struct {
+	x, y       gpu.Ptr
+	rows, cols int
 }
 
-// product returns x·yᵀ (rows×cols) for x rows×D and y cols×D, on the
-// host.
-func (w *deviceWork) product(x, y gpu.Ptr, rows, cols int) ([]float64, error) {
-	out, err := w.alloc(rows * cols)
+// products returns the products gs on the host, brought back by one copy.
+func (w *deviceWork) products(gs ...gram) ([][]float64, error) {
+	n := 0
+	for _, g := range gs {
+		n += g.rows * g.cols
+	}
+	out, err := w.alloc(n)
 	if err != nil {
 		return nil, err
 	}
 	d := w.e.D
-	if err := w.dev.Gemm(gpu.Float64, false, true, rows, cols, d, 1, x, d, y, d, 0, out, cols); err != nil {
+	at := out
+	for _, g := range gs {
+		if err := w.dev.Gemm(gpu.Float64, false, true, g.rows, g.cols, d, 1, g.x, d, g.y, d, 0, at, g.cols); err != nil {
+			return nil, err
+		}
+		at += gpu.Ptr(8 * g.rows * g.cols)
+	}
+	host := make([]float64, n)
+	if err := w.dev.Download(gpu.Bytes(host), out); err != nil {
 		return nil, err
 	}
-	host := make([]float64, rows*cols)
-	return host, w.dev.Download(gpu.Bytes(host), out)
+	res := make([][]float64, len(gs))
+	for i, g := range gs {
+		res[i], host = host[:g.rows*g.cols], host[g.rows*g.cols:]
+	}
+	return res, nil
 }
 
-// kernel evaluates rbf over the positions into km, from G = ΘΘᵀ.
-func (w *deviceWork) kernel(rbf RBF, km *kernelMatrix) error {
-	m := w.e.M
-	g, err := w.product(w.e.Theta, w.e.Theta, m, m)
-	if err != nil {
-		return err
-	}
+// kernelFromGram evaluates rbf over the positions into km from their
+// Gram matrix G = ΘΘᵀ (M×M, on the host).
+func kernelFromGram(rbf RBF, km *kernelMatrix, g []float64, m int) {
 	km.rep = nil
 	km.d2 = grow(km.d2, m, m)
 	for a := range m {
@@ -103,17 +180,31 @@ func (w *deviceWork) kernel(rbf RBF, km *kernelMatrix) error {
 		km.d2[a][a] = 0
 	}
 	rbf.fromDistances(km)
-	return nil
 }
 
-// mix writes B·S + A·Θ into dst; a nil A is zero.
-func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
-	m, km, d := w.e.M, w.e.K*w.e.M, w.e.D
-	pb, err := w.alloc(m * km)
+// kernel evaluates rbf over the positions into km.
+func (w *deviceWork) kernel(rbf RBF, km *kernelMatrix) error {
+	g, err := w.products(gram{w.e.Theta, w.e.Theta, w.e.M, w.e.M})
 	if err != nil {
 		return err
 	}
-	if err := w.dev.Upload(pb, gpu.Bytes(b)); err != nil {
+	kernelFromGram(rbf, km, g[0], w.e.M)
+	return nil
+}
+
+// mix writes B·S + A·Θ into dst; a nil A is zero. B and A go to the
+// device in one copy.
+func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
+	m, km, d := w.e.M, w.e.K*w.e.M, w.e.D
+	pb, err := w.alloc(m*km + len(a))
+	if err != nil {
+		return err
+	}
+	host := b
+	if a != nil {
+		host = append(append(make([]float64, 0, len(b)+len(a)), b...), a...)
+	}
+	if err := w.dev.Upload(pb, gpu.Bytes(host)); err != nil {
 		return err
 	}
 	if err := w.dev.Gemm(gpu.Float64, false, false, m, d, km, 1, pb, km, w.e.Scores, d, 0, dst, d); err != nil {
@@ -122,13 +213,7 @@ func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
 	if a == nil {
 		return nil
 	}
-	pa, err := w.alloc(m * m)
-	if err != nil {
-		return err
-	}
-	if err := w.dev.Upload(pa, gpu.Bytes(a)); err != nil {
-		return err
-	}
+	pa := pb + gpu.Ptr(8*m*km)
 	return w.dev.Gemm(gpu.Float64, false, false, m, d, m, 1, pa, m, w.e.Theta, d, 1, dst, d)
 }
 
@@ -163,15 +248,20 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 	}
 	defer w.release()
 	m, k, d, km := e.M, e.K, e.D, e.K*e.M
-	kern := &r.km
-	if err := w.kernel(r.Kernel, kern); err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
+	// G = ΘΘᵀ, P = SSᵀ and, unless only the first term is wanted, Q = SΘᵀ,
+	// read back at once.
+	gs := []gram{{e.Theta, e.Theta, m, m}, {e.Scores, e.Scores, km, km}}
+	if !r.FirstTermOnly {
+		gs = append(gs, gram{e.Scores, e.Theta, km, m})
 	}
-	r.alloc(k)
-	p, err := w.product(e.Scores, e.Scores, km, km)
+	prods, err := w.products(gs...)
 	if err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
+	kern := &r.km
+	kernelFromGram(r.Kernel, kern, prods[0], m)
+	r.alloc(k)
+	p := prods[1]
 	a := make([]float64, k*k)
 	for i := range k {
 		for j := i; j < k; j++ {
@@ -185,10 +275,7 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 		}
 	}
 	if !r.FirstTermOnly {
-		q, err := w.product(e.Scores, e.Theta, km, m)
-		if err != nil {
-			return fmt.Errorf("mtsgd: %w", err)
-		}
+		q := prods[2]
 		for i := range k {
 			for x := range m {
 				row := q[(i*m+x)*m:]
