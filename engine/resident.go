@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mtsgd/mtsgd/internal/gpu"
+	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -34,11 +35,18 @@ type resident struct {
 	headScore  []matrix // per task: M × d_β
 	headDir    []matrix // per task: M × d_β
 	ones       gpu.Ptr  // the widest row's length of ones, for row sums
-	sums       gpu.Ptr  // 2·K·M row sums: the trunk and head scores'
-	hostSums   []float64
-	rows       []deviceRows
-	work       particles.DeviceWork // the rules' scratch
-	hostStale  bool                 // the device's parameters are newer than the host's
+	// back is what a step reads back after its passes, in one copy, in
+	// float64: every particle's losses (M rows of K), its batch
+	// statistics (M rows of S), one value no one reads (the trunk
+	// graph's inner product), then 2·K·M row sums (sums), the trunk and
+	// head scores'.
+	back      gpu.Ptr
+	stats     int // S
+	sums      gpu.Ptr
+	hostBack  []float64
+	rows      []deviceRows
+	work      particles.DeviceWork // the rules' scratch
+	hostStale bool                 // the device's parameters are newer than the host's
 }
 
 // matrix is a row-major float64 matrix in device memory.
@@ -56,6 +64,9 @@ type deviceRows struct {
 	heads      []gpu.Ptr // per task
 	trunkScore []gpu.Ptr // per task
 	headScore  []gpu.Ptr // per task
+	// Where its graphs leave what the step reads back (resident.back):
+	// its losses (K), its batch statistics, and what no one reads.
+	loss, stats, discard gpu.Ptr
 }
 
 // residentFor reports whether steps with u keep the ensemble on the
@@ -154,14 +165,18 @@ func newResident(tr *Trainer) (r *resident, err error) {
 	if err := dev.Launch("fill_f64", widest, r.ones, 1.0, widest); err != nil {
 		return nil, err
 	}
-	if r.sums, err = dev.Alloc(8 * 2 * k * m); err != nil {
+	r.stats = models.Size(tr.cfg.Model.TrunkStats())
+	if r.back, err = dev.Alloc(8 * (m*k + m*r.stats + 1 + 2*k*m)); err != nil {
 		return nil, err
 	}
+	discard := r.back + gpu.Ptr(8*m*(k+r.stats))
+	r.sums = discard + 8
 	for i, p := range tr.Particles {
 		if err := r.upload(r.trunk, i, p.Trunk); err != nil {
 			return nil, err
 		}
-		rows := deviceRows{trunk: r.trunk.row(i)}
+		rows := deviceRows{trunk: r.trunk.row(i), loss: r.back + gpu.Ptr(8*i*k),
+			stats: r.back + gpu.Ptr(8*(m*k+i*r.stats)), discard: discard}
 		for j := range k {
 			if err := r.upload(r.heads[j], i, p.Heads[j]); err != nil {
 				return nil, err
@@ -197,7 +212,7 @@ func (r *resident) free() error {
 			errs = append(errs, r.dev.Free(x.p))
 		}
 	}
-	for _, p := range []gpu.Ptr{r.ones, r.sums} {
+	for _, p := range []gpu.Ptr{r.ones, r.back} {
 		if p != 0 {
 			errs = append(errs, r.dev.Free(p))
 		}
@@ -258,32 +273,28 @@ func (tr *Trainer) Close() error {
 	return errors.Join(errs...)
 }
 
-// checkFinite reports the first row of the matrices xs with a NaN or Inf,
-// as which matrix, row and index, or which −1: the row sums x·1, one
-// matrix product per matrix and one copy back for all, are finite unless
-// a row holds a NaN or Inf (or its sum overflows, which the row's own
-// check then clears). The matrices have at most 2·K·M rows together.
-func (r *resident) checkFinite(xs ...matrix) (which, row, index int, err error) {
+// rowSums writes the row sums x·1 of the matrices xs into sums, one
+// matrix product each, and returns how many there are (at most 2·K·M).
+// A row's sum is finite unless the row holds a NaN or Inf (or the sum
+// overflows, which the row's own check then clears: firstNotFinite).
+func (r *resident) rowSums(xs []matrix) (int, error) {
 	n := 0
 	for _, x := range xs {
 		if x.cols == 0 {
 			continue
 		}
 		if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, r.sums+gpu.Ptr(8*n), 1); err != nil {
-			return 0, 0, 0, err
+			return 0, err
 		}
 		n += x.rows
 	}
-	if n == 0 {
-		return -1, -1, -1, nil
-	}
-	if cap(r.hostSums) < n {
-		r.hostSums = make([]float64, n)
-	}
-	sums := r.hostSums[:n]
-	if err := r.dev.Download(gpu.Bytes(sums), r.sums); err != nil {
-		return 0, 0, 0, err
-	}
+	return n, nil
+}
+
+// firstNotFinite reports the first row of the matrices xs with a NaN or
+// Inf, as which matrix, row and index, or which −1, from their row sums
+// (rowSums) on the host: only rows whose sum is not finite are read back.
+func (r *resident) firstNotFinite(xs []matrix, sums []float64) (which, row, index int, err error) {
 	if finite(sums) < 0 {
 		return -1, -1, -1, nil
 	}
@@ -311,11 +322,55 @@ func (r *resident) checkFinite(xs ...matrix) (which, row, index int, err error) 
 	return -1, -1, -1, nil
 }
 
-// checkScores reports the first score with a NaN or Inf as a
-// *NotFiniteError.
-func (tr *Trainer) checkScores(step int) error {
+// checkFinite reports the first row of the matrices xs with a NaN or Inf
+// (firstNotFinite), their row sums read back in one copy.
+func (r *resident) checkFinite(xs ...matrix) (which, row, index int, err error) {
+	n, err := r.rowSums(xs)
+	if err != nil || n == 0 {
+		return -1, -1, -1, err
+	}
+	sums := r.hostFloats(n)
+	if err := r.dev.Download(gpu.Bytes(sums), r.sums); err != nil {
+		return 0, 0, 0, err
+	}
+	return r.firstNotFinite(xs, sums)
+}
+
+// hostFloats returns n float64 of host memory, reused.
+func (r *resident) hostFloats(n int) []float64 {
+	if cap(r.hostBack) < n {
+		r.hostBack = make([]float64, n)
+	}
+	return r.hostBack[:n]
+}
+
+// readBack brings back, in one copy, what a step's passes left on the
+// device: every particle's losses and batch statistics into grads, and
+// the row sums of the scores, which checkScores then reads.
+func (tr *Trainer) readBack(grads []*Grads) ([]float64, error) {
 	r := tr.res
-	which, row, at, err := r.checkFinite(append([]matrix{r.trunkScore}, r.headScore...)...)
+	scores := append([]matrix{r.trunkScore}, r.headScore...)
+	n, err := r.rowSums(scores)
+	if err != nil {
+		return nil, err
+	}
+	head := r.m*(r.k+r.stats) + 1
+	all := r.hostFloats(head + n)
+	if err := r.dev.Download(gpu.Bytes(all), r.back); err != nil {
+		return nil, err
+	}
+	for i, g := range grads {
+		copy(g.Loss, all[i*r.k:(i+1)*r.k])
+		copy(g.Stats, all[r.m*r.k+i*r.stats:r.m*r.k+(i+1)*r.stats])
+	}
+	return all[head:], nil
+}
+
+// checkScores reports the first score with a NaN or Inf as a
+// *NotFiniteError, from the scores' row sums (readBack).
+func (tr *Trainer) checkScores(step int, sums []float64) error {
+	r := tr.res
+	which, row, at, err := r.firstNotFinite(append([]matrix{r.trunkScore}, r.headScore...), sums)
 	switch {
 	case err != nil:
 		return fmt.Errorf("step %d: %w", step, err)

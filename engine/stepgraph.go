@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/ops"
 )
@@ -26,6 +27,7 @@ type stepGraph struct {
 	// Copied out as a run computes them (gorgonia.Read, ops.Keep): the
 	// tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
+	lossNodes    []*gorgonia.Node
 	featureGrads []*ops.Kept       // tasks after the first: ∂loss/∂features
 	features     *ops.Kept         // the trunk's output; nil without a trunk
 	outputs      []*ops.Kept       // each task's head outputs
@@ -127,6 +129,7 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 	}
 	for j, t := range tasks {
 		sg.losses = append(sg.losses, read(t.loss))
+		sg.lossNodes = append(sg.lossNodes, t.loss)
 		if featureGrads[j] != nil {
 			if sg.featureGrads[j], err = ops.Keep(featureGrads[j]); err != nil {
 				return nil, err
@@ -164,6 +167,9 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 	if err := sg.vals.loadParticle(p, out.rows); err != nil {
 		return nil, err
 	}
+	if err := sg.leaveOnDevice(out.rows); err != nil {
+		return nil, err
+	}
 	srcs := []*tensor.Dense{in.x, in.weight}
 	for _, j := range sg.tasks {
 		srcs = append(srcs, in.targets[j])
@@ -176,8 +182,10 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 	var features []*ops.Kept
 	err := run(sg.vm, func() error {
 		for i, j := range sg.tasks {
-			if err := copyValues(nil, []gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
-				return err
+			if out.rows == nil {
+				if err := copyValues(nil, []gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
+					return err
+				}
 			}
 			var err error
 			switch {
@@ -209,10 +217,10 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 				return err
 			}
 		}
-		if err := copyStats(sg.stats, out.Stats); err != nil {
-			return err
-		}
 		if out.rows == nil {
+			if err := copyStats(sg.stats, out.Stats); err != nil {
+				return err
+			}
 			if err := m.copyOutputs(sg, out); err != nil {
 				return err
 			}
@@ -225,6 +233,35 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		return nil
 	})
 	return features, err
+}
+
+// leaveOnDevice has the graph's next runs leave their losses and batch
+// statistics in rows' places on the device (the resident ensemble reads
+// them back after every particle's runs), or, with rows nil, copy them to
+// the host as they are computed.
+func (sg *stepGraph) leaveOnDevice(rows *deviceRows) error {
+	if sg.dev == nil {
+		return nil
+	}
+	for i, j := range sg.tasks {
+		var dst gpu.Ptr
+		if rows != nil {
+			dst = rows.loss + gpu.Ptr(8*j)
+		}
+		if err := ops.LossOnDevice(sg.lossNodes[i], dst); err != nil {
+			return err
+		}
+	}
+	at := 0
+	for _, st := range sg.stats {
+		var dst gpu.Ptr
+		if rows != nil {
+			dst = rows.stats + gpu.Ptr(8*at)
+		}
+		st.KeepOnDevice(dst)
+		at += len(st.Mean) + len(st.Variance)
+	}
+	return nil
 }
 
 // copyOutputs copies the features and head outputs the step graph kept

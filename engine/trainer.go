@@ -385,6 +385,14 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	if err != nil {
 		return err
 	}
+	var sums []float64
+	if tr.res != nil {
+		// The losses, statistics and the scores' row sums the passes left
+		// on the device.
+		if sums, err = tr.readBack(tr.grads[:m]); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
+	}
 	// Checked once every particle's passes ran: a worker's last particle
 	// writes the filter gradients its particles stacked.
 	for i, g := range tr.grads[:m] {
@@ -412,7 +420,7 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	if tr.res == nil {
 		return nil
 	}
-	return tr.checkScores(step)
+	return tr.checkScores(step, sums)
 }
 
 // workerShares returns, when a step's evaluation may stack the passes of

@@ -1,6 +1,9 @@
 package ops
 
 import (
+	"fmt"
+	"math"
+
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -15,6 +18,35 @@ import (
 // onGPU is what an op keeps in device memory between runs.
 type onGPU struct {
 	a, b, c devScratch
+	// to, when set, is where a scalar op leaves its value on the device
+	// instead of copying it to the host (LossOnDevice).
+	to gpu.Ptr
+}
+
+// LossOnDevice makes loss, the node of a device op whose value is a
+// scalar (SoftmaxCrossEntropy, SquaredError, Inner), leave that value on
+// the device as a float64 at dst from its graph's next run on, and copy
+// nothing to the host: the node's value is then NaN. With dst 0 the op
+// copies its value to the host again. A step on a device reads every
+// particle's losses back at once, after all its graphs' runs, rather than
+// waiting for the device at each loss.
+func LossOnDevice(loss *gorgonia.Node, dst gpu.Ptr) error {
+	var g *onGPU
+	switch op := loss.Op().(type) {
+	case *xentOp:
+		g = &op.gpu
+	case *sqErrOp:
+		g = &op.gpu
+	case *innerOp:
+		g = &op.gpu
+	default:
+		return fmt.Errorf("ops: %v is not a device loss", loss.Op())
+	}
+	if deviceOf(loss) == nil {
+		return fmt.Errorf("ops: %v is not on a device", loss.Op())
+	}
+	g.to = dst
+	return nil
 }
 
 func (g geometry) gpu() gpu.Geom {
@@ -100,7 +132,9 @@ func (op *biasGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 }
 
 // Batch normalisation keeps the examples' partial sums (a) and the
-// statistics (b): mean, variance and 1/√(σ² + eps), c doubles each.
+// statistics (b): mean, variance and 1/√(σ² + eps), c doubles each; the
+// mean and variance lie where BatchStats.KeepOnDevice says if it was
+// called (BatchStats.at says where).
 func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	x, dt := vals[0], vals[0].Dtype()
 	n, c, hw := op.n, op.c, op.hw
@@ -109,6 +143,9 @@ func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	part := l.scratch(&op.gpu.a, n*c, 8)
 	stats := l.scratch(&op.gpu.b, 3*c, 8)
 	mean, variance, inv := stats, stats+gpu.Ptr(8*c), stats+gpu.Ptr(16*c)
+	if to := op.stats.to; to != 0 {
+		mean, variance = to, to+gpu.Ptr(8*c)
+	}
 	w := ptr(vals[3])
 	l.run("channel_partial", n*c, part, ptr(x), gpu.Ptr(0), w, gpu.Ptr(0), gpu.Ptr(0), 0, n, c, hw)
 	l.untyped("sum_columns", c, mean, part, n, c)
@@ -118,7 +155,7 @@ func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	if out != nil {
 		l.run("bn_forward", n*c*hw, ptr(out), ptr(x), ptr(vals[1]), ptr(vals[2]), mean, inv, n, c, hw)
 	}
-	op.stats.dev, op.stats.at = op.dev, stats
+	op.stats.dev, op.stats.at = op.dev, mean
 	return l.result(op.name, out)
 }
 
@@ -133,8 +170,8 @@ func (op *bnGradParam) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	if op.scale {
 		mode = 3 // Σ g·x̂
 	}
-	stats := f.gpu.b.p
-	l.run("channel_partial", f.n*f.c, part, ptr(vals[0]), ptr(vals[1]), gpu.Ptr(0), stats, stats+gpu.Ptr(16*f.c), mode, f.n, f.c, f.hw)
+	mean, inv := f.stats.at, f.gpu.b.p+gpu.Ptr(16*f.c)
+	l.run("channel_partial", f.n*f.c, part, ptr(vals[0]), ptr(vals[1]), gpu.Ptr(0), mean, inv, mode, f.n, f.c, f.hw)
 	l.untyped("sum_columns", f.c, sums, part, f.n, f.c)
 	if out != nil {
 		l.run("narrow", f.c, ptr(out), sums, f.c)
@@ -146,11 +183,11 @@ func (op *bnGradInput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	f, x, dt := op.fwd, vals[0], vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, x.Shape()...)
-	stats := f.gpu.b.p
+	mean, inv := f.stats.at, f.gpu.b.p+gpu.Ptr(16*f.c)
 	if out != nil {
 		// x, γ, weight, g, ∂γ, ∂β as bnInputGrad reads them.
 		l.run("bn_grad_input", f.n*f.c*f.hw, ptr(out), ptr(x), ptr(vals[3]), ptr(vals[1]), ptr(vals[2]),
-			stats, stats+gpu.Ptr(16*f.c), ptr(vals[4]), ptr(vals[5]), f.n, f.c, f.hw)
+			mean, inv, ptr(vals[4]), ptr(vals[5]), f.n, f.c, f.hw)
 	}
 	return l.result(op.name, out)
 }
@@ -293,14 +330,25 @@ func (op *linearGradWeight) deviceDo(vals []gorgonia.Value) (gorgonia.Value, err
 }
 
 // scalar is the device loss total (float64 at p) as the graph's scalar of
-// dtype dt: the one value that leaves the device during a run.
-func (l *launcher) scalar(dt tensor.Dtype, p gpu.Ptr) gorgonia.Value {
-	v := []float64{0}
-	l.download(v, p)
+// dtype dt: the one value that leaves the device during a run, unless
+// the op leaves it there (g.to, LossOnDevice), when it is NaN.
+func (l *launcher) scalar(dt tensor.Dtype, p gpu.Ptr, g *onGPU) gorgonia.Value {
+	v := []float64{math.NaN()}
+	if g.to == 0 {
+		l.download(v, p)
+	}
 	if dt == tensor.Float32 {
 		return gorgonia.NewF32(float32(v[0]))
 	}
 	return gorgonia.NewF64(v[0])
+}
+
+// total is where a scalar op sums its value: its own scratch s, or g.to.
+func (l *launcher) total(s *devScratch, g *onGPU) gpu.Ptr {
+	if g.to != 0 {
+		return g.to
+	}
+	return l.scratch(s, 1, 8)
 }
 
 // Cross-entropy keeps the softmax (a), the rows' losses (b) and their
@@ -309,10 +357,10 @@ func (op *xentOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	sm := l.scratch(&op.gpu.a, op.n*op.c, l.elems())
-	rows, total := l.scratch(&op.gpu.b, op.n, 8), l.scratch(&op.gpu.c, 1, 8)
+	rows, total := l.scratch(&op.gpu.b, op.n, 8), l.total(&op.gpu.c, &op.gpu)
 	l.run("xent_rows", op.n, sm, rows, ptr(vals[0]), ptr(vals[1]), ptr(vals[2]), op.n, op.c)
 	l.untyped("sum_columns", 1, total, rows, op.n, 1)
-	return l.result(op.name, l.scalar(dt, total))
+	return l.result(op.name, l.scalar(dt, total, &op.gpu))
 }
 
 func (op *xentGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
@@ -329,10 +377,10 @@ func (op *xentGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 func (op *sqErrOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	l := op.dev.launcher(dt)
-	rows, total := l.scratch(&op.gpu.a, op.n, 8), l.scratch(&op.gpu.b, 1, 8)
+	rows, total := l.scratch(&op.gpu.a, op.n, 8), l.total(&op.gpu.b, &op.gpu)
 	l.run("sqerr_rows", op.n, rows, ptr(vals[0]), ptr(vals[1]), ptr(vals[2]), op.n)
 	l.untyped("sum_columns", 1, total, rows, op.n, 1)
-	return l.result(op.name, l.scalar(dt, total))
+	return l.result(op.name, l.scalar(dt, total, &op.gpu))
 }
 
 func (op *sqErrGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
@@ -350,10 +398,10 @@ func (op *innerOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	n := op.shape.TotalSize()
 	l := op.dev.launcher(dt)
-	dot, wide := l.scratch(&op.gpu.a, 1, l.elems()), l.scratch(&op.gpu.b, 1, 8)
+	dot, wide := l.scratch(&op.gpu.a, 1, l.elems()), l.total(&op.gpu.b, &op.gpu)
 	l.gemm(false, true, 1, 1, n, ptr(vals[0]), n, ptr(vals[1]), n, 0, dot, 1)
 	l.run("widen", 1, wide, dot, 1)
-	return l.result(op.name, l.scalar(dt, wide))
+	return l.result(op.name, l.scalar(dt, wide, &op.gpu))
 }
 
 func (op *scaleOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
