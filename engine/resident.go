@@ -15,13 +15,14 @@ import (
 // and (inside the optimisers) their state, all float64 matrices with one
 // row per particle. A step then moves no vector of a particle's length
 // between the host and the device: the graphs read their parameters from
-// these rows and write their gradients, negated, into the score rows;
-// the rules (particles.DeviceRule) and the optimisers
-// (optim.DeviceOptimizer) work on the rows in place. What crosses is
-// small: the batch, each task's loss, the batch-norm statistics (the
-// running statistics stay on the host, for the prediction graph), the
-// rules' M×M and KM×KM matrices, and one row sum per score row to check
-// that every gradient is finite.
+// these rows and write their gradients, the negated scores, into the
+// score rows; the rules (particles.DeviceRule, with negated scores) write
+// −φ, which the optimisers (optim.DeviceOptimizer) descend along in
+// place. No kernel negates a vector: the rules flip the signs of their
+// small matrices instead. What crosses is small: the batch, each task's
+// loss, the batch-norm statistics (the running statistics stay on the
+// host, for the prediction graph), the rules' M×M and KM×KM matrices,
+// and one row sum per score row to check that every gradient is finite.
 //
 // The host's vectors (Trainer.Particles, the optimisers' State) are stale
 // while the ensemble is resident; Trainer.Sync brings them back.
@@ -29,11 +30,11 @@ type resident struct {
 	dev        gpu.Device
 	m, k       int
 	trunk      matrix   // M × d_α
-	trunkScore matrix   // K·M × d_α: row j·M + i is task j's score at particle i
-	trunkDir   matrix   // M × d_α
+	trunkScore matrix   // K·M × d_α: row j·M + i is task j's gradient (−score) at particle i
+	trunkDir   matrix   // M × d_α: −φ
 	heads      []matrix // per task: M × d_β
-	headScore  []matrix // per task: M × d_β
-	headDir    []matrix // per task: M × d_β
+	headScore  []matrix // per task: M × d_β, gradients (−scores)
+	headDir    []matrix // per task: M × d_β, −φ
 	ones       gpu.Ptr  // the widest row's length of ones, for row sums
 	// back is what a step reads back after its passes, in one copy, in
 	// float64: every particle's losses (M rows of K), its batch
@@ -418,10 +419,11 @@ func (tr *Trainer) scaleOnDevice(u Update, heads bool) error {
 }
 
 // directionOnDevice runs rule on the resident matrices theta and scores
-// (k tasks) into dir, with the rules' scratch kept from step to step.
+// (k tasks; negated, the gradients) into dir (negated, −φ), with the
+// rules' scratch kept from step to step.
 func (tr *Trainer) directionOnDevice(rule particles.Rule, dir, theta, scores matrix, k, step int) error {
 	r := tr.res
-	e := particles.DeviceEnsemble{Theta: theta.p, Scores: scores.p, M: r.m, K: k, D: theta.cols, Step: step - 1, Work: &r.work}
+	e := particles.DeviceEnsemble{Theta: theta.p, Scores: scores.p, M: r.m, K: k, D: theta.cols, Step: step - 1, Work: &r.work, Negated: true}
 	return rule.(particles.DeviceRule).DirectionOnDevice(r.dev, dir.p, e)
 }
 
@@ -440,14 +442,11 @@ func (tr *Trainer) checkDirections(step int, dirs []matrix, tasks []string) erro
 	return &NotFiniteError{Step: step, Particle: row, Task: tasks[which], What: what, Index: at}
 }
 
-// descend steps the optimiser o of particle i along −dir's row i, on the
-// resident vector x.
+// descend steps the optimiser o of particle i along −φ, dir's row i
+// (dir holds −φ, a gradient to descend), on the resident vector x.
 func (r *resident) descend(o optim.Optimizer, x, dir matrix, i int) error {
 	if x.cols == 0 {
 		return nil
-	}
-	if err := r.dev.Launch("scale_f64", x.cols, dir.row(i), -1.0, x.cols); err != nil {
-		return err
 	}
 	r.hostStale = true
 	return o.(optim.DeviceOptimizer).StepOnDevice(r.dev, x.row(i), dir.row(i), x.cols)

@@ -190,7 +190,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 			var err error
 			switch {
 			case out.rows != nil:
-				err = storeTo(sg.dev, sg.headGrads[i], out.rows.headScore[j], -1)
+				err = storeTo(sg.dev, sg.headGrads[i], out.rows.headScore[j], 1)
 			case out.scores:
 				var finite bool
 				finite, err = gatherScores(sg.dev, sg.headGrads[i], out.Head[j])
@@ -205,7 +205,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		switch j := sg.tasks[0]; {
 		case sg.headsOnly:
 		case out.rows != nil:
-			if err := storeTo(sg.dev, sg.trunkGrad, out.rows.trunkScore[j], -1); err != nil {
+			if err := storeTo(sg.dev, sg.trunkGrad, out.rows.trunkScore[j], 1); err != nil {
 				return err
 			}
 		case out.scores:

@@ -14,11 +14,18 @@ import (
 // target i's score at particle a). Step is Ensemble.Step. Work, when set,
 // is the rules' scratch memory, kept from call to call by the caller
 // (DeviceWork); without it each call allocates its own and frees it.
+//
+// Negated says that Scores holds the negated scores −s_ia (the losses'
+// gradients, as a device graph computes them) and that the rule is to
+// write −φ: what an optimiser descends along. The rules then flip the
+// signs of their small matrices on the host, which is exact, so the
+// result is bit for bit the negation of φ, and no kernel negates a vector.
 type DeviceEnsemble struct {
 	Theta, Scores gpu.Ptr
 	M, K, D       int
 	Step          int
 	Work          *DeviceWork
+	Negated       bool
 }
 
 // DeviceRule is a Rule that can also move an ensemble held on a device,
@@ -26,8 +33,9 @@ type DeviceEnsemble struct {
 // over the positions (an Ensemble.Kernel has no device form).
 type DeviceRule interface {
 	Rule
-	// DirectionOnDevice writes φ(θ_a) into row a of dst (M rows of D on
-	// dev), which must not overlap the ensemble's vectors.
+	// DirectionOnDevice writes φ(θ_a) (−φ(θ_a) if e.Negated) into row a
+	// of dst (M rows of D on dev), which must not overlap the ensemble's
+	// vectors.
 	DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error
 }
 
@@ -192,8 +200,9 @@ func (w *deviceWork) kernel(rbf RBF, km *kernelMatrix) error {
 	return nil
 }
 
-// mix writes B·S + A·Θ into dst; a nil A is zero. B and A go to the
-// device in one copy.
+// mix writes φ = B·S + A·Θ into dst; a nil A is zero. With negated
+// scores (e.Negated: −S on the device) it writes −φ = B·(−S) + (−A)·Θ.
+// B and A go to the device in one copy.
 func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
 	m, km, d := w.e.M, w.e.K*w.e.M, w.e.D
 	pb, err := w.alloc(m*km + len(a))
@@ -202,7 +211,13 @@ func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
 	}
 	host := b
 	if a != nil {
-		host = append(append(make([]float64, 0, len(b)+len(a)), b...), a...)
+		host = append(make([]float64, 0, len(b)+len(a)), b...)
+		for _, v := range a {
+			if w.e.Negated {
+				v = -v
+			}
+			host = append(host, v)
+		}
 	}
 	if err := w.dev.Upload(pb, gpu.Bytes(host)); err != nil {
 		return err
@@ -276,6 +291,11 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 	}
 	if !r.FirstTermOnly {
 		q := prods[2]
+		if e.Negated {
+			for i := range q {
+				q[i] = -q[i] // (−S)Θᵀ
+			}
+		}
 		for i := range k {
 			for x := range m {
 				row := q[(i*m+x)*m:]

@@ -84,7 +84,32 @@ func TestDirectionOnDevice(t *testing.T) {
 				if err := dev.Download(gpu.Bytes(got), dst); err != nil {
 					t.Fatal(err)
 				}
-				for _, p := range []gpu.Ptr{theta, scores, dst} {
+				// With the scores negated, −φ bit for bit, and the same
+				// U and w* (checked below against the CPU's).
+				for i := range all {
+					for j := range all[i] {
+						all[i][j] = -all[i][j]
+					}
+				}
+				negScores := upload(all)
+				de.Scores, de.Negated = negScores, true
+				negRule := rule.new()
+				if s, ok := gpuRule.(*SVGD); ok {
+					negRule.(*SVGD).Weights = s.Weights
+				}
+				if err := negRule.DirectionOnDevice(dev, dst, de); err != nil {
+					t.Fatal(err)
+				}
+				neg := make([]float64, m*d)
+				if err := dev.Download(gpu.Bytes(neg), dst); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if neg[i] != -got[i] {
+						t.Fatalf("negated: entry %d is %v, want −%v", i, neg[i], got[i])
+					}
+				}
+				for _, p := range []gpu.Ptr{theta, scores, negScores, dst} {
 					dev.Free(p)
 				}
 				if n := dev.Live(); n != 0 {
@@ -92,9 +117,10 @@ func TestDirectionOnDevice(t *testing.T) {
 				}
 
 				if c, ok := cpu.(*MTSGD); ok {
-					g := gpuRule.(*MTSGD)
-					near(t, "U", g.Diagnostics().U, c.Diagnostics().U, 1e-10)
-					near(t, "w*", g.Diagnostics().Weights, c.Diagnostics().Weights, 1e-8)
+					for _, g := range []*MTSGD{gpuRule.(*MTSGD), negRule.(*MTSGD)} {
+						near(t, "U", g.Diagnostics().U, c.Diagnostics().U, 1e-10)
+						near(t, "w*", g.Diagnostics().Weights, c.Diagnostics().Weights, 1e-8)
+					}
 				}
 				var flat []float64
 				for _, r := range want {
