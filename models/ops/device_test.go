@@ -1,0 +1,83 @@
+//go:build cgo
+
+package ops
+
+import (
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/internal/gpu"
+	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
+)
+
+// Tensors lays its tensors one after another in one buffer the Device
+// owns, and LoadAllFrom fills them from one float64 vector with one
+// kernel; tensors that do not lie one after another are filled one by
+// one, to the same values. Close frees the buffer.
+func TestTensorsLoadAllFrom(t *testing.T) {
+	emu := kernels.NewEmulator()
+	defer emu.Close()
+	dev := gpu.NewCounting(emu)
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		d := OnDevice(gorgonia.NewGraph(), dev)
+		shapes := []tensor.Shape{{2, 3}, {3}, {1, 2, 2, 1}}
+		block, err := d.Tensors(dt, shapes...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var apart []*tensor.Dense
+		for _, s := range shapes {
+			x, err := d.Tensor(dt, s...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			apart = append(apart, x)
+		}
+		src := make([]float64, 13)
+		for i := range src {
+			src[i] = float64(i) + 0.25
+		}
+		p, err := dev.Alloc(8 * len(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dev.Upload(p, gpu.Bytes(src)); err != nil {
+			t.Fatal(err)
+		}
+		for name, ts := range map[string][]*tensor.Dense{"block": block, "apart": apart} {
+			before := dev.Counts().Launches
+			if err := d.LoadAllFrom(ts, p); err != nil {
+				t.Fatal(err)
+			}
+			launches := dev.Counts().Launches - before
+			if want := map[string]int{"block": 1, "apart": 3}[name]; launches != want {
+				t.Errorf("%v %s: %d launches, want %d", dt, name, launches, want)
+			}
+			var got []float64
+			for _, x := range ts {
+				if !d.Owns(x) {
+					t.Errorf("%v %s: a tensor the Device does not own", dt, name)
+				}
+				v := make([]float64, x.Shape().TotalSize())
+				if err := d.Get(x, v); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, v...)
+			}
+			for i := range src {
+				if got[i] != src[i] {
+					t.Fatalf("%v %s: value %d is %v, want %v", dt, name, i, got[i], src[i])
+				}
+			}
+		}
+		dev.Free(p)
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := emu.Live(); n != 0 {
+			t.Errorf("%v: %d device buffers left after Close", dt, n)
+		}
+	}
+}
