@@ -127,6 +127,14 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 		}
 		sg.headGrads[j] = grads
 	}
+	if sg.dev != nil {
+		// Each set of gradients in one buffer, for one kernel to store.
+		for _, grads := range append([][]*gorgonia.Node{sg.trunkGrad}, sg.headGrads...) {
+			if err := sg.dev.OutputsTogether(grads); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for j, t := range tasks {
 		sg.losses = append(sg.losses, read(t.loss))
 		sg.lossNodes = append(sg.lossNodes, t.loss)

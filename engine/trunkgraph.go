@@ -76,6 +76,11 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 	if tg.trunkGrad, err = gorgonia.Grad(inner, trunk...); err != nil {
 		return nil, fmt.Errorf("engine: trunk gradient: %w", err)
 	}
+	if tg.dev != nil {
+		if err := tg.dev.OutputsTogether(tg.trunkGrad); err != nil {
+			return nil, err
+		}
+	}
 	tg.vm = newVM(g, tg.dev)
 	tg.inputs = [3]binding{{node: x, dev: tg.dev}, {node: weight, dev: tg.dev}, {node: upstream, dev: tg.dev}}
 	return tg, nil

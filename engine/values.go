@@ -129,17 +129,13 @@ func scatterFrom(dev *ops.Device, src gpu.Ptr, dst []*tensor.Dense) error {
 // storeTo writes a·(the values of nodes), on dev, into the float64
 // vector at dst in the device's memory, in order.
 func storeTo(dev *ops.Device, nodes []*gorgonia.Node, dst gpu.Ptr, a float64) error {
-	for _, n := range nodes {
-		v := n.Value()
-		if v == nil {
+	vs := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		if vs[i] = n.Value(); vs[i] == nil {
 			return fmt.Errorf("engine: a value the graph did not compute")
 		}
-		if err := dev.StoreTo(dst, v, a); err != nil {
-			return err
-		}
-		dst += gpu.Ptr(8 * v.Shape().TotalSize())
 	}
-	return nil
+	return dev.StoreAllTo(dst, vs, a)
 }
 
 // gather copies the values of nodes, on dev (nil: the CPU), into the flat

@@ -200,6 +200,90 @@ func (d *Device) stage(n int) []float32 {
 	return d.staging[:n]
 }
 
+// ownOutput is an op that computes into a buffer of its own: the ops
+// whose outputs are parameters' gradients.
+type ownOutput interface{ outBuffer() *buffer }
+
+func (op *convGradFilters) outBuffer() *buffer  { return &op.out }
+func (op *biasGrad) outBuffer() *buffer         { return &op.out }
+func (op *bnGradParam) outBuffer() *buffer      { return &op.out }
+func (op *linearGradWeight) outBuffer() *buffer { return &op.out }
+
+// OutputsTogether lays the values of nodes, in order, one after another
+// in one buffer of the device's memory (Tensors), for the nodes whose op
+// computes into a buffer of its own (the ops of parameters' gradients);
+// the others keep theirs. Called before the graph's first run, it lets
+// StoreAllTo copy a graph's gradients into a particle's vector with one
+// kernel.
+func (d *Device) OutputsTogether(nodes []*gorgonia.Node) error {
+	var bufs []*buffer
+	var shapes []tensor.Shape
+	dt := tensor.Dtype{}
+	for _, n := range nodes {
+		op, ok := n.Op().(ownOutput)
+		if !ok || deviceOf(n) != d || (len(bufs) > 0 && n.Dtype() != dt) {
+			continue
+		}
+		dt = n.Dtype()
+		bufs = append(bufs, op.outBuffer())
+		shapes = append(shapes, n.Shape().Clone())
+	}
+	if len(bufs) == 0 {
+		return nil
+	}
+	ts, err := d.Tensors(dt, shapes...)
+	if err != nil {
+		return err
+	}
+	for i, b := range bufs {
+		if b.t != nil && slices.Contains(d.owned, ptr(b.t)) && !d.inBlock(ptr(b.t)) {
+			if err := d.free(ptr(b.t)); err != nil {
+				return err
+			}
+		}
+		b.t = ts[i]
+	}
+	return nil
+}
+
+// StoreAllTo is StoreTo for each of the device values vs in turn, into
+// consecutive values at dst: one kernel (two if a ≠ 1) when the values
+// lie one after another in device memory (OutputsTogether), else those
+// of each value.
+func (d *Device) StoreAllTo(dst gpu.Ptr, vs []gorgonia.Value, a float64) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	n, next := 0, ptr(vs[0])
+	for _, v := range vs {
+		if v.Dtype() != vs[0].Dtype() || ptr(v) != next {
+			n = -1
+			break
+		}
+		n += v.Shape().TotalSize()
+		next += gpu.Ptr(v.Shape().TotalSize() * int(v.Dtype().Size()))
+	}
+	if n < 0 {
+		for _, v := range vs {
+			if err := d.StoreTo(dst, v, a); err != nil {
+				return err
+			}
+			dst += gpu.Ptr(8 * v.Shape().TotalSize())
+		}
+		return nil
+	}
+	l := d.launcher(vs[0].Dtype())
+	if l.dt == gpu.Float32 {
+		l.run("widen", n, dst, ptr(vs[0]), n)
+	} else {
+		l.run("copy", n, dst, ptr(vs[0]), n)
+	}
+	if a != 1 {
+		l.untyped("scale_f64", n, dst, a, n)
+	}
+	return l.err
+}
+
 // Load copies the host tensor src into the device tensor dst, of the
 // same dtype and size.
 func (d *Device) Load(dst, src *tensor.Dense) error {
@@ -285,8 +369,12 @@ func (d *Device) Owns(v gorgonia.Value) bool {
 	if !ok {
 		return false
 	}
-	p := ptr(t)
-	return slices.Contains(d.owned, p) || slices.ContainsFunc(d.blocks, func(b block) bool { return p >= b.p && p < b.p+gpu.Ptr(b.bytes) })
+	return slices.Contains(d.owned, ptr(t)) || d.inBlock(ptr(t))
+}
+
+// inBlock reports whether p lies in a buffer of Tensors.
+func (d *Device) inBlock(p gpu.Ptr) bool {
+	return slices.ContainsFunc(d.blocks, func(b block) bool { return p >= b.p && p < b.p+gpu.Ptr(b.bytes) })
 }
 
 // VM compiles g, placed on d, into a tape machine whose values have d's
@@ -379,8 +467,12 @@ func (b *buffer) onDevice(d *Device, dt tensor.Dtype, shape ...int) (*tensor.Den
 		return nil, fmt.Errorf("ops: a device tensor of %v", dt)
 	}
 	if b.t != nil {
-		if err := d.free(ptr(b.t)); err != nil {
-			return nil, err
+		// A view into a buffer of several tensors (OutputsTogether) is
+		// left to that buffer.
+		if slices.Contains(d.owned, ptr(b.t)) && !d.inBlock(ptr(b.t)) {
+			if err := d.free(ptr(b.t)); err != nil {
+				return nil, err
+			}
 		}
 		b.t = nil
 	}

@@ -13,10 +13,11 @@ import (
 )
 
 // Tensors lays its tensors one after another in one buffer the Device
-// owns, and LoadAllFrom fills them from one float64 vector with one
-// kernel; tensors that do not lie one after another are filled one by
-// one, to the same values. Close frees the buffer.
-func TestTensorsLoadAllFrom(t *testing.T) {
+// owns, LoadAllFrom fills them from one float64 vector with one kernel
+// and StoreAllTo writes them, times a, into one with one (two with
+// a ≠ 1); tensors that do not lie one after another are filled and
+// written one by one, to the same values. Close frees the buffer.
+func TestTensorsLoadStoreAll(t *testing.T) {
 	emu := kernels.NewEmulator()
 	defer emu.Close()
 	dev := gpu.NewCounting(emu)
@@ -46,6 +47,10 @@ func TestTensorsLoadAllFrom(t *testing.T) {
 		if err := dev.Upload(p, gpu.Bytes(src)); err != nil {
 			t.Fatal(err)
 		}
+		q, err := dev.Alloc(8 * len(src))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for name, ts := range map[string][]*tensor.Dense{"block": block, "apart": apart} {
 			before := dev.Counts().Launches
 			if err := d.LoadAllFrom(ts, p); err != nil {
@@ -71,8 +76,36 @@ func TestTensorsLoadAllFrom(t *testing.T) {
 					t.Fatalf("%v %s: value %d is %v, want %v", dt, name, i, got[i], src[i])
 				}
 			}
+			vs := make([]gorgonia.Value, len(ts))
+			for i, x := range ts {
+				vs[i] = x
+			}
+			for _, a := range []float64{1, -2} {
+				before := dev.Counts().Launches
+				if err := d.StoreAllTo(q, vs, a); err != nil {
+					t.Fatal(err)
+				}
+				launches := dev.Counts().Launches - before
+				want := map[string]int{"block": 1, "apart": 3}[name]
+				if a != 1 {
+					want *= 2
+				}
+				if launches != want {
+					t.Errorf("%v %s: a = %v: %d launches, want %d", dt, name, a, launches, want)
+				}
+				stored := make([]float64, len(src))
+				if err := dev.Download(gpu.Bytes(stored), q); err != nil {
+					t.Fatal(err)
+				}
+				for i := range src {
+					if stored[i] != a*src[i] {
+						t.Fatalf("%v %s: stored value %d is %v, want %v", dt, name, i, stored[i], a*src[i])
+					}
+				}
+			}
 		}
 		dev.Free(p)
+		dev.Free(q)
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
