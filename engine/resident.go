@@ -39,12 +39,16 @@ type resident struct {
 	// back is what a step reads back after its passes, in one copy, in
 	// float64: every particle's losses (M rows of K), its batch
 	// statistics (M rows of S), one value no one reads (the trunk
-	// graph's inner product), then 2·K·M row sums (sums), the trunk and
-	// head scores'.
+	// graph's inner product), 2·K·M row sums (sums), the trunk and head
+	// scores', then the products the rules of the moves to come read
+	// (grams, room for gramsCap values).
 	back      gpu.Ptr
 	stats     int // S
 	sums      gpu.Ptr
+	grams     gpu.Ptr
+	gramsCap  int
 	hostBack  []float64
+	moves     []move // the moves to come, with their products
 	rows      []deviceRows
 	work      particles.DeviceWork // the rules' scratch
 	hostStale bool                 // the device's parameters are newer than the host's
@@ -167,11 +171,15 @@ func newResident(tr *Trainer) (r *resident, err error) {
 		return nil, err
 	}
 	r.stats = models.Size(tr.cfg.Model.TrunkStats())
-	if r.back, err = dev.Alloc(8 * (m*k + m*r.stats + 1 + 2*k*m)); err != nil {
+	// Room for the products of any device rule: G (M×M), P (KM×KM) and
+	// Q (KM×M) for the trunks, and as much for each task's heads (K = 1).
+	r.gramsCap = m*m + k*m*k*m + k*m*m + k*3*m*m
+	if r.back, err = dev.Alloc(8 * (m*k + m*r.stats + 1 + 2*k*m + r.gramsCap)); err != nil {
 		return nil, err
 	}
 	discard := r.back + gpu.Ptr(8*m*(k+r.stats))
 	r.sums = discard + 8
+	r.grams = r.sums + gpu.Ptr(8*2*k*m)
 	for i, p := range tr.Particles {
 		if err := r.upload(r.trunk, i, p.Trunk); err != nil {
 			return nil, err
@@ -345,26 +353,101 @@ func (r *resident) hostFloats(n int) []float64 {
 	return r.hostBack[:n]
 }
 
-// readBack brings back, in one copy, what a step's passes left on the
-// device: every particle's losses and batch statistics into grads, and
-// the row sums of the scores, which checkScores then reads.
-func (tr *Trainer) readBack(grads []*Grads) ([]float64, error) {
-	r := tr.res
+// nextMoves says which vectors the moves after an evaluation move: a
+// heads-first step moves the heads after its first and the trunks after
+// its second, another both after its one.
+type nextMoves struct {
+	u             Update
+	trunks, heads bool
+}
+
+// move is the move of one set of resident vectors: its rule's direction
+// (−φ) into dir from theta and scores (k tasks, the gradients), from the
+// products the rule reads (grams), which readBack brought back.
+type move struct {
+	rule               particles.DeviceRule
+	dir, theta, scores matrix
+	k                  int
+	task               string // "" for the trunks'
+	grams              [][]float64
+}
+
+func (x *move) ensemble(r *resident, step int) particles.DeviceEnsemble {
+	return particles.DeviceEnsemble{Theta: x.theta.p, Scores: x.scores.p, M: r.m, K: x.k, D: x.theta.cols, Step: step - 1, Work: &r.work, Negated: true}
+}
+
+// plan lists the moves of tr.next: the trunks' (if they have parameters),
+// then each task's heads'.
+func (tr *Trainer) plan() []move {
+	r, n := tr.res, tr.next
+	var ms []move
+	if n.trunks && r.trunk.cols > 0 {
+		ms = append(ms, move{rule: n.u.Trunk.(particles.DeviceRule), dir: r.trunkDir, theta: r.trunk, scores: r.trunkScore, k: r.k})
+	}
+	if n.heads {
+		for j, t := range tr.cfg.Tasks {
+			ms = append(ms, move{rule: n.u.Head.(particles.DeviceRule), dir: r.headDir[j], theta: r.heads[j], scores: r.headScore[j], k: 1, task: t.Name})
+		}
+	}
+	return ms
+}
+
+// readBack scales the scores of the moves to come (tr.next) and brings
+// back, in one copy, what a step's passes left on the device: every
+// particle's losses and batch statistics, into grads, the row sums of the
+// scores, which it returns for checkScores, and the products the moves'
+// rules read (particles.DeviceRule's Grams), into r.moves.
+func (tr *Trainer) readBack(step int, grads []*Grads) ([]float64, error) {
+	r, n := tr.res, tr.next
+	if n.trunks {
+		if err := tr.scaleOnDevice(n.u, false); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+	}
+	if n.heads {
+		if err := tr.scaleOnDevice(n.u, true); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+	}
 	scores := append([]matrix{r.trunkScore}, r.headScore...)
-	n, err := r.rowSums(scores)
+	ns, err := r.rowSums(scores)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("step %d: %w", step, err)
+	}
+	r.moves = tr.plan()
+	var gs [][]particles.Gram
+	size := 0
+	for i := range r.moves {
+		x := &r.moves[i]
+		g := x.rule.Grams(x.ensemble(r, step))
+		gs = append(gs, g)
+		size += particles.GramsSize(g)
+	}
+	if size > r.gramsCap {
+		return nil, fmt.Errorf("step %d: the rules read %d values of products, room for %d", step, size, r.gramsCap)
+	}
+	at := r.grams
+	for i, x := range r.moves {
+		if err := particles.ComputeGrams(r.dev, at, x.theta.cols, gs[i]); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+		at += gpu.Ptr(8 * particles.GramsSize(gs[i]))
 	}
 	head := r.m*(r.k+r.stats) + 1
-	all := r.hostFloats(head + n)
+	all := r.hostFloats(head + 2*r.k*r.m + size)
 	if err := r.dev.Download(gpu.Bytes(all), r.back); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("step %d: %w", step, err)
 	}
 	for i, g := range grads {
 		copy(g.Loss, all[i*r.k:(i+1)*r.k])
 		copy(g.Stats, all[r.m*r.k+i*r.stats:r.m*r.k+(i+1)*r.stats])
 	}
-	return all[head:], nil
+	prods := all[head+2*r.k*r.m:]
+	for i := range r.moves {
+		r.moves[i].grams = particles.SplitGrams(prods, gs[i])
+		prods = prods[particles.GramsSize(gs[i]):]
+	}
+	return all[head : head+ns], nil
 }
 
 // checkScores reports the first score with a NaN or Inf as a
@@ -418,13 +501,60 @@ func (tr *Trainer) scaleOnDevice(u Update, heads bool) error {
 	return nil
 }
 
-// directionOnDevice runs rule on the resident matrices theta and scores
-// (k tasks; negated, the gradients) into dir (negated, −φ), with the
-// rules' scratch kept from step to step.
-func (tr *Trainer) directionOnDevice(rule particles.Rule, dir, theta, scores matrix, k, step int) error {
+// moveOnDevice makes the moves readBack planned (the trunks' if trunks,
+// the heads' if heads): every direction from the products read back,
+// one check of them all, then the running statistics and the
+// optimisers' steps.
+func (tr *Trainer) moveOnDevice(step int, trunks, heads bool) error {
 	r := tr.res
-	e := particles.DeviceEnsemble{Theta: theta.p, Scores: scores.p, M: r.m, K: k, D: theta.cols, Step: step - 1, Work: &r.work, Negated: true}
-	return rule.(particles.DeviceRule).DirectionOnDevice(r.dev, dir.p, e)
+	var dirs []matrix
+	var tasks []string
+	for i := range r.moves {
+		x := &r.moves[i]
+		if x.task == "" && !trunks || x.task != "" && !heads {
+			return fmt.Errorf("step %d: engine: a move of the %q vectors not planned", step, x.task)
+		}
+		if err := x.rule.DirectionFromGrams(r.dev, x.dir.p, x.ensemble(r, step), x.grams); err != nil {
+			return moveError(step, x.task, err)
+		}
+		dirs, tasks = append(dirs, x.dir), append(tasks, x.task)
+	}
+	r.moves = r.moves[:0]
+	if err := tr.checkDirections(step, dirs, tasks); err != nil {
+		var task string
+		if nf, ok := err.(*NotFiniteError); ok {
+			task = nf.Task
+		}
+		return moveError(step, task, err)
+	}
+	if trunks {
+		for i, p := range tr.Particles {
+			if err := tr.machines[0].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
+				return err
+			}
+			if err := r.descend(tr.trunkOpt[i], r.trunk, r.trunkDir, i); err != nil {
+				return fmt.Errorf("step %d, particle %d: trunk optimiser: %w", step, i, err)
+			}
+		}
+	}
+	if heads {
+		for j, t := range tr.cfg.Tasks {
+			for i := range tr.Particles {
+				if err := r.descend(tr.headOpt[i][j], r.heads[j], r.headDir[j], i); err != nil {
+					return fmt.Errorf("step %d, particle %d: task %s head optimiser: %w", step, i, t.Name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// moveError names the move (task "": the trunks') in err.
+func moveError(step int, task string, err error) error {
+	if task == "" {
+		return fmt.Errorf("step %d: trunk update: %w", step, err)
+	}
+	return fmt.Errorf("step %d: task %s head update: %w", step, task, err)
 }
 
 // checkDirections reports the first entry of the directions dirs that is

@@ -37,6 +37,50 @@ type DeviceRule interface {
 	// of dst (M rows of D on dev), which must not overlap the ensemble's
 	// vectors.
 	DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error
+	// Grams lists the products of the ensemble's rows that the direction
+	// on e reads back to the host (none for a rule that reads nothing),
+	// and DirectionFromGrams is DirectionOnDevice given them, in that
+	// order, read back by the caller: a caller that reads back other
+	// values too reads these with them, in one copy.
+	Grams(e DeviceEnsemble) []Gram
+	DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, grams [][]float64) error
+}
+
+// Gram is the product X·Yᵀ (Rows×Cols, row-major) of Rows and Cols rows
+// of an ensemble's D values on the device.
+type Gram struct {
+	X, Y       gpu.Ptr
+	Rows, Cols int
+}
+
+// directionOnDevice is DirectionOnDevice for any DeviceRule: its Grams
+// read back in one copy, then DirectionFromGrams.
+func directionOnDevice(r DeviceRule, name string, dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	w, err := newDeviceWork(dev, e)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer w.release()
+	var grams [][]float64
+	if gs := r.Grams(e); len(gs) > 0 {
+		if grams, err = w.products(gs...); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return r.DirectionFromGrams(dev, dst, e, grams)
+}
+
+// checkGrams reports grams that are not the products gs a rule listed.
+func checkGrams(grams [][]float64, gs []Gram) error {
+	if len(grams) != len(gs) {
+		return fmt.Errorf("%d products read back, want %d", len(grams), len(gs))
+	}
+	for i, g := range gs {
+		if len(grams[i]) != g.Rows*g.Cols {
+			return fmt.Errorf("product %d has %d values, want %d×%d", i, len(grams[i]), g.Rows, g.Cols)
+		}
+	}
+	return nil
 }
 
 // Every device rule here is a mix of the ensemble's rows: each direction
@@ -141,39 +185,51 @@ func (w *deviceWork) release() {
 
 func (w *deviceWork) alloc(n int) (gpu.Ptr, error) { return w.work.alloc(n) }
 
-// gram is one product x·yᵀ (rows×cols) for x rows×D and y cols×D.
-type gram struct {
-	x, y       gpu.Ptr
-	rows, cols int
-}
-
 // products returns the products gs on the host, brought back by one copy.
-func (w *deviceWork) products(gs ...gram) ([][]float64, error) {
-	n := 0
-	for _, g := range gs {
-		n += g.rows * g.cols
-	}
-	out, err := w.alloc(n)
+func (w *deviceWork) products(gs ...Gram) ([][]float64, error) {
+	out, err := w.alloc(GramsSize(gs))
 	if err != nil {
 		return nil, err
 	}
-	d := w.e.D
-	at := out
-	for _, g := range gs {
-		if err := w.dev.Gemm(gpu.Float64, false, true, g.rows, g.cols, d, 1, g.x, d, g.y, d, 0, at, g.cols); err != nil {
-			return nil, err
-		}
-		at += gpu.Ptr(8 * g.rows * g.cols)
+	if err := ComputeGrams(w.dev, out, w.e.D, gs); err != nil {
+		return nil, err
 	}
-	host := make([]float64, n)
+	host := make([]float64, GramsSize(gs))
 	if err := w.dev.Download(gpu.Bytes(host), out); err != nil {
 		return nil, err
 	}
+	return SplitGrams(host, gs), nil
+}
+
+// GramsSize is the float64 values of the products gs.
+func GramsSize(gs []Gram) int {
+	n := 0
+	for _, g := range gs {
+		n += g.Rows * g.Cols
+	}
+	return n
+}
+
+// ComputeGrams writes the products gs of rows of d values, one after
+// another, at out on dev (GramsSize values).
+func ComputeGrams(dev gpu.Device, out gpu.Ptr, d int, gs []Gram) error {
+	for _, g := range gs {
+		if err := dev.Gemm(gpu.Float64, false, true, g.Rows, g.Cols, d, 1, g.X, d, g.Y, d, 0, out, g.Cols); err != nil {
+			return err
+		}
+		out += gpu.Ptr(8 * g.Rows * g.Cols)
+	}
+	return nil
+}
+
+// SplitGrams cuts host, the products gs as ComputeGrams laid them, into
+// one slice per product.
+func SplitGrams(host []float64, gs []Gram) [][]float64 {
 	res := make([][]float64, len(gs))
 	for i, g := range gs {
-		res[i], host = host[:g.rows*g.cols], host[g.rows*g.cols:]
+		res[i], host = host[:g.Rows*g.Cols], host[g.Rows*g.Cols:]
 	}
-	return res, nil
+	return res
 }
 
 // kernelFromGram evaluates rbf over the positions into km from their
@@ -188,16 +244,6 @@ func kernelFromGram(rbf RBF, km *kernelMatrix, g []float64, m int) {
 		km.d2[a][a] = 0
 	}
 	rbf.fromDistances(km)
-}
-
-// kernel evaluates rbf over the positions into km.
-func (w *deviceWork) kernel(rbf RBF, km *kernelMatrix) error {
-	g, err := w.products(gram{w.e.Theta, w.e.Theta, w.e.M, w.e.M})
-	if err != nil {
-		return err
-	}
-	kernelFromGram(rbf, km, g[0], w.e.M)
-	return nil
 }
 
 // mix writes φ = B·S + A·Θ into dst; a nil A is zero. With negated
@@ -253,26 +299,35 @@ func stein(km *kernelMatrix, weights []float64, rho float64, m int, buf *[]float
 	return b, a
 }
 
+// Grams implements DeviceRule: G = ΘΘᵀ, P = SSᵀ and, unless only the
+// first term is wanted, Q = SΘᵀ.
+func (r *MTSGD) Grams(e DeviceEnsemble) []Gram {
+	km := e.K * e.M
+	gs := []Gram{{e.Theta, e.Theta, e.M, e.M}, {e.Scores, e.Scores, km, km}}
+	if !r.FirstTermOnly {
+		gs = append(gs, Gram{e.Scores, e.Theta, km, e.M})
+	}
+	return gs
+}
+
 // DirectionOnDevice implements DeviceRule: U's a_ij = Σ_ab k_ab ⟨s_ia,
 // s_jb⟩ from P = SSᵀ and r_i = Σ_ab k_ab ⟨s_ia, θ_a − θ_b⟩ from Q = SΘᵀ;
 // U is formed and the QP solved on the host as Direction does.
 func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	return directionOnDevice(r, "mtsgd", dev, dst, e)
+}
+
+// DirectionFromGrams implements DeviceRule.
+func (r *MTSGD) DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, prods [][]float64) error {
 	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
 	defer w.release()
-	m, k, d, km := e.M, e.K, e.D, e.K*e.M
-	// G = ΘΘᵀ, P = SSᵀ and, unless only the first term is wanted, Q = SΘᵀ,
-	// read back at once.
-	gs := []gram{{e.Theta, e.Theta, m, m}, {e.Scores, e.Scores, km, km}}
-	if !r.FirstTermOnly {
-		gs = append(gs, gram{e.Scores, e.Theta, km, m})
-	}
-	prods, err := w.products(gs...)
-	if err != nil {
+	if err := checkGrams(prods, r.Grams(e)); err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
+	m, k, d, km := e.M, e.K, e.D, e.K*e.M
 	kern := &r.km
 	kernelFromGram(r.Kernel, kern, prods[0], m)
 	r.alloc(k)
@@ -291,16 +346,15 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 	}
 	if !r.FirstTermOnly {
 		q := prods[2]
+		sign := 1.0
 		if e.Negated {
-			for i := range q {
-				q[i] = -q[i] // (−S)Θᵀ
-			}
+			sign = -1 // (−S)Θᵀ
 		}
 		for i := range k {
 			for x := range m {
 				row := q[(i*m+x)*m:]
 				for y := range m {
-					r.r[i] += kern.k[x][y] * (row[x] - row[y])
+					r.r[i] += kern.k[x][y] * (sign*row[x] - sign*row[y])
 				}
 			}
 		}
@@ -315,20 +369,29 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 	return nil
 }
 
+// Grams implements DeviceRule: G = ΘΘᵀ, for the kernel.
+func (r *SVGD) Grams(e DeviceEnsemble) []Gram { return []Gram{{e.Theta, e.Theta, e.M, e.M}} }
+
 // DirectionOnDevice implements DeviceRule.
 func (r *SVGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	return directionOnDevice(r, "svgd", dev, dst, e)
+}
+
+// DirectionFromGrams implements DeviceRule.
+func (r *SVGD) DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, grams [][]float64) error {
 	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("svgd: %w", err)
 	}
 	defer w.release()
+	if err := checkGrams(grams, r.Grams(e)); err != nil {
+		return fmt.Errorf("svgd: %w", err)
+	}
 	if r.w, err = fixedWeights(r.w, r.Weights, e.K); err != nil {
 		return fmt.Errorf("svgd: %w", err)
 	}
 	km := &r.stein.km
-	if err := w.kernel(r.Kernel, km); err != nil {
-		return fmt.Errorf("svgd: %w", err)
-	}
+	kernelFromGram(r.Kernel, km, grams[0], e.M)
 	b, a := stein(km, r.w, r.Repulsion, e.M, new([]float64))
 	if err := w.mix(dst, b, a); err != nil {
 		return fmt.Errorf("svgd: %w", err)
@@ -336,13 +399,24 @@ func (r *SVGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) 
 	return nil
 }
 
+// Grams implements DeviceRule: none.
+func (r *Linear) Grams(DeviceEnsemble) []Gram { return nil }
+
 // DirectionOnDevice implements DeviceRule.
 func (r *Linear) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	return directionOnDevice(r, "linear", dev, dst, e)
+}
+
+// DirectionFromGrams implements DeviceRule.
+func (r *Linear) DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, grams [][]float64) error {
 	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("linear: %w", err)
 	}
 	defer w.release()
+	if err := checkGrams(grams, nil); err != nil {
+		return fmt.Errorf("linear: %w", err)
+	}
 	if r.w, err = fixedWeights(r.w, r.Weights, e.K); err != nil {
 		return fmt.Errorf("linear: %w", err)
 	}
@@ -352,13 +426,24 @@ func (r *Linear) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble
 	return nil
 }
 
+// Grams implements DeviceRule: none.
+func (Warmup) Grams(DeviceEnsemble) []Gram { return nil }
+
 // DirectionOnDevice implements DeviceRule.
-func (Warmup) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+func (r Warmup) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	return directionOnDevice(r, "warm-up", dev, dst, e)
+}
+
+// DirectionFromGrams implements DeviceRule.
+func (Warmup) DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, grams [][]float64) error {
 	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	defer w.release()
+	if err := checkGrams(grams, nil); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
 	weight := func(a, i int) float64 { return WarmupWeight(a, e.M, e.K, i) / float64(e.M) }
 	if err := w.mix(dst, ownMix(e.M, e.K, weight), nil); err != nil {
 		return fmt.Errorf("warm-up: %w", err)

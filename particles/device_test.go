@@ -230,6 +230,16 @@ func TestDirectionOnDeviceRefusesEmpty(t *testing.T) {
 			t.Errorf("%+v: no error", e)
 		}
 	}
+	// Products that are not those the rule lists.
+	e := DeviceEnsemble{M: 2, K: 1, D: 3}
+	for _, grams := range [][][]float64{nil, {make([]float64, 3)}, {make([]float64, 4), nil}} {
+		if err := (&SVGD{}).DirectionFromGrams(dev, 0, e, grams); err == nil {
+			t.Errorf("SVGD from %d products: no error", len(grams))
+		}
+	}
+	if err := (&Linear{}).DirectionFromGrams(dev, 0, e, [][]float64{{1}}); err == nil {
+		t.Errorf("Linear from a product: no error")
+	}
 }
 
 // near fails unless got and want agree to tol relative to the largest
