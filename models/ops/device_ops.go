@@ -108,25 +108,24 @@ func (op *convGradInput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error)
 	return l.result(op.name, out)
 }
 
-// The bias gradient keeps partial sums (a) and sums (b), in float64.
+// The bias gradient keeps partial sums (a), in float64.
 func (op *biasGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	rows, cols := vals[0].Shape()[0], vals[0].Shape()[1]
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, op.shape...)
 	part := l.scratch(&op.gpu.a, rows*cols, 8)
-	sums := part
+	if out == nil {
+		return l.result(op.name, out)
+	}
 	if op.byColumn {
 		// (rows, cols, 1): each entry its own partial, then column sums.
-		sums = l.scratch(&op.gpu.b, cols, 8)
 		l.run("channel_partial", rows*cols, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, cols, 1)
-		l.untyped("sum_columns", cols, sums, part, rows, cols)
+		l.run("sum_columns_to", cols, ptr(out), part, rows, cols)
 	} else {
 		// (1, rows, cols): one partial per row is its sum.
 		l.run("channel_partial", rows, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, 1, rows, cols)
-	}
-	if out != nil {
-		l.run("narrow", out.Shape().TotalSize(), ptr(out), sums, out.Shape().TotalSize())
+		l.run("narrow", out.Shape().TotalSize(), ptr(out), part, out.Shape().TotalSize())
 	}
 	return l.result(op.name, out)
 }
@@ -159,22 +158,20 @@ func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	return l.result(op.name, out)
 }
 
-// The parameters' gradients keep partial sums (a) and sums (b).
+// The parameters' gradients keep partial sums (a).
 func (op *bnGradParam) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	f, dt := op.fwd, vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, op.shape...)
 	part := l.scratch(&op.gpu.a, f.n*f.c, 8)
-	sums := l.scratch(&op.gpu.b, f.c, 8)
 	mode := 2 // Σ g
 	if op.scale {
 		mode = 3 // Σ g·x̂
 	}
 	mean, inv := f.stats.at, f.gpu.b.p+gpu.Ptr(16*f.c)
 	l.run("channel_partial", f.n*f.c, part, ptr(vals[0]), ptr(vals[1]), gpu.Ptr(0), mean, inv, mode, f.n, f.c, f.hw)
-	l.untyped("sum_columns", f.c, sums, part, f.n, f.c)
 	if out != nil {
-		l.run("narrow", f.c, ptr(out), sums, f.c)
+		l.run("sum_columns_to", f.c, ptr(out), part, f.n, f.c)
 	}
 	return l.result(op.name, out)
 }

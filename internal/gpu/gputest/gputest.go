@@ -307,12 +307,20 @@ func checkBiasAdd(k *kit) {
 }
 
 // reduce is channel_partial then sum_columns: per channel, the sum over
-// examples of their partial sums.
+// examples of their partial sums. It checks that sum_columns_to writes
+// those sums, rounded to the kit's type, bit for bit.
 func (k *kit) reduce(mode int, x, g, w gpu.Ptr, mean, inv gpu.Ptr, n, c, inner int) []float64 {
-	part, out := k.buffer(gpu.Float64, n*c), k.buffer(gpu.Float64, c)
+	part, out, typed := k.buffer(gpu.Float64, n*c), k.buffer(gpu.Float64, c), k.buffer(k.dt, c)
 	k.launch("channel_partial", n*c, part, x, g, w, mean, inv, mode, n, c, inner)
 	k.launchRaw("sum_columns", c, out, part, n, c)
-	return k.downloadAs(gpu.Float64, out, c)
+	k.launch("sum_columns_to", c, typed, part, n, c)
+	sums := k.downloadAs(gpu.Float64, out, c)
+	want := make([]float64, c)
+	for i, v := range sums {
+		want[i] = k.round(v)
+	}
+	k.same(fmt.Sprintf("sum_columns_to, mode %d", mode), k.download(typed, c), want)
+	return sums
 }
 
 func checkChannelPartial(k *kit) {
