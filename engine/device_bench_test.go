@@ -146,8 +146,11 @@ func reportCounts(b *testing.B, c gpu.Counts, n int) {
 	b.ReportMetric(per(c.DownloadBytes), "download-B/step")
 	b.ReportMetric(per(c.Uploads), "uploads/step")
 	b.ReportMetric(per(c.UploadBytes), "upload-B/step")
+	d := gpu.Counts{Allocs: c.Allocs / n, Frees: c.Frees / n, Uploads: c.Uploads / n, UploadBytes: c.UploadBytes / n,
+		Downloads: c.Downloads / n, DownloadBytes: c.DownloadBytes / n, Launches: c.Launches / n, Gemms: c.Gemms / n,
+		Syncs: c.Syncs / n, Kernels: map[string]int{}}
 	for k, v := range c.Kernels {
-		c.Kernels[k] = v / n
+		d.Kernels[k] = v / n
 	}
-	b.Logf("per step: %v", c)
+	b.Logf("per step (of %d): %v", n, d)
 }
