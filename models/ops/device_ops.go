@@ -158,18 +158,27 @@ func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	return l.result(op.name, out)
 }
 
-// The parameters' gradients keep partial sums (a).
+// The parameters' gradients keep partial sums (a): β's op makes both
+// its own (Σ g) and γ's (Σ g·x̂), after its own, in one pass, and γ's op,
+// which runs after it, sums the latter (as on the CPU, where β's op
+// computes both).
 func (op *bnGradParam) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	f, dt := op.fwd, vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, op.shape...)
-	part := l.scratch(&op.gpu.a, f.n*f.c, 8)
-	mode := 2 // Σ g
-	if op.scale {
-		mode = 3 // Σ g·x̂
-	}
+	nc := f.n * f.c
 	mean, inv := f.stats.at, f.gpu.b.p+gpu.Ptr(16*f.c)
-	l.run("channel_partial", f.n*f.c, part, ptr(vals[0]), ptr(vals[1]), gpu.Ptr(0), mean, inv, mode, f.n, f.c, f.hw)
+	var part gpu.Ptr
+	switch {
+	case !op.scale:
+		part = l.scratch(&op.gpu.a, 2*nc, 8)
+		l.run("bn_param_partials", nc, part, ptr(vals[0]), ptr(vals[1]), mean, inv, f.n, f.c, f.hw)
+	case op.beta != nil && op.beta.gpu.a.bytes >= 16*nc:
+		part = op.beta.gpu.a.p + gpu.Ptr(8*nc)
+	default:
+		part = l.scratch(&op.gpu.a, nc, 8)
+		l.run("channel_partial", nc, part, ptr(vals[0]), ptr(vals[1]), gpu.Ptr(0), mean, inv, 3, f.n, f.c, f.hw)
+	}
 	if out != nil {
 		l.run("sum_columns_to", f.c, ptr(out), part, f.n, f.c)
 	}

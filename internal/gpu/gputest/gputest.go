@@ -379,6 +379,14 @@ func checkBatchNorm(k *kit) {
 	k.launch("bn_forward", len(x), py, px, pgamma, pbeta, pmean, pinv, n, c, inner)
 	dbeta := k.reduce(2, px, pg, 0, pmean, pinv, n, c, inner)
 	dgamma := k.reduce(3, px, pg, 0, pmean, pinv, n, c, inner)
+	// Both partial sums in one pass: channel_partial's, bit for bit.
+	both, one := k.buffer(gpu.Float64, 2*n*c), k.buffer(gpu.Float64, n*c)
+	k.launch("bn_param_partials", n*c, both, px, pg, pmean, pinv, n, c, inner)
+	parts := k.downloadAs(gpu.Float64, both, 2*n*c)
+	for mode := 2; mode <= 3; mode++ {
+		k.launch("channel_partial", n*c, one, px, pg, gpu.Ptr(0), pmean, pinv, mode, n, c, inner)
+		k.same(fmt.Sprintf("bn_param_partials, channel_partial's mode %d", mode), parts[(mode-2)*n*c:(mode-1)*n*c], k.downloadAs(gpu.Float64, one, n*c))
+	}
 	pdb, pdg, pdx := k.upload(dbeta), k.upload(dgamma), k.buffer(k.dt, len(x))
 	k.launch("bn_grad_input", len(x), pdx, px, pg, pgamma, pw, pmean, pinv, pdg, pdb, n, c, inner)
 

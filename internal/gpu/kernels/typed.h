@@ -141,6 +141,27 @@ extern "C" __global__ void K(channel_partial)(double *part, const REAL *x, const
 	}
 }
 
+// bn_param_partials is channel_partial's modes 2 and 3 in one pass over
+// g and x (laid out (n, c, inner)), unweighted: for example e and channel
+// ch, part[e·c + ch] = Σ_p g (∂β's) and part[n·c + e·c + ch] =
+// Σ_p g·(x − mean)·inv (∂γ's), each summed as channel_partial sums it.
+extern "C" __global__ void K(bn_param_partials)(double *part, const REAL *x, const REAL *g, const double *mean,
+						const double *inv, int n, int c, int inner)
+{
+	FOR(i, (long long)n * c)
+	{
+		int ch = (int)(i % c);
+		const REAL *xs = x + i * inner, *gs = g + i * inner;
+		double sb = 0, sg = 0;
+		for (int p = 0; p < inner; p++) {
+			sb += (double)gs[p];
+			sg += (double)gs[p] * ((double)xs[p] - mean[ch]) * inv[ch];
+		}
+		part[i] = sb;
+		part[(long long)n * c + i] = sg;
+	}
+}
+
 // sum_columns_to is all.h's sum_columns, out[j] = Σ_i part[i·cols + j]
 // over rows i in order, written as REAL: the second stage of a gradient's
 // per-channel sums (a bias's, batch norm's ∂β and ∂γ) straight into the
