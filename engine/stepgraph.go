@@ -245,11 +245,18 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 
 // leaveOnDevice has the graph's next runs leave their losses and batch
 // statistics in rows' places on the device (the resident ensemble reads
-// them back after every particle's runs), or, with rows nil, copy them to
-// the host as they are computed.
+// them back after every particle's runs) and keep no features or outputs
+// (which only the kernels over outputs read, never resident), or, with
+// rows nil, copy the former to the host as they are computed and keep
+// the latter.
 func (sg *stepGraph) leaveOnDevice(rows *deviceRows) error {
 	if sg.dev == nil {
 		return nil
+	}
+	for _, k := range append([]*ops.Kept{sg.features}, sg.outputs...) {
+		if k != nil {
+			k.Skip(rows != nil)
+		}
 	}
 	for i, j := range sg.tasks {
 		var dst gpu.Ptr

@@ -444,11 +444,18 @@ func copyOnDevice(d *Device, b *buffer, name string, x gorgonia.Value) (*tensor.
 // Keep copies the values into a buffer of its own on the device, for
 // package engine to read there or to Fetch to the host.
 func (op *keepOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	if op.kept.skip {
+		op.kept.dev, op.kept.copy, op.kept.stale, op.kept.skipped = op.dev, nil, false, true
+		if vals[0].Dtype() == tensor.Float32 {
+			return gorgonia.NewF32(0), nil
+		}
+		return gorgonia.NewF64(0), nil
+	}
 	out, err := copyOnDevice(op.dev, &op.out, op.name, vals[0])
 	if err != nil {
 		return nil, err
 	}
-	op.kept.dev, op.kept.copy, op.kept.stale = op.dev, out, true
+	op.kept.dev, op.kept.copy, op.kept.stale, op.kept.skipped = op.dev, out, true, false
 	if out.Dtype() == tensor.Float32 {
 		return gorgonia.NewF32(0), nil
 	}

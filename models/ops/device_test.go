@@ -114,3 +114,50 @@ func TestTensorsLoadStoreAll(t *testing.T) {
 		}
 	}
 }
+
+// A Kept told to Skip copies nothing on a device (no launch), and its
+// Fetch then fails; told not to, the next run keeps the values again.
+func TestKeptSkip(t *testing.T) {
+	emu := kernels.NewEmulator()
+	defer emu.Close()
+	dev := gpu.NewCounting(emu)
+	g := gorgonia.NewGraph()
+	d := OnDevice(g, dev)
+	defer d.Close()
+	x, err := d.Tensor(tensor.Float32, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []float64{1, 2, 3, 4, 5, 6}
+	if err := d.Set(x, want); err != nil {
+		t.Fatal(err)
+	}
+	k, err := Keep(gorgonia.NewTensor(g, tensor.Float32, 2, gorgonia.WithShape(2, 3), gorgonia.WithValue(x)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := d.VM(g)
+	defer vm.Close()
+	for _, skip := range []bool{true, false, true} {
+		k.Skip(skip)
+		before := dev.Counts().Launches
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		vm.Reset()
+		launches := dev.Counts().Launches - before
+		err := k.Fetch()
+		switch {
+		case skip && (launches != 0 || err == nil || k.OnDevice() != nil):
+			t.Errorf("skipped: %d launches, Fetch %v, OnDevice %v", launches, err, k.OnDevice())
+		case !skip && (launches != 1 || err != nil):
+			t.Errorf("kept: %d launches, Fetch %v", launches, err)
+		case !skip:
+			for i := range want {
+				if k.Values[i] != want[i] {
+					t.Fatalf("kept value %d is %v, want %v", i, k.Values[i], want[i])
+				}
+			}
+		}
+	}
+}
