@@ -20,9 +20,10 @@ import (
 // held there (see resident): the LeNet step of BenchmarkStep (5
 // particles, batch 256, two tasks, float32, MT-SGD and SVGD, SGD) and the
 // ResNet-18 step of BenchmarkResNetStep (5 particles, batch 64 of 3×64×64,
-// ten tasks, Adam). It reports ms/step and s/step; compare them with
-// BenchmarkStep and BenchmarkResNetStep, the CPU's, run on the same host
-// one after the other. It needs a binary built with -tags gpu and a GPU
+// ten tasks, Adam). It reports ms/step and s/step, and what each step
+// asks of the device (stepCounts); compare the times with BenchmarkStep
+// and BenchmarkResNetStep, the CPU's, run on the same host one after the
+// other. It needs a binary built with -tags gpu and a GPU
 // (MTSGD_REQUIRE_GPU=1 makes a missing one fail); on a GPU host:
 //
 //	go test -c -tags gpu -o engine-gpu.test ./engine
@@ -31,28 +32,49 @@ import (
 // MTSGD_BENCH_EMULATOR=1 runs it on the emulator instead, to check the
 // benchmark itself (the times mean nothing there).
 func BenchmarkStepOnDevice(b *testing.B) {
-	dev := benchDevice(b)
+	benchDeviceCases(b, benchDevice(b), true, 64)
+}
+
+// BenchmarkStepCounts reports what a steady-state step of
+// BenchmarkStepOnDevice's LeNet and ResNet-18 ensembles asks of the
+// device, counted on the emulator (reportCounts): the host asks the same
+// of a GPU, so these are the GPU step's figures on any machine. Its times
+// mean nothing. The ResNet-18 ensemble steps on batches of 2, not 64: the
+// emulator takes tens of minutes for a step of 64, and nothing counted
+// depends on the batch but the bytes uploaded (the LeNet step's counts
+// are the same at 8 and 256, the ResNet-18 step's at 2 and 4).
+func BenchmarkStepCounts(b *testing.B) {
+	dev := kernels.NewEmulator()
+	b.Cleanup(func() { dev.Close() })
+	benchDeviceCases(b, dev, false, 2)
+}
+
+// benchDeviceCases runs the LeNet and ResNet-18 steps on dev, the latter
+// on batches of resnetBatch, reporting their times if timed.
+func benchDeviceCases(b *testing.B, dev gpu.Device, timed bool, resnetBatch int) {
 	b.Run("lenet", func(b *testing.B) {
 		const m, batch = 5, 256
+		count := gpu.NewCounting(dev)
 		cfg := testConfig(batch, tensor.Float32)
-		cfg.Device = dev
+		cfg.Device = count
 		e, err := New(cfg, m, 1, sgd(0.01), 1)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer e.Close()
-		benchDeviceSteps(b, e, randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2), 1000, "ms/step")
+		benchDeviceSteps(b, e, count, randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2), timed, 1000, "ms/step")
 	})
 	b.Run("resnet18", func(b *testing.B) {
-		const m, batch, k = 5, 64, 10
-		cfg, in := celebaStep(batch, k)
-		cfg.Device = dev
+		const m, k = 5, 10
+		count := gpu.NewCounting(dev)
+		cfg, in := celebaStep(resnetBatch, k)
+		cfg.Device = count
 		e, err := New(cfg, m, 1, func() optim.Optimizer { return optim.NewAdam(5e-4) }, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer e.Close()
-		benchDeviceSteps(b, e, in, 1, "s/step")
+		benchDeviceSteps(b, e, count, in, timed, 1, "s/step")
 	})
 }
 
@@ -75,10 +97,12 @@ func benchDevice(b *testing.B) gpu.Device {
 	return nil
 }
 
-// benchDeviceSteps times b.N steps of e on in after one that builds the
-// graphs and uploads the ensemble, waiting for the device after each, and
-// reports the mean in unit (seconds times perSecond).
-func benchDeviceSteps(b *testing.B, e *Trainer, in *data.Batch, perSecond float64, unit string) {
+// benchDeviceSteps runs b.N steps of e on in after one that builds the
+// graphs and uploads the ensemble, waiting for the device after each.
+// If timed, it reports the mean in unit (seconds times perSecond). It
+// reports what each step asked of the device through count, e's device
+// (stepCounts), and logs the kernels launched.
+func benchDeviceSteps(b *testing.B, e *Trainer, count *gpu.Counting, in *data.Batch, timed bool, perSecond float64, unit string) {
 	u := mtsgdUpdate()
 	if _, err := e.Step(in, u); err != nil {
 		b.Fatal(err)
@@ -86,6 +110,7 @@ func benchDeviceSteps(b *testing.B, e *Trainer, in *data.Batch, perSecond float6
 	if e.res == nil {
 		b.Fatal("the ensemble did not stay on the device")
 	}
+	before := count.Counts()
 	b.ResetTimer()
 	for range b.N {
 		if _, err := e.Step(in, u); err != nil {
@@ -96,6 +121,36 @@ func benchDeviceSteps(b *testing.B, e *Trainer, in *data.Batch, perSecond float6
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*perSecond, unit)
+	if timed {
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*perSecond, unit)
+	}
+	c := count.Counts().Sub(before)
+	c.Syncs -= b.N // the benchmark's own
+	reportCounts(b, c, b.N)
 	b.ReportMetric(0, "ns/op")
+}
+
+// reportCounts reports counts c of n steps per step: the kernel launches
+// (launches/step), the matrix products (GEMMs/step), the waits for the
+// device (syncs/step: explicit syncs; each download waits too), the
+// device allocations and frees, and the downloads and their bytes. It
+// logs the launches of each kernel per step.
+func reportCounts(b *testing.B, c gpu.Counts, n int) {
+	per := func(v int) float64 { return float64(v) / float64(n) }
+	b.ReportMetric(per(c.Launches), "launches/step")
+	b.ReportMetric(per(c.Gemms), "GEMMs/step")
+	b.ReportMetric(per(c.Syncs), "syncs/step")
+	b.ReportMetric(per(c.Allocs), "allocs/step")
+	b.ReportMetric(per(c.Frees), "frees/step")
+	b.ReportMetric(per(c.Downloads), "downloads/step")
+	b.ReportMetric(per(c.DownloadBytes), "download-B/step")
+	b.ReportMetric(per(c.Uploads), "uploads/step")
+	b.ReportMetric(per(c.UploadBytes), "upload-B/step")
+	d := gpu.Counts{Allocs: c.Allocs / n, Frees: c.Frees / n, Uploads: c.Uploads / n, UploadBytes: c.UploadBytes / n,
+		Downloads: c.Downloads / n, DownloadBytes: c.DownloadBytes / n, Launches: c.Launches / n, Gemms: c.Gemms / n,
+		Syncs: c.Syncs / n, Kernels: map[string]int{}}
+	for k, v := range c.Kernels {
+		d.Kernels[k] = v / n
+	}
+	b.Logf("per step (of %d): %v", n, d)
 }

@@ -404,8 +404,9 @@ func TestStepOnDeviceStaysThere(t *testing.T) {
 }
 
 // checkFinite finds a NaN or Inf in a matrix on the device by its row
-// sums, and clears a row whose sum overflows without a NaN or Inf in it,
-// on each device (testDevices): on a GPU the sums are cuBLAS's.
+// sums, among others checked with it, and clears a row whose sum
+// overflows without a NaN or Inf in it, on each device (testDevices): on
+// a GPU the sums are cuBLAS's.
 func TestCheckFiniteOnDevice(t *testing.T) {
 	const rows, cols = 4, 9
 	devs := testDevices(t)
@@ -437,27 +438,98 @@ func TestCheckFiniteOnDevice(t *testing.T) {
 				if err := dev.Launch("fill_f64", cols, r.ones, 1.0, cols); err != nil {
 					t.Fatal(err)
 				}
-				if r.sums, err = dev.Alloc(8 * rows); err != nil {
+				// The matrix after a finite one and an empty one, whose
+				// row sums lie before its own.
+				if r.sums, err = dev.Alloc(8 * 3 * rows); err != nil {
 					t.Fatal(err)
 				}
-				x := matrix{rows: rows, cols: cols}
+				x, ok := matrix{rows: rows, cols: cols}, matrix{rows: 2 * rows, cols: cols}
 				if x.p, err = dev.Alloc(8 * rows * cols); err != nil {
 					t.Fatal(err)
 				}
 				if err := dev.Upload(x.p, gpu.Bytes(v)); err != nil {
 					t.Fatal(err)
 				}
-				row, at, err := r.checkFinite(x)
+				if ok.p, err = dev.Alloc(8 * 2 * rows * cols); err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Launch("fill_f64", 2*rows*cols, ok.p, 1.0, 2*rows*cols); err != nil {
+					t.Fatal(err)
+				}
+				which, row, at, err := r.checkFinite(ok, matrix{rows: 3}, x)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if row != c.row || at != c.at {
-					t.Errorf("checkFinite = row %d, entry %d; want %d, %d", row, at, c.row, c.at)
+				wantWhich := 2
+				if c.row < 0 {
+					wantWhich = -1
 				}
-				for _, p := range []gpu.Ptr{r.ones, r.sums, x.p} {
+				if which != wantWhich || row != c.row || at != c.at {
+					t.Errorf("checkFinite = matrix %d, row %d, entry %d; want %d, %d, %d", which, row, at, wantWhich, c.row, c.at)
+				}
+				for _, p := range []gpu.Ptr{r.ones, r.sums, x.p, ok.p} {
 					dev.Free(p)
 				}
 			})
 		}
+	}
+}
+
+// A steady-state step of an ensemble held on the device allocates and
+// frees no device memory and waits for the device twice: once for every
+// particle's losses, batch statistics, the scores' row sums and the
+// rules' products (one copy back), once for the directions' row sums. A
+// heads-first step does each twice (its two evaluations), and neither
+// makes an explicit sync. Its graphs' gradients are stored with one
+// kernel per vector, however many tensors it has.
+func TestStepOnDeviceCounts(t *testing.T) {
+	emu := kernels.NewEmulator()
+	defer emu.Close()
+	dev := gpu.NewCounting(emu)
+	for _, c := range []struct {
+		name      string
+		cfg       *Config
+		batch     func(rng *rand.Rand) *data.Batch
+		u         Update
+		downloads int
+	}{
+		{"lenet", testConfig(5, tensor.Float32), func(rng *rand.Rand) *data.Batch { return randomBatch(rng, 5, 2) }, mtsgdUpdate(), 2},
+		{"lenet/heads-first", testConfig(5, tensor.Float32), func(rng *rand.Rand) *data.Batch { return randomBatch(rng, 5, 2) },
+			Update{Trunk: &particles.MTSGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}, HeadsFirst: true}, 4},
+		{"resnet", func() *Config { c := smallResNet(8); c.Dtype = tensor.Float32; return c }(), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 8, 2, 3) }, mtsgdUpdate(), 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const m = 3
+			cfg := *c.cfg
+			cfg.Device = dev
+			tr, err := New(&cfg, m, 1, sgd(0.01), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			rng := rand.New(rand.NewPCG(3, 0))
+			for step := range 3 {
+				before := dev.Counts()
+				if _, err := tr.Step(c.batch(rng), c.u); err != nil {
+					t.Fatal(err)
+				}
+				if step == 0 {
+					continue // the graphs' buffers and the ensemble's upload
+				}
+				got := dev.Counts().Sub(before)
+				t.Logf("step %d: %v", step, got)
+				if got.Allocs != 0 || got.Frees != 0 || got.Syncs != 0 || got.Downloads != c.downloads {
+					t.Errorf("step %d: %d allocations, %d frees, %d syncs, %d downloads; want 0, 0, 0, %d",
+						step, got.Allocs, got.Frees, got.Syncs, got.Downloads, c.downloads)
+				}
+				// Per particle: the step graph's trunk gradient and K head
+				// gradients, and for each later task the trunk graph's
+				// gradient and its inner product's value.
+				k := len(cfg.Tasks)
+				if want := m * (1 + k + 2*(k-1)); !c.u.HeadsFirst && got.Kernels["widen_f32"] != want {
+					t.Errorf("step %d: %d widenings, want %d", step, got.Kernels["widen_f32"], want)
+				}
+			}
+		})
 	}
 }

@@ -254,7 +254,7 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 	}
 	for j := 1; j < len(m.cfg.Tasks); j++ {
 		if out.rows != nil {
-			err := tg.vjpOnDevice(features[j-1].OnDevice(), out.rows.trunkScore[j], -1)
+			err := tg.vjpOnDevice(features[j-1].OnDevice(), out.rows.trunkScore[j], 1)
 			if err != nil {
 				return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/mtsgd/mtsgd/internal/gpu"
+	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -14,13 +15,14 @@ import (
 // and (inside the optimisers) their state, all float64 matrices with one
 // row per particle. A step then moves no vector of a particle's length
 // between the host and the device: the graphs read their parameters from
-// these rows and write their gradients, negated, into the score rows;
-// the rules (particles.DeviceRule) and the optimisers
-// (optim.DeviceOptimizer) work on the rows in place. What crosses is
-// small: the batch, each task's loss, the batch-norm statistics (the
-// running statistics stay on the host, for the prediction graph), the
-// rules' M×M and KM×KM matrices, and one row sum per score row to check
-// that every gradient is finite.
+// these rows and write their gradients, the negated scores, into the
+// score rows; the rules (particles.DeviceRule, with negated scores) write
+// −φ, which the optimisers (optim.DeviceOptimizer) descend along in
+// place. No kernel negates a vector: the rules flip the signs of their
+// small matrices instead. What crosses is small: the batch, each task's
+// loss, the batch-norm statistics (the running statistics stay on the
+// host, for the prediction graph), the rules' M×M and KM×KM matrices,
+// and one row sum per score row to check that every gradient is finite.
 //
 // The host's vectors (Trainer.Particles, the optimisers' State) are stale
 // while the ensemble is resident; Trainer.Sync brings them back.
@@ -28,15 +30,28 @@ type resident struct {
 	dev        gpu.Device
 	m, k       int
 	trunk      matrix   // M × d_α
-	trunkScore matrix   // K·M × d_α: row j·M + i is task j's score at particle i
-	trunkDir   matrix   // M × d_α
+	trunkScore matrix   // K·M × d_α: row j·M + i is task j's gradient (−score) at particle i
+	trunkDir   matrix   // M × d_α: −φ
 	heads      []matrix // per task: M × d_β
-	headScore  []matrix // per task: M × d_β
-	headDir    []matrix // per task: M × d_β
+	headScore  []matrix // per task: M × d_β, gradients (−scores)
+	headDir    []matrix // per task: M × d_β, −φ
 	ones       gpu.Ptr  // the widest row's length of ones, for row sums
-	sums       gpu.Ptr  // K·M row sums
-	rows       []deviceRows
-	hostStale  bool // the device's parameters are newer than the host's
+	// back is what a step reads back after its passes, in one copy, in
+	// float64: every particle's losses (M rows of K), its batch
+	// statistics (M rows of S), one value no one reads (the trunk
+	// graph's inner product), 2·K·M row sums (sums), the trunk and head
+	// scores', then the products the rules of the moves to come read
+	// (grams, room for gramsCap values).
+	back      gpu.Ptr
+	stats     int // S
+	sums      gpu.Ptr
+	grams     gpu.Ptr
+	gramsCap  int
+	hostBack  []float64
+	moves     []move // the moves to come, with their products
+	rows      []deviceRows
+	work      particles.DeviceWork // the rules' scratch
+	hostStale bool                 // the device's parameters are newer than the host's
 }
 
 // matrix is a row-major float64 matrix in device memory.
@@ -54,6 +69,9 @@ type deviceRows struct {
 	heads      []gpu.Ptr // per task
 	trunkScore []gpu.Ptr // per task
 	headScore  []gpu.Ptr // per task
+	// Where its graphs leave what the step reads back (resident.back):
+	// its losses (K), its batch statistics, and what no one reads.
+	loss, stats, discard gpu.Ptr
 }
 
 // residentFor reports whether steps with u keep the ensemble on the
@@ -152,14 +170,22 @@ func newResident(tr *Trainer) (r *resident, err error) {
 	if err := dev.Launch("fill_f64", widest, r.ones, 1.0, widest); err != nil {
 		return nil, err
 	}
-	if r.sums, err = dev.Alloc(8 * k * m); err != nil {
+	r.stats = models.Size(tr.cfg.Model.TrunkStats())
+	// Room for the products of any device rule: G (M×M), P (KM×KM) and
+	// Q (KM×M) for the trunks, and as much for each task's heads (K = 1).
+	r.gramsCap = m*m + k*m*k*m + k*m*m + k*3*m*m
+	if r.back, err = dev.Alloc(8 * (m*k + m*r.stats + 1 + 2*k*m + r.gramsCap)); err != nil {
 		return nil, err
 	}
+	discard := r.back + gpu.Ptr(8*m*(k+r.stats))
+	r.sums = discard + 8
+	r.grams = r.sums + gpu.Ptr(8*2*k*m)
 	for i, p := range tr.Particles {
 		if err := r.upload(r.trunk, i, p.Trunk); err != nil {
 			return nil, err
 		}
-		rows := deviceRows{trunk: r.trunk.row(i)}
+		rows := deviceRows{trunk: r.trunk.row(i), loss: r.back + gpu.Ptr(8*i*k),
+			stats: r.back + gpu.Ptr(8*(m*k+i*r.stats)), discard: discard}
 		for j := range k {
 			if err := r.upload(r.heads[j], i, p.Heads[j]); err != nil {
 				return nil, err
@@ -195,11 +221,12 @@ func (r *resident) free() error {
 			errs = append(errs, r.dev.Free(x.p))
 		}
 	}
-	for _, p := range []gpu.Ptr{r.ones, r.sums} {
+	for _, p := range []gpu.Ptr{r.ones, r.back} {
 		if p != 0 {
 			errs = append(errs, r.dev.Free(p))
 		}
 	}
+	errs = append(errs, r.work.Release())
 	return errors.Join(errs...)
 }
 
@@ -255,57 +282,186 @@ func (tr *Trainer) Close() error {
 	return errors.Join(errs...)
 }
 
-// checkFinite reports the first row of x (as row, index) with a NaN or
-// Inf, or row −1: the row sums x·1, one matrix product, are finite unless
-// a row holds a NaN or Inf (or its sum overflows, which the row's own
-// check then clears).
-func (r *resident) checkFinite(x matrix) (row, index int, err error) {
-	if x.cols == 0 {
-		return -1, -1, nil
+// rowSums writes the row sums x·1 of the matrices xs into sums, one
+// matrix product each, and returns how many there are (at most 2·K·M).
+// A row's sum is finite unless the row holds a NaN or Inf (or the sum
+// overflows, which the row's own check then clears: firstNotFinite).
+func (r *resident) rowSums(xs []matrix) (int, error) {
+	n := 0
+	for _, x := range xs {
+		if x.cols == 0 {
+			continue
+		}
+		if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, r.sums+gpu.Ptr(8*n), 1); err != nil {
+			return 0, err
+		}
+		n += x.rows
 	}
-	if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, r.sums, 1); err != nil {
-		return 0, 0, err
-	}
-	sums := make([]float64, x.rows)
-	if err := r.dev.Download(gpu.Bytes(sums), r.sums); err != nil {
-		return 0, 0, err
-	}
+	return n, nil
+}
+
+// firstNotFinite reports the first row of the matrices xs with a NaN or
+// Inf, as which matrix, row and index, or which −1, from their row sums
+// (rowSums) on the host: only rows whose sum is not finite are read back.
+func (r *resident) firstNotFinite(xs []matrix, sums []float64) (which, row, index int, err error) {
 	if finite(sums) < 0 {
-		return -1, -1, nil
+		return -1, -1, -1, nil
 	}
-	v := make([]float64, x.cols)
-	for i, s := range sums {
-		if finite([]float64{s}) >= 0 {
+	for which, x := range xs {
+		if x.cols == 0 {
+			continue
+		}
+		var v []float64
+		for i, s := range sums[:x.rows] {
+			if finite([]float64{s}) < 0 {
+				continue
+			}
+			if v == nil {
+				v = make([]float64, x.cols)
+			}
 			if err := r.download(v, x, i); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 			if at := finite(v); at >= 0 {
-				return i, at, nil
+				return which, i, at, nil
 			}
 		}
+		sums = sums[x.rows:]
 	}
-	return -1, -1, nil
+	return -1, -1, -1, nil
+}
+
+// checkFinite reports the first row of the matrices xs with a NaN or Inf
+// (firstNotFinite), their row sums read back in one copy.
+func (r *resident) checkFinite(xs ...matrix) (which, row, index int, err error) {
+	n, err := r.rowSums(xs)
+	if err != nil || n == 0 {
+		return -1, -1, -1, err
+	}
+	sums := r.hostFloats(n)
+	if err := r.dev.Download(gpu.Bytes(sums), r.sums); err != nil {
+		return 0, 0, 0, err
+	}
+	return r.firstNotFinite(xs, sums)
+}
+
+// hostFloats returns n float64 of host memory, reused.
+func (r *resident) hostFloats(n int) []float64 {
+	if cap(r.hostBack) < n {
+		r.hostBack = make([]float64, n)
+	}
+	return r.hostBack[:n]
+}
+
+// nextMoves says which vectors the moves after an evaluation move: a
+// heads-first step moves the heads after its first and the trunks after
+// its second, another both after its one.
+type nextMoves struct {
+	u             Update
+	trunks, heads bool
+}
+
+// move is the move of one set of resident vectors: its rule's direction
+// (−φ) into dir from theta and scores (k tasks, the gradients), from the
+// products the rule reads (grams), which readBack brought back.
+type move struct {
+	rule               particles.DeviceRule
+	dir, theta, scores matrix
+	k                  int
+	task               string // "" for the trunks'
+	grams              [][]float64
+}
+
+func (x *move) ensemble(r *resident, step int) particles.DeviceEnsemble {
+	return particles.DeviceEnsemble{Theta: x.theta.p, Scores: x.scores.p, M: r.m, K: x.k, D: x.theta.cols, Step: step - 1, Work: &r.work, Negated: true}
+}
+
+// plan lists the moves of tr.next: the trunks' (if they have parameters),
+// then each task's heads'.
+func (tr *Trainer) plan() []move {
+	r, n := tr.res, tr.next
+	var ms []move
+	if n.trunks && r.trunk.cols > 0 {
+		ms = append(ms, move{rule: n.u.Trunk.(particles.DeviceRule), dir: r.trunkDir, theta: r.trunk, scores: r.trunkScore, k: r.k})
+	}
+	if n.heads {
+		for j, t := range tr.cfg.Tasks {
+			ms = append(ms, move{rule: n.u.Head.(particles.DeviceRule), dir: r.headDir[j], theta: r.heads[j], scores: r.headScore[j], k: 1, task: t.Name})
+		}
+	}
+	return ms
+}
+
+// readBack scales the scores of the moves to come (tr.next) and brings
+// back, in one copy, what a step's passes left on the device: every
+// particle's losses and batch statistics, into grads, the row sums of the
+// scores, which it returns for checkScores, and the products the moves'
+// rules read (particles.DeviceRule's Grams), into r.moves.
+func (tr *Trainer) readBack(step int, grads []*Grads) ([]float64, error) {
+	r, n := tr.res, tr.next
+	if n.trunks {
+		if err := tr.scaleOnDevice(n.u, false); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+	}
+	if n.heads {
+		if err := tr.scaleOnDevice(n.u, true); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+	}
+	scores := append([]matrix{r.trunkScore}, r.headScore...)
+	ns, err := r.rowSums(scores)
+	if err != nil {
+		return nil, fmt.Errorf("step %d: %w", step, err)
+	}
+	r.moves = tr.plan()
+	var gs [][]particles.Gram
+	size := 0
+	for i := range r.moves {
+		x := &r.moves[i]
+		g := x.rule.Grams(x.ensemble(r, step))
+		gs = append(gs, g)
+		size += particles.GramsSize(g)
+	}
+	if size > r.gramsCap {
+		return nil, fmt.Errorf("step %d: the rules read %d values of products, room for %d", step, size, r.gramsCap)
+	}
+	at := r.grams
+	for i, x := range r.moves {
+		if err := particles.ComputeGrams(r.dev, at, x.theta.cols, gs[i]); err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+		at += gpu.Ptr(8 * particles.GramsSize(gs[i]))
+	}
+	head := r.m*(r.k+r.stats) + 1
+	all := r.hostFloats(head + 2*r.k*r.m + size)
+	if err := r.dev.Download(gpu.Bytes(all), r.back); err != nil {
+		return nil, fmt.Errorf("step %d: %w", step, err)
+	}
+	for i, g := range grads {
+		copy(g.Loss, all[i*r.k:(i+1)*r.k])
+		copy(g.Stats, all[r.m*r.k+i*r.stats:r.m*r.k+(i+1)*r.stats])
+	}
+	prods := all[head+2*r.k*r.m:]
+	for i := range r.moves {
+		r.moves[i].grams = particles.SplitGrams(prods, gs[i])
+		prods = prods[particles.GramsSize(gs[i]):]
+	}
+	return all[head : head+ns], nil
 }
 
 // checkScores reports the first score with a NaN or Inf as a
-// *NotFiniteError.
-func (tr *Trainer) checkScores(step int) error {
+// *NotFiniteError, from the scores' row sums (readBack).
+func (tr *Trainer) checkScores(step int, sums []float64) error {
 	r := tr.res
-	row, at, err := r.checkFinite(r.trunkScore)
-	if err != nil {
+	which, row, at, err := r.firstNotFinite(append([]matrix{r.trunkScore}, r.headScore...), sums)
+	switch {
+	case err != nil:
 		return fmt.Errorf("step %d: %w", step, err)
-	}
-	if row >= 0 {
+	case which == 0:
 		return &NotFiniteError{Step: step, Particle: row % r.m, Task: tr.cfg.Tasks[row/r.m].Name, What: "trunk gradient", Index: at}
-	}
-	for j, t := range tr.cfg.Tasks {
-		row, at, err := r.checkFinite(r.headScore[j])
-		if err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
-		}
-		if row >= 0 {
-			return &NotFiniteError{Step: step, Particle: row, Task: t.Name, What: "head gradient", Index: at}
-		}
+	case which > 0:
+		return &NotFiniteError{Step: step, Particle: row, Task: tr.cfg.Tasks[which-1].Name, What: "head gradient", Index: at}
 	}
 	return nil
 }
@@ -345,37 +501,82 @@ func (tr *Trainer) scaleOnDevice(u Update, heads bool) error {
 	return nil
 }
 
-// directionOnDevice runs rule on the resident matrices theta and scores
-// (k tasks) into dir and checks the result; what names the vectors in
-// errors.
-func (tr *Trainer) directionOnDevice(rule particles.Rule, dir, theta, scores matrix, k, step int, task string) error {
+// moveOnDevice makes the moves readBack planned (the trunks' if trunks,
+// the heads' if heads): every direction from the products read back,
+// one check of them all, then the running statistics and the
+// optimisers' steps.
+func (tr *Trainer) moveOnDevice(step int, trunks, heads bool) error {
 	r := tr.res
-	e := particles.DeviceEnsemble{Theta: theta.p, Scores: scores.p, M: r.m, K: k, D: theta.cols, Step: step - 1}
-	if err := rule.(particles.DeviceRule).DirectionOnDevice(r.dev, dir.p, e); err != nil {
-		return err
-	}
-	row, at, err := r.checkFinite(dir)
-	if err != nil {
-		return err
-	}
-	if row >= 0 {
-		what := "trunk update direction (kernel)"
-		if task != "" {
-			what = "head update direction (kernel)"
+	var dirs []matrix
+	var tasks []string
+	for i := range r.moves {
+		x := &r.moves[i]
+		if x.task == "" && !trunks || x.task != "" && !heads {
+			return fmt.Errorf("step %d: engine: a move of the %q vectors not planned", step, x.task)
 		}
-		return &NotFiniteError{Step: step, Particle: row, Task: task, What: what, Index: at}
+		if err := x.rule.DirectionFromGrams(r.dev, x.dir.p, x.ensemble(r, step), x.grams); err != nil {
+			return moveError(step, x.task, err)
+		}
+		dirs, tasks = append(dirs, x.dir), append(tasks, x.task)
+	}
+	r.moves = r.moves[:0]
+	if err := tr.checkDirections(step, dirs, tasks); err != nil {
+		var task string
+		if nf, ok := err.(*NotFiniteError); ok {
+			task = nf.Task
+		}
+		return moveError(step, task, err)
+	}
+	if trunks {
+		for i, p := range tr.Particles {
+			if err := tr.machines[0].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
+				return err
+			}
+			if err := r.descend(tr.trunkOpt[i], r.trunk, r.trunkDir, i); err != nil {
+				return fmt.Errorf("step %d, particle %d: trunk optimiser: %w", step, i, err)
+			}
+		}
+	}
+	if heads {
+		for j, t := range tr.cfg.Tasks {
+			for i := range tr.Particles {
+				if err := r.descend(tr.headOpt[i][j], r.heads[j], r.headDir[j], i); err != nil {
+					return fmt.Errorf("step %d, particle %d: task %s head optimiser: %w", step, i, t.Name, err)
+				}
+			}
+		}
 	}
 	return nil
 }
 
-// descend steps the optimiser o of particle i along −dir's row i, on the
-// resident vector x.
+// moveError names the move (task "": the trunks') in err.
+func moveError(step int, task string, err error) error {
+	if task == "" {
+		return fmt.Errorf("step %d: trunk update: %w", step, err)
+	}
+	return fmt.Errorf("step %d: task %s head update: %w", step, task, err)
+}
+
+// checkDirections reports the first entry of the directions dirs that is
+// a NaN or Inf as a *NotFiniteError; tasks names their tasks, "" for the
+// trunks'.
+func (tr *Trainer) checkDirections(step int, dirs []matrix, tasks []string) error {
+	which, row, at, err := tr.res.checkFinite(dirs...)
+	if err != nil || which < 0 {
+		return err
+	}
+	what := "trunk update direction (kernel)"
+	if tasks[which] != "" {
+		what = "head update direction (kernel)"
+	}
+	return &NotFiniteError{Step: step, Particle: row, Task: tasks[which], What: what, Index: at}
+}
+
+// descend steps the optimiser o of particle i along −φ, dir's row i
+// (dir holds −φ, a gradient to descend), on the resident vector x.
 func (r *resident) descend(o optim.Optimizer, x, dir matrix, i int) error {
 	if x.cols == 0 {
 		return nil
-	}
-	if err := r.dev.Launch("scale_f64", x.cols, dir.row(i), -1.0, x.cols); err != nil {
-		return err
 	}
 	r.hostStale = true
 	return o.(optim.DeviceOptimizer).StepOnDevice(r.dev, x.row(i), dir.row(i), x.cols)

@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/ops"
 )
@@ -26,6 +27,7 @@ type stepGraph struct {
 	// Copied out as a run computes them (gorgonia.Read, ops.Keep): the
 	// tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
+	lossNodes    []*gorgonia.Node
 	featureGrads []*ops.Kept       // tasks after the first: ∂loss/∂features
 	features     *ops.Kept         // the trunk's output; nil without a trunk
 	outputs      []*ops.Kept       // each task's head outputs
@@ -125,8 +127,17 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 		}
 		sg.headGrads[j] = grads
 	}
+	if sg.dev != nil {
+		// Each set of gradients in one buffer, for one kernel to store.
+		for _, grads := range append([][]*gorgonia.Node{sg.trunkGrad}, sg.headGrads...) {
+			if err := sg.dev.OutputsTogether(grads); err != nil {
+				return nil, err
+			}
+		}
+	}
 	for j, t := range tasks {
 		sg.losses = append(sg.losses, read(t.loss))
+		sg.lossNodes = append(sg.lossNodes, t.loss)
 		if featureGrads[j] != nil {
 			if sg.featureGrads[j], err = ops.Keep(featureGrads[j]); err != nil {
 				return nil, err
@@ -164,6 +175,9 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 	if err := sg.vals.loadParticle(p, out.rows); err != nil {
 		return nil, err
 	}
+	if err := sg.leaveOnDevice(out.rows); err != nil {
+		return nil, err
+	}
 	srcs := []*tensor.Dense{in.x, in.weight}
 	for _, j := range sg.tasks {
 		srcs = append(srcs, in.targets[j])
@@ -176,13 +190,15 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 	var features []*ops.Kept
 	err := run(sg.vm, func() error {
 		for i, j := range sg.tasks {
-			if err := copyValues(nil, []gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
-				return err
+			if out.rows == nil {
+				if err := copyValues(nil, []gorgonia.Value{*sg.losses[i]}, out.Loss[j:j+1]); err != nil {
+					return err
+				}
 			}
 			var err error
 			switch {
 			case out.rows != nil:
-				err = storeTo(sg.dev, sg.headGrads[i], out.rows.headScore[j], -1)
+				err = storeTo(sg.dev, sg.headGrads[i], out.rows.headScore[j], 1)
 			case out.scores:
 				var finite bool
 				finite, err = gatherScores(sg.dev, sg.headGrads[i], out.Head[j])
@@ -197,7 +213,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		switch j := sg.tasks[0]; {
 		case sg.headsOnly:
 		case out.rows != nil:
-			if err := storeTo(sg.dev, sg.trunkGrad, out.rows.trunkScore[j], -1); err != nil {
+			if err := storeTo(sg.dev, sg.trunkGrad, out.rows.trunkScore[j], 1); err != nil {
 				return err
 			}
 		case out.scores:
@@ -209,10 +225,10 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 				return err
 			}
 		}
-		if err := copyStats(sg.stats, out.Stats); err != nil {
-			return err
-		}
 		if out.rows == nil {
+			if err := copyStats(sg.stats, out.Stats); err != nil {
+				return err
+			}
 			if err := m.copyOutputs(sg, out); err != nil {
 				return err
 			}
@@ -225,6 +241,42 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		return nil
 	})
 	return features, err
+}
+
+// leaveOnDevice has the graph's next runs leave their losses and batch
+// statistics in rows' places on the device (the resident ensemble reads
+// them back after every particle's runs) and keep no features or outputs
+// (which only the kernels over outputs read, never resident), or, with
+// rows nil, copy the former to the host as they are computed and keep
+// the latter.
+func (sg *stepGraph) leaveOnDevice(rows *deviceRows) error {
+	if sg.dev == nil {
+		return nil
+	}
+	for _, k := range append([]*ops.Kept{sg.features}, sg.outputs...) {
+		if k != nil {
+			k.Skip(rows != nil)
+		}
+	}
+	for i, j := range sg.tasks {
+		var dst gpu.Ptr
+		if rows != nil {
+			dst = rows.loss + gpu.Ptr(8*j)
+		}
+		if err := ops.LossOnDevice(sg.lossNodes[i], dst); err != nil {
+			return err
+		}
+	}
+	at := 0
+	for _, st := range sg.stats {
+		var dst gpu.Ptr
+		if rows != nil {
+			dst = rows.stats + gpu.Ptr(8*at)
+		}
+		st.KeepOnDevice(dst)
+		at += len(st.Mean) + len(st.Variance)
+	}
+	return nil
 }
 
 // copyOutputs copies the features and head outputs the step graph kept

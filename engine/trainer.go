@@ -44,6 +44,7 @@ type Trainer struct {
 	// passes (workerShares).
 	shares []workerShare
 	res    *resident // the ensemble on Config.Device, between steps that keep it there
+	next   nextMoves // what the moves after the next evaluation move, for res
 
 	// Per-step buffers. The graphs write the gradients negated, as
 	// scores.
@@ -300,6 +301,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 		return nil, err
 	}
 	keep := u.HeadsFirst && tr.keepTrunks()
+	tr.next = nextMoves{u: u, trunks: !u.HeadsFirst, heads: true}
 	if err := tr.gradients(step, true, !u.HeadsFirst, false, keep); err != nil {
 		return nil, err
 	}
@@ -318,10 +320,15 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 			repulsion = true
 			u.Kernel = kernelMapped
 		}
+		tr.next = nextMoves{u: u, trunks: true}
 		if err := tr.gradients(step, false, true, repulsion, keep); err != nil {
 			return nil, err
 		}
 		if err := tr.moveTrunks(u, step); err != nil {
+			return nil, err
+		}
+	} else if tr.res != nil {
+		if err := tr.moveOnDevice(step, true, true); err != nil {
 			return nil, err
 		}
 	} else {
@@ -385,6 +392,14 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	if err != nil {
 		return err
 	}
+	var sums []float64
+	if tr.res != nil {
+		// The losses, statistics and the scores' row sums the passes left
+		// on the device, and what the rules of the moves to come read.
+		if sums, err = tr.readBack(step, tr.grads[:m]); err != nil {
+			return err
+		}
+	}
 	// Checked once every particle's passes ran: a worker's last particle
 	// writes the filter gradients its particles stacked.
 	for i, g := range tr.grads[:m] {
@@ -412,7 +427,7 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	if tr.res == nil {
 		return nil
 	}
-	return tr.checkScores(step)
+	return tr.checkScores(step, sums)
 }
 
 // workerShares returns, when a step's evaluation may stack the passes of
@@ -444,7 +459,7 @@ func (tr *Trainer) workerShares(may bool) []workerShare {
 // steps the trunks' optimisers and running statistics.
 func (tr *Trainer) moveTrunks(u Update, step int) error {
 	if tr.res != nil {
-		return tr.moveTrunksOnDevice(u, step)
+		return tr.moveOnDevice(step, true, false)
 	}
 	if err := tr.scale(u, false); err != nil {
 		return err
@@ -466,7 +481,7 @@ func (tr *Trainer) moveTrunks(u Update, step int) error {
 // steps the heads' optimisers.
 func (tr *Trainer) moveHeads(u Update, step int) error {
 	if tr.res != nil {
-		return tr.moveHeadsOnDevice(u, step)
+		return tr.moveOnDevice(step, false, true)
 	}
 	if err := tr.scale(u, true); err != nil {
 		return err
@@ -483,47 +498,6 @@ func (tr *Trainer) moveHeads(u Update, step int) error {
 		}
 		return nil
 	})
-}
-
-// moveTrunksOnDevice is moveTrunks for an ensemble held on the device.
-func (tr *Trainer) moveTrunksOnDevice(u Update, step int) error {
-	r := tr.res
-	if err := tr.scaleOnDevice(u, false); err != nil {
-		return fmt.Errorf("step %d: %w", step, err)
-	}
-	if r.trunk.cols > 0 {
-		if err := tr.directionOnDevice(u.Trunk, r.trunkDir, r.trunk, r.trunkScore, r.k, step, ""); err != nil {
-			return fmt.Errorf("step %d: trunk update: %w", step, err)
-		}
-	}
-	for i, p := range tr.Particles {
-		if err := tr.machines[0].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
-			return err
-		}
-		if err := r.descend(tr.trunkOpt[i], r.trunk, r.trunkDir, i); err != nil {
-			return fmt.Errorf("step %d, particle %d: trunk optimiser: %w", step, i, err)
-		}
-	}
-	return nil
-}
-
-// moveHeadsOnDevice is moveHeads for an ensemble held on the device.
-func (tr *Trainer) moveHeadsOnDevice(u Update, step int) error {
-	r := tr.res
-	if err := tr.scaleOnDevice(u, true); err != nil {
-		return fmt.Errorf("step %d: %w", step, err)
-	}
-	for j, t := range tr.cfg.Tasks {
-		if err := tr.directionOnDevice(u.Head, r.headDir[j], r.heads[j], r.headScore[j], 1, step, t.Name); err != nil {
-			return fmt.Errorf("step %d: task %s head update: %w", step, t.Name, err)
-		}
-		for i := range tr.Particles {
-			if err := r.descend(tr.headOpt[i][j], r.heads[j], r.headDir[j], i); err != nil {
-				return fmt.Errorf("step %d, particle %d: task %s head optimiser: %w", step, i, t.Name, err)
-			}
-		}
-	}
-	return nil
 }
 
 // trunkDirections computes the trunks' update directions φ from the

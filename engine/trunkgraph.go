@@ -28,6 +28,7 @@ type trunkGraph struct {
 	vals      *values
 	inputs    [3]binding // x, weight, G
 	trunkGrad []*gorgonia.Node
+	inner     *gorgonia.Node // ⟨features, G⟩, whose value no one reads
 	replayed  bool
 }
 
@@ -71,8 +72,14 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 	if err != nil {
 		return nil, err
 	}
+	tg.inner = inner
 	if tg.trunkGrad, err = gorgonia.Grad(inner, trunk...); err != nil {
 		return nil, fmt.Errorf("engine: trunk gradient: %w", err)
+	}
+	if tg.dev != nil {
+		if err := tg.dev.OutputsTogether(tg.trunkGrad); err != nil {
+			return nil, err
+		}
 	}
 	tg.vm = newVM(g, tg.dev)
 	tg.inputs = [3]binding{{node: x, dev: tg.dev}, {node: weight, dev: tg.dev}, {node: upstream, dev: tg.dev}}
@@ -84,6 +91,17 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 func (tg *trunkGraph) bind(p *Particle, rows *deviceRows, in *Inputs) error {
 	if err := tg.vals.loadParticle(p, rows); err != nil {
 		return err
+	}
+	if tg.dev != nil {
+		// In a resident ensemble the product's value stays on the
+		// device, where no one waits for it.
+		var dst gpu.Ptr
+		if rows != nil {
+			dst = rows.discard
+		}
+		if err := ops.LossOnDevice(tg.inner, dst); err != nil {
+			return err
+		}
 	}
 	for i, src := range []*tensor.Dense{in.x, in.weight} {
 		if tg.replayed && tg.inputs[i].val != nil {

@@ -79,19 +79,20 @@ func (v *values) load(p *Particle) error {
 	return scatter(v.dev, p.Stats, v.stats)
 }
 
-// newTensors allocates a tensor for each of ps, on dev (nil: the CPU).
+// newTensors allocates a tensor for each of ps, on dev (nil: the CPU),
+// where they lie one after another, as in a particle's vector, so that
+// one kernel loads them (scatterFrom).
 func newTensors(ps []models.Param, dt tensor.Dtype, dev *ops.Device) ([]*tensor.Dense, error) {
+	if dev != nil {
+		shapes := make([]tensor.Shape, len(ps))
+		for i, p := range ps {
+			shapes[i] = tensor.Shape(p.Shape)
+		}
+		return dev.Tensors(dt, shapes...)
+	}
 	vals := make([]*tensor.Dense, len(ps))
 	for i, p := range ps {
-		if dev == nil {
-			vals[i] = tensor.New(tensor.WithShape(p.Shape...), tensor.Of(dt))
-			continue
-		}
-		t, err := dev.Tensor(dt, p.Shape...)
-		if err != nil {
-			return nil, err
-		}
-		vals[i] = t
+		vals[i] = tensor.New(tensor.WithShape(p.Shape...), tensor.Of(dt))
 	}
 	return vals, nil
 }
@@ -122,29 +123,19 @@ func scatter(dev *ops.Device, src []float64, dst []*tensor.Dense) error {
 // scatterFrom copies the float64 vector at src in the device's memory
 // into the device tensors dst, in order.
 func scatterFrom(dev *ops.Device, src gpu.Ptr, dst []*tensor.Dense) error {
-	for _, t := range dst {
-		if err := dev.LoadFrom(t, src); err != nil {
-			return err
-		}
-		src += gpu.Ptr(8 * t.Shape().TotalSize())
-	}
-	return nil
+	return dev.LoadAllFrom(dst, src)
 }
 
 // storeTo writes a·(the values of nodes), on dev, into the float64
 // vector at dst in the device's memory, in order.
 func storeTo(dev *ops.Device, nodes []*gorgonia.Node, dst gpu.Ptr, a float64) error {
-	for _, n := range nodes {
-		v := n.Value()
-		if v == nil {
+	vs := make([]gorgonia.Value, len(nodes))
+	for i, n := range nodes {
+		if vs[i] = n.Value(); vs[i] == nil {
 			return fmt.Errorf("engine: a value the graph did not compute")
 		}
-		if err := dev.StoreTo(dst, v, a); err != nil {
-			return err
-		}
-		dst += gpu.Ptr(8 * v.Shape().TotalSize())
 	}
-	return nil
+	return dev.StoreAllTo(dst, vs, a)
 }
 
 // gather copies the values of nodes, on dev (nil: the CPU), into the flat

@@ -1,6 +1,7 @@
 package particles
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -10,11 +11,21 @@ import (
 // DeviceEnsemble is an ensemble held in a GPU's memory (package
 // internal/gpu), in float64 and row-major: Theta is M rows of D (particle
 // a's position in row a) and Scores K·M rows of D (row i·M + a is s_ia,
-// target i's score at particle a). Step is Ensemble.Step.
+// target i's score at particle a). Step is Ensemble.Step. Work, when set,
+// is the rules' scratch memory, kept from call to call by the caller
+// (DeviceWork); without it each call allocates its own and frees it.
+//
+// Negated says that Scores holds the negated scores −s_ia (the losses'
+// gradients, as a device graph computes them) and that the rule is to
+// write −φ: what an optimiser descends along. The rules then flip the
+// signs of their small matrices on the host, which is exact, so the
+// result is bit for bit the negation of φ, and no kernel negates a vector.
 type DeviceEnsemble struct {
 	Theta, Scores gpu.Ptr
 	M, K, D       int
 	Step          int
+	Work          *DeviceWork
+	Negated       bool
 }
 
 // DeviceRule is a Rule that can also move an ensemble held on a device,
@@ -22,9 +33,54 @@ type DeviceEnsemble struct {
 // over the positions (an Ensemble.Kernel has no device form).
 type DeviceRule interface {
 	Rule
-	// DirectionOnDevice writes φ(θ_a) into row a of dst (M rows of D on
-	// dev), which must not overlap the ensemble's vectors.
+	// DirectionOnDevice writes φ(θ_a) (−φ(θ_a) if e.Negated) into row a
+	// of dst (M rows of D on dev), which must not overlap the ensemble's
+	// vectors.
 	DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error
+	// Grams lists the products of the ensemble's rows that the direction
+	// on e reads back to the host (none for a rule that reads nothing),
+	// and DirectionFromGrams is DirectionOnDevice given them, in that
+	// order, read back by the caller: a caller that reads back other
+	// values too reads these with them, in one copy.
+	Grams(e DeviceEnsemble) []Gram
+	DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, grams [][]float64) error
+}
+
+// Gram is the product X·Yᵀ (Rows×Cols, row-major) of Rows and Cols rows
+// of an ensemble's D values on the device.
+type Gram struct {
+	X, Y       gpu.Ptr
+	Rows, Cols int
+}
+
+// directionOnDevice is DirectionOnDevice for any DeviceRule: its Grams
+// read back in one copy, then DirectionFromGrams.
+func directionOnDevice(r DeviceRule, name string, dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	w, err := newDeviceWork(dev, e)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	defer w.release()
+	var grams [][]float64
+	if gs := r.Grams(e); len(gs) > 0 {
+		if grams, err = w.products(gs...); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return r.DirectionFromGrams(dev, dst, e, grams)
+}
+
+// checkGrams reports grams that are not the products gs a rule listed.
+func checkGrams(grams [][]float64, gs []Gram) error {
+	if len(grams) != len(gs) {
+		return fmt.Errorf("%d products read back, want %d", len(grams), len(gs))
+	}
+	for i, g := range gs {
+		if len(grams[i]) != g.Rows*g.Cols {
+			return fmt.Errorf("product %d has %d values, want %d×%d", i, len(grams[i]), g.Rows, g.Cols)
+		}
+	}
+	return nil
 }
 
 // Every device rule here is a mix of the ensemble's rows: each direction
@@ -44,56 +100,141 @@ type DeviceRule interface {
 // ‖θ_a − θ_b‖²: negligible in float64 unless the particles are closer than
 // 1e-6 of their norms.
 
-// deviceWork is one call's scratch memory on a device, freed by release.
+// DeviceWork is the scratch memory of device rules (the small matrices
+// they form and read back), kept across calls so that a training step
+// allocates nothing on the device once its first step has grown it. It
+// belongs to one device, the first it is used on; calls that share it
+// must not run at once. Release frees it.
+type DeviceWork struct {
+	dev  gpu.Device
+	bufs []workBuf
+	next int // the buffer the call's next alloc hands out
+}
+
+type workBuf struct {
+	p gpu.Ptr
+	n int // float64 values
+}
+
+// Release frees the memory; the DeviceWork may be used again.
+func (w *DeviceWork) Release() error {
+	var errs []error
+	for _, b := range w.bufs {
+		errs = append(errs, w.dev.Free(b.p))
+	}
+	w.bufs, w.next = nil, 0
+	return errors.Join(errs...)
+}
+
+// alloc returns the call's next buffer, of at least n float64 values: the
+// buffer in that place at the previous call, grown if it is too small.
+func (w *DeviceWork) alloc(n int) (gpu.Ptr, error) {
+	if w.next == len(w.bufs) {
+		w.bufs = append(w.bufs, workBuf{})
+	}
+	b := &w.bufs[w.next]
+	if b.n < n {
+		if b.p != 0 {
+			if err := w.dev.Free(b.p); err != nil {
+				return 0, err
+			}
+			*b = workBuf{}
+		}
+		p, err := w.dev.Alloc(8 * n)
+		if err != nil {
+			return 0, err
+		}
+		*b = workBuf{p: p, n: n}
+	}
+	w.next++
+	return b.p, nil
+}
+
+// deviceWork is one call's view of its scratch memory: e.Work, or memory
+// of its own that release frees.
 type deviceWork struct {
 	dev  gpu.Device
 	e    DeviceEnsemble
-	bufs []gpu.Ptr
+	work *DeviceWork
+	own  bool
 }
 
 func newDeviceWork(dev gpu.Device, e DeviceEnsemble) (*deviceWork, error) {
 	if e.M < 1 || e.K < 1 || e.D < 1 {
 		return nil, fmt.Errorf("%d particles, %d targets, %d coordinates on %s", e.M, e.K, e.D, dev.Name())
 	}
-	return &deviceWork{dev: dev, e: e}, nil
+	w := &deviceWork{dev: dev, e: e, work: e.Work}
+	if w.work == nil {
+		w.work, w.own = &DeviceWork{}, true
+	}
+	switch {
+	case w.work.dev == nil:
+		w.work.dev = dev
+	case w.work.dev != dev:
+		return nil, fmt.Errorf("scratch memory of %s used on %s", w.work.dev.Name(), dev.Name())
+	}
+	w.work.next = 0
+	return w, nil
 }
 
 func (w *deviceWork) release() {
-	for _, p := range w.bufs {
-		w.dev.Free(p)
+	if w.own {
+		w.work.Release()
 	}
 }
 
-func (w *deviceWork) alloc(n int) (gpu.Ptr, error) {
-	p, err := w.dev.Alloc(8 * n)
-	if err == nil {
-		w.bufs = append(w.bufs, p)
-	}
-	return p, err
-}
+func (w *deviceWork) alloc(n int) (gpu.Ptr, error) { return w.work.alloc(n) }
 
-// product returns x·yᵀ (rows×cols) for x rows×D and y cols×D, on the
-// host.
-func (w *deviceWork) product(x, y gpu.Ptr, rows, cols int) ([]float64, error) {
-	out, err := w.alloc(rows * cols)
+// products returns the products gs on the host, brought back by one copy.
+func (w *deviceWork) products(gs ...Gram) ([][]float64, error) {
+	out, err := w.alloc(GramsSize(gs))
 	if err != nil {
 		return nil, err
 	}
-	d := w.e.D
-	if err := w.dev.Gemm(gpu.Float64, false, true, rows, cols, d, 1, x, d, y, d, 0, out, cols); err != nil {
+	if err := ComputeGrams(w.dev, out, w.e.D, gs); err != nil {
 		return nil, err
 	}
-	host := make([]float64, rows*cols)
-	return host, w.dev.Download(gpu.Bytes(host), out)
+	host := make([]float64, GramsSize(gs))
+	if err := w.dev.Download(gpu.Bytes(host), out); err != nil {
+		return nil, err
+	}
+	return SplitGrams(host, gs), nil
 }
 
-// kernel evaluates rbf over the positions into km, from G = ΘΘᵀ.
-func (w *deviceWork) kernel(rbf RBF, km *kernelMatrix) error {
-	m := w.e.M
-	g, err := w.product(w.e.Theta, w.e.Theta, m, m)
-	if err != nil {
-		return err
+// GramsSize is the float64 values of the products gs.
+func GramsSize(gs []Gram) int {
+	n := 0
+	for _, g := range gs {
+		n += g.Rows * g.Cols
 	}
+	return n
+}
+
+// ComputeGrams writes the products gs of rows of d values, one after
+// another, at out on dev (GramsSize values).
+func ComputeGrams(dev gpu.Device, out gpu.Ptr, d int, gs []Gram) error {
+	for _, g := range gs {
+		if err := dev.Gemm(gpu.Float64, false, true, g.Rows, g.Cols, d, 1, g.X, d, g.Y, d, 0, out, g.Cols); err != nil {
+			return err
+		}
+		out += gpu.Ptr(8 * g.Rows * g.Cols)
+	}
+	return nil
+}
+
+// SplitGrams cuts host, the products gs as ComputeGrams laid them, into
+// one slice per product.
+func SplitGrams(host []float64, gs []Gram) [][]float64 {
+	res := make([][]float64, len(gs))
+	for i, g := range gs {
+		res[i], host = host[:g.Rows*g.Cols], host[g.Rows*g.Cols:]
+	}
+	return res
+}
+
+// kernelFromGram evaluates rbf over the positions into km from their
+// Gram matrix G = ΘΘᵀ (M×M, on the host).
+func kernelFromGram(rbf RBF, km *kernelMatrix, g []float64, m int) {
 	km.rep = nil
 	km.d2 = grow(km.d2, m, m)
 	for a := range m {
@@ -103,17 +244,28 @@ func (w *deviceWork) kernel(rbf RBF, km *kernelMatrix) error {
 		km.d2[a][a] = 0
 	}
 	rbf.fromDistances(km)
-	return nil
 }
 
-// mix writes B·S + A·Θ into dst; a nil A is zero.
+// mix writes φ = B·S + A·Θ into dst; a nil A is zero. With negated
+// scores (e.Negated: −S on the device) it writes −φ = B·(−S) + (−A)·Θ.
+// B and A go to the device in one copy.
 func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
 	m, km, d := w.e.M, w.e.K*w.e.M, w.e.D
-	pb, err := w.alloc(m * km)
+	pb, err := w.alloc(m*km + len(a))
 	if err != nil {
 		return err
 	}
-	if err := w.dev.Upload(pb, gpu.Bytes(b)); err != nil {
+	host := b
+	if a != nil {
+		host = append(make([]float64, 0, len(b)+len(a)), b...)
+		for _, v := range a {
+			if w.e.Negated {
+				v = -v
+			}
+			host = append(host, v)
+		}
+	}
+	if err := w.dev.Upload(pb, gpu.Bytes(host)); err != nil {
 		return err
 	}
 	if err := w.dev.Gemm(gpu.Float64, false, false, m, d, km, 1, pb, km, w.e.Scores, d, 0, dst, d); err != nil {
@@ -122,13 +274,7 @@ func (w *deviceWork) mix(dst gpu.Ptr, b, a []float64) error {
 	if a == nil {
 		return nil
 	}
-	pa, err := w.alloc(m * m)
-	if err != nil {
-		return err
-	}
-	if err := w.dev.Upload(pa, gpu.Bytes(a)); err != nil {
-		return err
-	}
+	pa := pb + gpu.Ptr(8*m*km)
 	return w.dev.Gemm(gpu.Float64, false, false, m, d, m, 1, pa, m, w.e.Theta, d, 1, dst, d)
 }
 
@@ -153,25 +299,39 @@ func stein(km *kernelMatrix, weights []float64, rho float64, m int, buf *[]float
 	return b, a
 }
 
+// Grams implements DeviceRule: G = ΘΘᵀ, P = SSᵀ and, unless only the
+// first term is wanted, Q = SΘᵀ.
+func (r *MTSGD) Grams(e DeviceEnsemble) []Gram {
+	km := e.K * e.M
+	gs := []Gram{{e.Theta, e.Theta, e.M, e.M}, {e.Scores, e.Scores, km, km}}
+	if !r.FirstTermOnly {
+		gs = append(gs, Gram{e.Scores, e.Theta, km, e.M})
+	}
+	return gs
+}
+
 // DirectionOnDevice implements DeviceRule: U's a_ij = Σ_ab k_ab ⟨s_ia,
 // s_jb⟩ from P = SSᵀ and r_i = Σ_ab k_ab ⟨s_ia, θ_a − θ_b⟩ from Q = SΘᵀ;
 // U is formed and the QP solved on the host as Direction does.
 func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	return directionOnDevice(r, "mtsgd", dev, dst, e)
+}
+
+// DirectionFromGrams implements DeviceRule.
+func (r *MTSGD) DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, prods [][]float64) error {
 	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("mtsgd: %w", err)
 	}
 	defer w.release()
+	if err := checkGrams(prods, r.Grams(e)); err != nil {
+		return fmt.Errorf("mtsgd: %w", err)
+	}
 	m, k, d, km := e.M, e.K, e.D, e.K*e.M
 	kern := &r.km
-	if err := w.kernel(r.Kernel, kern); err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
-	}
+	kernelFromGram(r.Kernel, kern, prods[0], m)
 	r.alloc(k)
-	p, err := w.product(e.Scores, e.Scores, km, km)
-	if err != nil {
-		return fmt.Errorf("mtsgd: %w", err)
-	}
+	p := prods[1]
 	a := make([]float64, k*k)
 	for i := range k {
 		for j := i; j < k; j++ {
@@ -185,15 +345,16 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 		}
 	}
 	if !r.FirstTermOnly {
-		q, err := w.product(e.Scores, e.Theta, km, m)
-		if err != nil {
-			return fmt.Errorf("mtsgd: %w", err)
+		q := prods[2]
+		sign := 1.0
+		if e.Negated {
+			sign = -1 // (−S)Θᵀ
 		}
 		for i := range k {
 			for x := range m {
 				row := q[(i*m+x)*m:]
 				for y := range m {
-					r.r[i] += kern.k[x][y] * (row[x] - row[y])
+					r.r[i] += kern.k[x][y] * (sign*row[x] - sign*row[y])
 				}
 			}
 		}
@@ -208,20 +369,29 @@ func (r *MTSGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble)
 	return nil
 }
 
+// Grams implements DeviceRule: G = ΘΘᵀ, for the kernel.
+func (r *SVGD) Grams(e DeviceEnsemble) []Gram { return []Gram{{e.Theta, e.Theta, e.M, e.M}} }
+
 // DirectionOnDevice implements DeviceRule.
 func (r *SVGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	return directionOnDevice(r, "svgd", dev, dst, e)
+}
+
+// DirectionFromGrams implements DeviceRule.
+func (r *SVGD) DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, grams [][]float64) error {
 	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("svgd: %w", err)
 	}
 	defer w.release()
+	if err := checkGrams(grams, r.Grams(e)); err != nil {
+		return fmt.Errorf("svgd: %w", err)
+	}
 	if r.w, err = fixedWeights(r.w, r.Weights, e.K); err != nil {
 		return fmt.Errorf("svgd: %w", err)
 	}
 	km := &r.stein.km
-	if err := w.kernel(r.Kernel, km); err != nil {
-		return fmt.Errorf("svgd: %w", err)
-	}
+	kernelFromGram(r.Kernel, km, grams[0], e.M)
 	b, a := stein(km, r.w, r.Repulsion, e.M, new([]float64))
 	if err := w.mix(dst, b, a); err != nil {
 		return fmt.Errorf("svgd: %w", err)
@@ -229,13 +399,24 @@ func (r *SVGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) 
 	return nil
 }
 
+// Grams implements DeviceRule: none.
+func (r *Linear) Grams(DeviceEnsemble) []Gram { return nil }
+
 // DirectionOnDevice implements DeviceRule.
 func (r *Linear) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	return directionOnDevice(r, "linear", dev, dst, e)
+}
+
+// DirectionFromGrams implements DeviceRule.
+func (r *Linear) DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, grams [][]float64) error {
 	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("linear: %w", err)
 	}
 	defer w.release()
+	if err := checkGrams(grams, nil); err != nil {
+		return fmt.Errorf("linear: %w", err)
+	}
 	if r.w, err = fixedWeights(r.w, r.Weights, e.K); err != nil {
 		return fmt.Errorf("linear: %w", err)
 	}
@@ -245,13 +426,24 @@ func (r *Linear) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble
 	return nil
 }
 
+// Grams implements DeviceRule: none.
+func (Warmup) Grams(DeviceEnsemble) []Gram { return nil }
+
 // DirectionOnDevice implements DeviceRule.
-func (Warmup) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+func (r Warmup) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {
+	return directionOnDevice(r, "warm-up", dev, dst, e)
+}
+
+// DirectionFromGrams implements DeviceRule.
+func (Warmup) DirectionFromGrams(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble, grams [][]float64) error {
 	w, err := newDeviceWork(dev, e)
 	if err != nil {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	defer w.release()
+	if err := checkGrams(grams, nil); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
 	weight := func(a, i int) float64 { return WarmupWeight(a, e.M, e.K, i) / float64(e.M) }
 	if err := w.mix(dst, ownMix(e.M, e.K, weight), nil); err != nil {
 		return fmt.Errorf("warm-up: %w", err)

@@ -84,7 +84,32 @@ func TestDirectionOnDevice(t *testing.T) {
 				if err := dev.Download(gpu.Bytes(got), dst); err != nil {
 					t.Fatal(err)
 				}
-				for _, p := range []gpu.Ptr{theta, scores, dst} {
+				// With the scores negated, −φ bit for bit, and the same
+				// U and w* (checked below against the CPU's).
+				for i := range all {
+					for j := range all[i] {
+						all[i][j] = -all[i][j]
+					}
+				}
+				negScores := upload(all)
+				de.Scores, de.Negated = negScores, true
+				negRule := rule.new()
+				if s, ok := gpuRule.(*SVGD); ok {
+					negRule.(*SVGD).Weights = s.Weights
+				}
+				if err := negRule.DirectionOnDevice(dev, dst, de); err != nil {
+					t.Fatal(err)
+				}
+				neg := make([]float64, m*d)
+				if err := dev.Download(gpu.Bytes(neg), dst); err != nil {
+					t.Fatal(err)
+				}
+				for i := range got {
+					if neg[i] != -got[i] {
+						t.Fatalf("negated: entry %d is %v, want −%v", i, neg[i], got[i])
+					}
+				}
+				for _, p := range []gpu.Ptr{theta, scores, negScores, dst} {
 					dev.Free(p)
 				}
 				if n := dev.Live(); n != 0 {
@@ -92,9 +117,10 @@ func TestDirectionOnDevice(t *testing.T) {
 				}
 
 				if c, ok := cpu.(*MTSGD); ok {
-					g := gpuRule.(*MTSGD)
-					near(t, "U", g.Diagnostics().U, c.Diagnostics().U, 1e-10)
-					near(t, "w*", g.Diagnostics().Weights, c.Diagnostics().Weights, 1e-8)
+					for _, g := range []*MTSGD{gpuRule.(*MTSGD), negRule.(*MTSGD)} {
+						near(t, "U", g.Diagnostics().U, c.Diagnostics().U, 1e-10)
+						near(t, "w*", g.Diagnostics().Weights, c.Diagnostics().Weights, 1e-8)
+					}
 				}
 				var flat []float64
 				for _, r := range want {
@@ -103,6 +129,94 @@ func TestDirectionOnDevice(t *testing.T) {
 				near(t, "φ", got, flat, 1e-10)
 			})
 		}
+	}
+}
+
+// With a DeviceWork kept across calls, a device rule's second call
+// allocates and frees nothing on the device, reads back its small
+// matrices in one copy and sends its mixing matrices in one, and gives
+// bit for bit what a call with scratch of its own gives; Release frees
+// the scratch.
+func TestDirectionOnDeviceKeepsWork(t *testing.T) {
+	emu := kernels.NewEmulator()
+	defer emu.Close()
+	dev := gpu.NewCounting(emu)
+	const m, k, d = 3, 2, 50
+	for _, rule := range []struct {
+		name string
+		new  func() DeviceRule
+	}{
+		{"mtsgd", func() DeviceRule { return &MTSGD{Repulsion: 0.7} }},
+		{"svgd", func() DeviceRule { return &SVGD{Repulsion: 0.3} }},
+		{"linear", func() DeviceRule { return &Linear{} }},
+		{"warmup", func() DeviceRule { return Warmup{} }},
+	} {
+		t.Run(rule.name, func(t *testing.T) {
+			e := randomEnsemble(rand.New(rand.NewPCG(3, 7)), m, k, d)
+			flat := func(rows [][]float64) []float64 {
+				var f []float64
+				for _, r := range rows {
+					f = append(f, r...)
+				}
+				return f
+			}
+			var scores []float64
+			for _, s := range e.Scores {
+				scores = append(scores, flat(s)...)
+			}
+			ptrs := map[string]gpu.Ptr{}
+			for name, v := range map[string][]float64{"theta": flat(e.Theta), "scores": scores, "own": make([]float64, m*d), "kept": make([]float64, m*d)} {
+				p, err := dev.Alloc(8 * len(v))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := dev.Upload(p, gpu.Bytes(v)); err != nil {
+					t.Fatal(err)
+				}
+				ptrs[name] = p
+			}
+			de := DeviceEnsemble{Theta: ptrs["theta"], Scores: ptrs["scores"], M: m, K: k, D: d}
+			if err := rule.new().DirectionOnDevice(dev, ptrs["own"], de); err != nil {
+				t.Fatal(err)
+			}
+			de.Work = &DeviceWork{}
+			r := rule.new()
+			for call := range 2 {
+				before := dev.Counts()
+				if err := r.DirectionOnDevice(dev, ptrs["kept"], de); err != nil {
+					t.Fatal(err)
+				}
+				c := dev.Counts().Sub(before)
+				downloads := 1 // the Gram matrices; none for the rules that need no kernel
+				if rule.name == "linear" || rule.name == "warmup" {
+					downloads = 0
+				}
+				if call == 1 && (c.Allocs != 0 || c.Frees != 0 || c.Downloads != downloads || c.Uploads != 1) {
+					t.Errorf("second call: %v; want no allocation or free, %d downloads, 1 upload", c, downloads)
+				}
+			}
+			own, kept := make([]float64, m*d), make([]float64, m*d)
+			if err := dev.Download(gpu.Bytes(own), ptrs["own"]); err != nil {
+				t.Fatal(err)
+			}
+			if err := dev.Download(gpu.Bytes(kept), ptrs["kept"]); err != nil {
+				t.Fatal(err)
+			}
+			for i := range own {
+				if own[i] != kept[i] {
+					t.Fatalf("φ[%d] = %v with kept scratch, %v with its own", i, kept[i], own[i])
+				}
+			}
+			if err := de.Work.Release(); err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ptrs {
+				dev.Free(p)
+			}
+			if n := emu.Live(); n != 0 {
+				t.Errorf("%d device buffers left", n)
+			}
+		})
 	}
 }
 
@@ -115,6 +229,16 @@ func TestDirectionOnDeviceRefusesEmpty(t *testing.T) {
 		if err := (&SVGD{}).DirectionOnDevice(dev, 0, e); err == nil {
 			t.Errorf("%+v: no error", e)
 		}
+	}
+	// Products that are not those the rule lists.
+	e := DeviceEnsemble{M: 2, K: 1, D: 3}
+	for _, grams := range [][][]float64{nil, {make([]float64, 3)}, {make([]float64, 4), nil}} {
+		if err := (&SVGD{}).DirectionFromGrams(dev, 0, e, grams); err == nil {
+			t.Errorf("SVGD from %d products: no error", len(grams))
+		}
+	}
+	if err := (&Linear{}).DirectionFromGrams(dev, 0, e, [][]float64{{1}}); err == nil {
+		t.Errorf("Linear from a product: no error")
 	}
 }
 

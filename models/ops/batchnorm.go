@@ -16,10 +16,18 @@ import (
 type BatchStats struct {
 	Mean, Variance []float64
 	// On a device the op keeps them there (mean, then variance, from
-	// at), and Fetch brings them here.
+	// at), and Fetch brings them here; at is to if KeepOnDevice set it.
 	dev *Device
 	at  gpu.Ptr
+	to  gpu.Ptr
 }
+
+// KeepOnDevice makes a batch norm on a device leave the statistics of its
+// graph's next runs at dst in device memory, in float64, the mean then
+// the variance (2·C values), where Fetch still finds them; with dst 0 it
+// keeps them in memory of its own again. A step on a device reads every
+// particle's statistics back at once with its losses.
+func (s *BatchStats) KeepOnDevice(dst gpu.Ptr) { s.to = dst }
 
 // BatchNorm adds batch normalisation in training mode of x (batch, C, H,
 // W) to x's graph: per channel, (x − μ)/√(σ² + eps)·γ + β with scale gamma

@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"fmt"
+
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -55,11 +57,22 @@ type Kept struct {
 	dev   *Device       // the graph's device, nil on the CPU
 	copy  *tensor.Dense // on a device: the last run's values
 	stale bool          // Values are older than copy
+	// skip (Skip) has a device graph's runs copy nothing; skipped says
+	// the last run did so.
+	skip, skipped bool
 }
+
+// Skip, on a device, makes the graph's next runs copy nothing into k
+// while skip is set, for a caller that does not read it then: Fetch after
+// such a run fails and OnDevice returns nil. On the CPU it does nothing.
+func (k *Kept) Skip(skip bool) { k.skip = skip }
 
 // Fetch brings the last run's values into Values; on the CPU they are
 // there already.
 func (k *Kept) Fetch() error {
+	if k.skipped {
+		return fmt.Errorf("ops: the last run kept no values (Kept.Skip)")
+	}
 	if !k.stale {
 		return nil
 	}

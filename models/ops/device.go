@@ -30,6 +30,7 @@ import (
 type Device struct {
 	dev    gpu.Device
 	owned  []gpu.Ptr
+	blocks []block // the buffers of Tensors, which hold several tensors
 	engine *deviceEngine
 	// staging holds float32 values on their way to or from the device
 	// (Set, Get), reused: a step moves every parameter and gradient. A
@@ -68,7 +69,7 @@ func (d *Device) Close() error {
 			first = err
 		}
 	}
-	d.owned = nil
+	d.owned, d.blocks = nil, nil
 	devices.Range(func(g, v any) bool {
 		if v == d {
 			devices.Delete(g)
@@ -76,6 +77,12 @@ func (d *Device) Close() error {
 		return true
 	})
 	return first
+}
+
+// block is a buffer that holds several tensors (Tensors).
+type block struct {
+	p     gpu.Ptr
+	bytes int
 }
 
 // alloc returns bytes of device memory that Close frees.
@@ -101,6 +108,67 @@ func (d *Device) free(p gpu.Ptr) error {
 func (d *Device) Tensor(dt tensor.Dtype, shape ...int) (*tensor.Dense, error) {
 	var b buffer
 	return b.onDevice(d, dt, shape...)
+}
+
+// Tensors returns tensors of dtype dt and the shapes, their values unset,
+// laid one after another in one buffer of the device's memory: a graph's
+// parameters, which LoadAllFrom then fills from one vector with one
+// kernel.
+func (d *Device) Tensors(dt tensor.Dtype, shapes ...tensor.Shape) ([]*tensor.Dense, error) {
+	if dt != tensor.Float32 && dt != tensor.Float64 {
+		return nil, fmt.Errorf("ops: a device tensor of %v", dt)
+	}
+	total := 0
+	for _, s := range shapes {
+		total += s.TotalSize() * int(dt.Size())
+	}
+	p, err := d.alloc(total)
+	if err != nil {
+		return nil, err
+	}
+	d.blocks = append(d.blocks, block{p: p, bytes: max(total, 8)})
+	ts := make([]*tensor.Dense, len(shapes))
+	at := p
+	for i, s := range shapes {
+		bytes := s.TotalSize() * int(dt.Size())
+		ts[i] = tensor.New(tensor.WithShape(s...), tensor.Of(dt), tensor.FromMemory(uintptr(at), uintptr(bytes)))
+		at += gpu.Ptr(bytes)
+	}
+	return ts, nil
+}
+
+// LoadAllFrom is LoadFrom for each of the device tensors ts in turn, from
+// consecutive values at src: one kernel when the tensors lie one after
+// another in device memory (Tensors), else one per tensor.
+func (d *Device) LoadAllFrom(ts []*tensor.Dense, src gpu.Ptr) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	n, next := 0, ptr(ts[0])
+	for _, t := range ts {
+		if t.Dtype() != ts[0].Dtype() || ptr(t) != next {
+			n = -1
+			break
+		}
+		n += t.Shape().TotalSize()
+		next += gpu.Ptr(t.Shape().TotalSize() * int(t.Dtype().Size()))
+	}
+	if n < 0 {
+		for _, t := range ts {
+			if err := d.LoadFrom(t, src); err != nil {
+				return err
+			}
+			src += gpu.Ptr(8 * t.Shape().TotalSize())
+		}
+		return nil
+	}
+	l := d.launcher(ts[0].Dtype())
+	if l.dt == gpu.Float32 {
+		l.run("narrow", n, ptr(ts[0]), src, n)
+	} else {
+		l.run("copy", n, ptr(ts[0]), src, n)
+	}
+	return l.err
 }
 
 // Set copies src into the device tensor t, converting to t's dtype.
@@ -130,6 +198,90 @@ func (d *Device) stage(n int) []float32 {
 		d.staging = make([]float32, n)
 	}
 	return d.staging[:n]
+}
+
+// ownOutput is an op that computes into a buffer of its own: the ops
+// whose outputs are parameters' gradients.
+type ownOutput interface{ outBuffer() *buffer }
+
+func (op *convGradFilters) outBuffer() *buffer  { return &op.out }
+func (op *biasGrad) outBuffer() *buffer         { return &op.out }
+func (op *bnGradParam) outBuffer() *buffer      { return &op.out }
+func (op *linearGradWeight) outBuffer() *buffer { return &op.out }
+
+// OutputsTogether lays the values of nodes, in order, one after another
+// in one buffer of the device's memory (Tensors), for the nodes whose op
+// computes into a buffer of its own (the ops of parameters' gradients);
+// the others keep theirs. Called before the graph's first run, it lets
+// StoreAllTo copy a graph's gradients into a particle's vector with one
+// kernel.
+func (d *Device) OutputsTogether(nodes []*gorgonia.Node) error {
+	var bufs []*buffer
+	var shapes []tensor.Shape
+	dt := tensor.Dtype{}
+	for _, n := range nodes {
+		op, ok := n.Op().(ownOutput)
+		if !ok || deviceOf(n) != d || (len(bufs) > 0 && n.Dtype() != dt) {
+			continue
+		}
+		dt = n.Dtype()
+		bufs = append(bufs, op.outBuffer())
+		shapes = append(shapes, n.Shape().Clone())
+	}
+	if len(bufs) == 0 {
+		return nil
+	}
+	ts, err := d.Tensors(dt, shapes...)
+	if err != nil {
+		return err
+	}
+	for i, b := range bufs {
+		if b.t != nil && slices.Contains(d.owned, ptr(b.t)) && !d.inBlock(ptr(b.t)) {
+			if err := d.free(ptr(b.t)); err != nil {
+				return err
+			}
+		}
+		b.t = ts[i]
+	}
+	return nil
+}
+
+// StoreAllTo is StoreTo for each of the device values vs in turn, into
+// consecutive values at dst: one kernel (two if a ≠ 1) when the values
+// lie one after another in device memory (OutputsTogether), else those
+// of each value.
+func (d *Device) StoreAllTo(dst gpu.Ptr, vs []gorgonia.Value, a float64) error {
+	if len(vs) == 0 {
+		return nil
+	}
+	n, next := 0, ptr(vs[0])
+	for _, v := range vs {
+		if v.Dtype() != vs[0].Dtype() || ptr(v) != next {
+			n = -1
+			break
+		}
+		n += v.Shape().TotalSize()
+		next += gpu.Ptr(v.Shape().TotalSize() * int(v.Dtype().Size()))
+	}
+	if n < 0 {
+		for _, v := range vs {
+			if err := d.StoreTo(dst, v, a); err != nil {
+				return err
+			}
+			dst += gpu.Ptr(8 * v.Shape().TotalSize())
+		}
+		return nil
+	}
+	l := d.launcher(vs[0].Dtype())
+	if l.dt == gpu.Float32 {
+		l.run("widen", n, dst, ptr(vs[0]), n)
+	} else {
+		l.run("copy", n, dst, ptr(vs[0]), n)
+	}
+	if a != 1 {
+		l.untyped("scale_f64", n, dst, a, n)
+	}
+	return l.err
 }
 
 // Load copies the host tensor src into the device tensor dst, of the
@@ -214,7 +366,15 @@ func (d *Device) CopyTensor(dst, src *tensor.Dense) error {
 // graph on the device computes, but for its scalar losses, must.
 func (d *Device) Owns(v gorgonia.Value) bool {
 	t, ok := v.(*tensor.Dense)
-	return ok && slices.Contains(d.owned, ptr(t))
+	if !ok {
+		return false
+	}
+	return slices.Contains(d.owned, ptr(t)) || d.inBlock(ptr(t))
+}
+
+// inBlock reports whether p lies in a buffer of Tensors.
+func (d *Device) inBlock(p gpu.Ptr) bool {
+	return slices.ContainsFunc(d.blocks, func(b block) bool { return p >= b.p && p < b.p+gpu.Ptr(b.bytes) })
 }
 
 // VM compiles g, placed on d, into a tape machine whose values have d's
@@ -307,8 +467,12 @@ func (b *buffer) onDevice(d *Device, dt tensor.Dtype, shape ...int) (*tensor.Den
 		return nil, fmt.Errorf("ops: a device tensor of %v", dt)
 	}
 	if b.t != nil {
-		if err := d.free(ptr(b.t)); err != nil {
-			return nil, err
+		// A view into a buffer of several tensors (OutputsTogether) is
+		// left to that buffer.
+		if slices.Contains(d.owned, ptr(b.t)) && !d.inBlock(ptr(b.t)) {
+			if err := d.free(ptr(b.t)); err != nil {
+				return nil, err
+			}
 		}
 		b.t = nil
 	}

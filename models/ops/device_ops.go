@@ -1,6 +1,9 @@
 package ops
 
 import (
+	"fmt"
+	"math"
+
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
@@ -15,6 +18,35 @@ import (
 // onGPU is what an op keeps in device memory between runs.
 type onGPU struct {
 	a, b, c devScratch
+	// to, when set, is where a scalar op leaves its value on the device
+	// instead of copying it to the host (LossOnDevice).
+	to gpu.Ptr
+}
+
+// LossOnDevice makes loss, the node of a device op whose value is a
+// scalar (SoftmaxCrossEntropy, SquaredError, Inner), leave that value on
+// the device as a float64 at dst from its graph's next run on, and copy
+// nothing to the host: the node's value is then NaN. With dst 0 the op
+// copies its value to the host again. A step on a device reads every
+// particle's losses back at once, after all its graphs' runs, rather than
+// waiting for the device at each loss.
+func LossOnDevice(loss *gorgonia.Node, dst gpu.Ptr) error {
+	var g *onGPU
+	switch op := loss.Op().(type) {
+	case *xentOp:
+		g = &op.gpu
+	case *sqErrOp:
+		g = &op.gpu
+	case *innerOp:
+		g = &op.gpu
+	default:
+		return fmt.Errorf("ops: %v is not a device loss", loss.Op())
+	}
+	if deviceOf(loss) == nil {
+		return fmt.Errorf("ops: %v is not on a device", loss.Op())
+	}
+	g.to = dst
+	return nil
 }
 
 func (g geometry) gpu() gpu.Geom {
@@ -76,31 +108,32 @@ func (op *convGradInput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error)
 	return l.result(op.name, out)
 }
 
-// The bias gradient keeps partial sums (a) and sums (b), in float64.
+// The bias gradient keeps partial sums (a), in float64.
 func (op *biasGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	rows, cols := vals[0].Shape()[0], vals[0].Shape()[1]
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, op.shape...)
 	part := l.scratch(&op.gpu.a, rows*cols, 8)
-	sums := part
+	if out == nil {
+		return l.result(op.name, out)
+	}
 	if op.byColumn {
 		// (rows, cols, 1): each entry its own partial, then column sums.
-		sums = l.scratch(&op.gpu.b, cols, 8)
 		l.run("channel_partial", rows*cols, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, cols, 1)
-		l.untyped("sum_columns", cols, sums, part, rows, cols)
+		l.run("sum_columns_to", cols, ptr(out), part, rows, cols)
 	} else {
 		// (1, rows, cols): one partial per row is its sum.
 		l.run("channel_partial", rows, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, 1, rows, cols)
-	}
-	if out != nil {
-		l.run("narrow", out.Shape().TotalSize(), ptr(out), sums, out.Shape().TotalSize())
+		l.run("narrow", out.Shape().TotalSize(), ptr(out), part, out.Shape().TotalSize())
 	}
 	return l.result(op.name, out)
 }
 
 // Batch normalisation keeps the examples' partial sums (a) and the
-// statistics (b): mean, variance and 1/√(σ² + eps), c doubles each.
+// statistics (b): mean, variance and 1/√(σ² + eps), c doubles each; the
+// mean and variance lie where BatchStats.KeepOnDevice says if it was
+// called (BatchStats.at says where).
 func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	x, dt := vals[0], vals[0].Dtype()
 	n, c, hw := op.n, op.c, op.hw
@@ -109,6 +142,9 @@ func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	part := l.scratch(&op.gpu.a, n*c, 8)
 	stats := l.scratch(&op.gpu.b, 3*c, 8)
 	mean, variance, inv := stats, stats+gpu.Ptr(8*c), stats+gpu.Ptr(16*c)
+	if to := op.stats.to; to != 0 {
+		mean, variance = to, to+gpu.Ptr(8*c)
+	}
 	w := ptr(vals[3])
 	l.run("channel_partial", n*c, part, ptr(x), gpu.Ptr(0), w, gpu.Ptr(0), gpu.Ptr(0), 0, n, c, hw)
 	l.untyped("sum_columns", c, mean, part, n, c)
@@ -118,26 +154,33 @@ func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	if out != nil {
 		l.run("bn_forward", n*c*hw, ptr(out), ptr(x), ptr(vals[1]), ptr(vals[2]), mean, inv, n, c, hw)
 	}
-	op.stats.dev, op.stats.at = op.dev, stats
+	op.stats.dev, op.stats.at = op.dev, mean
 	return l.result(op.name, out)
 }
 
-// The parameters' gradients keep partial sums (a) and sums (b).
+// The parameters' gradients keep partial sums (a): β's op makes both
+// its own (Σ g) and γ's (Σ g·x̂), after its own, in one pass, and γ's op,
+// which runs after it, sums the latter (as on the CPU, where β's op
+// computes both).
 func (op *bnGradParam) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	f, dt := op.fwd, vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, op.shape...)
-	part := l.scratch(&op.gpu.a, f.n*f.c, 8)
-	sums := l.scratch(&op.gpu.b, f.c, 8)
-	mode := 2 // Σ g
-	if op.scale {
-		mode = 3 // Σ g·x̂
+	nc := f.n * f.c
+	mean, inv := f.stats.at, f.gpu.b.p+gpu.Ptr(16*f.c)
+	var part gpu.Ptr
+	switch {
+	case !op.scale:
+		part = l.scratch(&op.gpu.a, 2*nc, 8)
+		l.run("bn_param_partials", nc, part, ptr(vals[0]), ptr(vals[1]), mean, inv, f.n, f.c, f.hw)
+	case op.beta != nil && op.beta.gpu.a.bytes >= 16*nc:
+		part = op.beta.gpu.a.p + gpu.Ptr(8*nc)
+	default:
+		part = l.scratch(&op.gpu.a, nc, 8)
+		l.run("channel_partial", nc, part, ptr(vals[0]), ptr(vals[1]), gpu.Ptr(0), mean, inv, 3, f.n, f.c, f.hw)
 	}
-	stats := f.gpu.b.p
-	l.run("channel_partial", f.n*f.c, part, ptr(vals[0]), ptr(vals[1]), gpu.Ptr(0), stats, stats+gpu.Ptr(16*f.c), mode, f.n, f.c, f.hw)
-	l.untyped("sum_columns", f.c, sums, part, f.n, f.c)
 	if out != nil {
-		l.run("narrow", f.c, ptr(out), sums, f.c)
+		l.run("sum_columns_to", f.c, ptr(out), part, f.n, f.c)
 	}
 	return l.result(op.name, out)
 }
@@ -146,11 +189,11 @@ func (op *bnGradInput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	f, x, dt := op.fwd, vals[0], vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, x.Shape()...)
-	stats := f.gpu.b.p
+	mean, inv := f.stats.at, f.gpu.b.p+gpu.Ptr(16*f.c)
 	if out != nil {
 		// x, γ, weight, g, ∂γ, ∂β as bnInputGrad reads them.
 		l.run("bn_grad_input", f.n*f.c*f.hw, ptr(out), ptr(x), ptr(vals[3]), ptr(vals[1]), ptr(vals[2]),
-			stats, stats+gpu.Ptr(16*f.c), ptr(vals[4]), ptr(vals[5]), f.n, f.c, f.hw)
+			mean, inv, ptr(vals[4]), ptr(vals[5]), f.n, f.c, f.hw)
 	}
 	return l.result(op.name, out)
 }
@@ -293,14 +336,25 @@ func (op *linearGradWeight) deviceDo(vals []gorgonia.Value) (gorgonia.Value, err
 }
 
 // scalar is the device loss total (float64 at p) as the graph's scalar of
-// dtype dt: the one value that leaves the device during a run.
-func (l *launcher) scalar(dt tensor.Dtype, p gpu.Ptr) gorgonia.Value {
-	v := []float64{0}
-	l.download(v, p)
+// dtype dt: the one value that leaves the device during a run, unless
+// the op leaves it there (g.to, LossOnDevice), when it is NaN.
+func (l *launcher) scalar(dt tensor.Dtype, p gpu.Ptr, g *onGPU) gorgonia.Value {
+	v := []float64{math.NaN()}
+	if g.to == 0 {
+		l.download(v, p)
+	}
 	if dt == tensor.Float32 {
 		return gorgonia.NewF32(float32(v[0]))
 	}
 	return gorgonia.NewF64(v[0])
+}
+
+// total is where a scalar op sums its value: its own scratch s, or g.to.
+func (l *launcher) total(s *devScratch, g *onGPU) gpu.Ptr {
+	if g.to != 0 {
+		return g.to
+	}
+	return l.scratch(s, 1, 8)
 }
 
 // Cross-entropy keeps the softmax (a), the rows' losses (b) and their
@@ -309,10 +363,10 @@ func (op *xentOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	sm := l.scratch(&op.gpu.a, op.n*op.c, l.elems())
-	rows, total := l.scratch(&op.gpu.b, op.n, 8), l.scratch(&op.gpu.c, 1, 8)
+	rows, total := l.scratch(&op.gpu.b, op.n, 8), l.total(&op.gpu.c, &op.gpu)
 	l.run("xent_rows", op.n, sm, rows, ptr(vals[0]), ptr(vals[1]), ptr(vals[2]), op.n, op.c)
 	l.untyped("sum_columns", 1, total, rows, op.n, 1)
-	return l.result(op.name, l.scalar(dt, total))
+	return l.result(op.name, l.scalar(dt, total, &op.gpu))
 }
 
 func (op *xentGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
@@ -329,10 +383,10 @@ func (op *xentGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 func (op *sqErrOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	l := op.dev.launcher(dt)
-	rows, total := l.scratch(&op.gpu.a, op.n, 8), l.scratch(&op.gpu.b, 1, 8)
+	rows, total := l.scratch(&op.gpu.a, op.n, 8), l.total(&op.gpu.b, &op.gpu)
 	l.run("sqerr_rows", op.n, rows, ptr(vals[0]), ptr(vals[1]), ptr(vals[2]), op.n)
 	l.untyped("sum_columns", 1, total, rows, op.n, 1)
-	return l.result(op.name, l.scalar(dt, total))
+	return l.result(op.name, l.scalar(dt, total, &op.gpu))
 }
 
 func (op *sqErrGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
@@ -350,10 +404,10 @@ func (op *innerOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	n := op.shape.TotalSize()
 	l := op.dev.launcher(dt)
-	dot, wide := l.scratch(&op.gpu.a, 1, l.elems()), l.scratch(&op.gpu.b, 1, 8)
+	dot, wide := l.scratch(&op.gpu.a, 1, l.elems()), l.total(&op.gpu.b, &op.gpu)
 	l.gemm(false, true, 1, 1, n, ptr(vals[0]), n, ptr(vals[1]), n, 0, dot, 1)
 	l.run("widen", 1, wide, dot, 1)
-	return l.result(op.name, l.scalar(dt, wide))
+	return l.result(op.name, l.scalar(dt, wide, &op.gpu))
 }
 
 func (op *scaleOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
@@ -390,11 +444,18 @@ func copyOnDevice(d *Device, b *buffer, name string, x gorgonia.Value) (*tensor.
 // Keep copies the values into a buffer of its own on the device, for
 // package engine to read there or to Fetch to the host.
 func (op *keepOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	if op.kept.skip {
+		op.kept.dev, op.kept.copy, op.kept.stale, op.kept.skipped = op.dev, nil, false, true
+		if vals[0].Dtype() == tensor.Float32 {
+			return gorgonia.NewF32(0), nil
+		}
+		return gorgonia.NewF64(0), nil
+	}
 	out, err := copyOnDevice(op.dev, &op.out, op.name, vals[0])
 	if err != nil {
 		return nil, err
 	}
-	op.kept.dev, op.kept.copy, op.kept.stale = op.dev, out, true
+	op.kept.dev, op.kept.copy, op.kept.stale, op.kept.skipped = op.dev, out, true, false
 	if out.Dtype() == tensor.Float32 {
 		return gorgonia.NewF32(0), nil
 	}

@@ -307,12 +307,20 @@ func checkBiasAdd(k *kit) {
 }
 
 // reduce is channel_partial then sum_columns: per channel, the sum over
-// examples of their partial sums.
+// examples of their partial sums. It checks that sum_columns_to writes
+// those sums, rounded to the kit's type, bit for bit.
 func (k *kit) reduce(mode int, x, g, w gpu.Ptr, mean, inv gpu.Ptr, n, c, inner int) []float64 {
-	part, out := k.buffer(gpu.Float64, n*c), k.buffer(gpu.Float64, c)
+	part, out, typed := k.buffer(gpu.Float64, n*c), k.buffer(gpu.Float64, c), k.buffer(k.dt, c)
 	k.launch("channel_partial", n*c, part, x, g, w, mean, inv, mode, n, c, inner)
 	k.launchRaw("sum_columns", c, out, part, n, c)
-	return k.downloadAs(gpu.Float64, out, c)
+	k.launch("sum_columns_to", c, typed, part, n, c)
+	sums := k.downloadAs(gpu.Float64, out, c)
+	want := make([]float64, c)
+	for i, v := range sums {
+		want[i] = k.round(v)
+	}
+	k.same(fmt.Sprintf("sum_columns_to, mode %d", mode), k.download(typed, c), want)
+	return sums
 }
 
 func checkChannelPartial(k *kit) {
@@ -371,6 +379,14 @@ func checkBatchNorm(k *kit) {
 	k.launch("bn_forward", len(x), py, px, pgamma, pbeta, pmean, pinv, n, c, inner)
 	dbeta := k.reduce(2, px, pg, 0, pmean, pinv, n, c, inner)
 	dgamma := k.reduce(3, px, pg, 0, pmean, pinv, n, c, inner)
+	// Both partial sums in one pass: channel_partial's, bit for bit.
+	both, one := k.buffer(gpu.Float64, 2*n*c), k.buffer(gpu.Float64, n*c)
+	k.launch("bn_param_partials", n*c, both, px, pg, pmean, pinv, n, c, inner)
+	parts := k.downloadAs(gpu.Float64, both, 2*n*c)
+	for mode := 2; mode <= 3; mode++ {
+		k.launch("channel_partial", n*c, one, px, pg, gpu.Ptr(0), pmean, pinv, mode, n, c, inner)
+		k.same(fmt.Sprintf("bn_param_partials, channel_partial's mode %d", mode), parts[(mode-2)*n*c:(mode-1)*n*c], k.downloadAs(gpu.Float64, one, n*c))
+	}
 	pdb, pdg, pdx := k.upload(dbeta), k.upload(dgamma), k.buffer(k.dt, len(x))
 	k.launch("bn_grad_input", len(x), pdx, px, pg, pgamma, pw, pmean, pinv, pdg, pdb, n, c, inner)
 

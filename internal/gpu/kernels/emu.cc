@@ -52,6 +52,8 @@ template <typename... A> kernel entry(void (*f)(A...))
 	X(relu_grad)                                                                              \
 	X(bias_add)                                                                               \
 	X(channel_partial)                                                                        \
+	X(sum_columns_to)                                                                         \
+	X(bn_param_partials)                                                                      \
 	X(bn_forward)                                                                             \
 	X(bn_grad_input)                                                                          \
 	X(im2col)                                                                                 \

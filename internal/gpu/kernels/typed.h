@@ -141,6 +141,42 @@ extern "C" __global__ void K(channel_partial)(double *part, const REAL *x, const
 	}
 }
 
+// bn_param_partials is channel_partial's modes 2 and 3 in one pass over
+// g and x (laid out (n, c, inner)), unweighted: for example e and channel
+// ch, part[e·c + ch] = Σ_p g (∂β's) and part[n·c + e·c + ch] =
+// Σ_p g·(x − mean)·inv (∂γ's), each summed as channel_partial sums it.
+extern "C" __global__ void K(bn_param_partials)(double *part, const REAL *x, const REAL *g, const double *mean,
+						const double *inv, int n, int c, int inner)
+{
+	FOR(i, (long long)n * c)
+	{
+		int ch = (int)(i % c);
+		const REAL *xs = x + i * inner, *gs = g + i * inner;
+		double sb = 0, sg = 0;
+		for (int p = 0; p < inner; p++) {
+			sb += (double)gs[p];
+			sg += (double)gs[p] * ((double)xs[p] - mean[ch]) * inv[ch];
+		}
+		part[i] = sb;
+		part[(long long)n * c + i] = sg;
+	}
+}
+
+// sum_columns_to is all.h's sum_columns, out[j] = Σ_i part[i·cols + j]
+// over rows i in order, written as REAL: the second stage of a gradient's
+// per-channel sums (a bias's, batch norm's ∂β and ∂γ) straight into the
+// gradient, in one launch where sum_columns and narrow took two.
+extern "C" __global__ void K(sum_columns_to)(REAL *out, const double *part, int rows, int cols)
+{
+	FOR(j, cols)
+	{
+		double s = 0;
+		for (int i = 0; i < rows; i++)
+			s += part[(long long)i * cols + j];
+		out[j] = (REAL)s;
+	}
+}
+
 // bn_forward is batch normalisation's output y = x·k + d per channel, with
 // k = γ·inv and d = β − mean·k (models/ops bnForward), given the batch's
 // mean and inv = 1/sqrt(variance + ε).
@@ -247,7 +283,9 @@ extern "C" __global__ void K(relu_maxpool)(REAL *y, int *argmax, const REAL *x, 
 
 // maxpool_grad sends each output's gradient to its argmax: each thread
 // gathers, for one input pixel, the gradients of the windows that chose it
-// (models/ops poolBackward).
+// (models/ops poolBackward), visiting only the windows that hold the
+// pixel, in row-major order: those of rows oy with oy·stride − pad ≤ y <
+// oy·stride − pad + k, and the same of columns.
 extern "C" __global__ void K(maxpool_grad)(REAL *dx, const REAL *dy, const int *argmax, struct geom g)
 {
 	long long hw = (long long)g.h * g.w, p = (long long)g.oh * g.ow;
@@ -255,12 +293,18 @@ extern "C" __global__ void K(maxpool_grad)(REAL *dx, const REAL *dy, const int *
 	{
 		long long plane = i / hw;
 		int at = (int)(i % hw), y = at / g.w, xx = at % g.w;
+		int ylo = y + g.pad - g.k + 1, xlo = xx + g.pad - g.k + 1;
+		int oy0 = ylo <= 0 ? 0 : (ylo + g.stride - 1) / g.stride;
+		int ox0 = xlo <= 0 ? 0 : (xlo + g.stride - 1) / g.stride;
+		int oy1 = (y + g.pad) / g.stride, ox1 = (xx + g.pad) / g.stride;
+		oy1 = oy1 < g.oh - 1 ? oy1 : g.oh - 1;
+		ox1 = ox1 < g.ow - 1 ? ox1 : g.ow - 1;
 		double s = 0;
-		for (int oy = 0; oy < g.oh; oy++) {
+		for (int oy = oy0; oy <= oy1; oy++) {
 			int y0 = oy * g.stride - g.pad;
 			if (y < y0 || y >= y0 + g.k)
 				continue;
-			for (int ox = 0; ox < g.ow; ox++) {
+			for (int ox = ox0; ox <= ox1; ox++) {
 				int x0 = ox * g.stride - g.pad;
 				if (xx < x0 || xx >= x0 + g.k)
 					continue;
