@@ -123,11 +123,31 @@ func (op *biasGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 		l.run("channel_partial", rows*cols, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, cols, 1)
 		l.run("sum_columns_to", cols, ptr(out), part, rows, cols)
 	} else {
-		// (1, rows, cols): one partial per row is its sum.
-		l.run("channel_partial", rows, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, 1, rows, cols)
-		l.run("narrow", out.Shape().TotalSize(), ptr(out), part, out.Shape().TotalSize())
+		// (1, rows, cols): each row's sum. A convolution's rows are few
+		// (its channels) and long (batch × positions): each is cut into
+		// chunks summed by threads of their own, then the chunks' sums
+		// added in order, rather than one thread walking a whole row.
+		chunks := rowChunks(cols)
+		l.run("channel_partial", rows*chunks, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, chunks, cols/chunks)
+		l.run("sum_rows_to", rows, ptr(out), part, rows, chunks)
 	}
 	return l.result(op.name, out)
+}
+
+// maxRowChunk is the longest chunk of a row one thread sums in a bias
+// gradient on the device.
+const maxRowChunk = 1024
+
+// rowChunks is the number of equal chunks a row of cols values is cut
+// into: the fewest whose length is at most maxRowChunk and divides cols
+// (cols itself, chunks of one, where no other divisor fits).
+func rowChunks(cols int) int {
+	for k := max(1, (cols+maxRowChunk-1)/maxRowChunk); k < cols; k++ {
+		if cols%k == 0 {
+			return k
+		}
+	}
+	return max(1, cols)
 }
 
 // Batch normalisation keeps the examples' partial sums (a) and the

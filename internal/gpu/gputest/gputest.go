@@ -44,6 +44,7 @@ var checks = []struct {
 	{"relu", checkReLU},
 	{"bias_add", checkBiasAdd},
 	{"channel_partial", checkChannelPartial},
+	{"sum_rows_to", checkSumRows},
 	{"batchnorm", checkBatchNorm},
 	{"im2col-col2im", checkIm2col},
 	{"relu_maxpool", checkMaxPool},
@@ -359,6 +360,32 @@ func checkChannelPartial(k *kit) {
 		}
 		k.near(fmt.Sprintf("mode %d", mode), k.reduce(mode, px, pg, weights, pm, pi, n, c, inner), want)
 	}
+}
+
+// checkSumRows sums long rows as a bias gradient does on the device:
+// channel_partial over chunks of each row, then sum_rows_to adding the
+// chunks' sums in order, against each row's sum in float64.
+func checkSumRows(k *kit) {
+	const rows, chunks, inner = 3, 4, 5
+	g := k.randoms(rows*chunks*inner, -1, 1)
+	pg, part, out := k.upload(g), k.buffer(gpu.Float64, rows*chunks), k.buffer(k.dt, rows)
+	k.launch("channel_partial", rows*chunks, part, gpu.Ptr(0), pg, gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, chunks, inner)
+	k.launch("sum_rows_to", rows, out, part, rows, chunks)
+	parts := k.downloadAs(gpu.Float64, part, rows*chunks)
+	want, exact := make([]float64, rows), make([]float64, rows)
+	for r := range rows {
+		var s float64
+		for j := range chunks {
+			s += parts[r*chunks+j] // the kernel's order: chunks in turn
+		}
+		want[r] = k.round(s)
+		for i := range chunks * inner {
+			exact[r] += g[r*chunks*inner+i]
+		}
+	}
+	got := k.download(out, rows)
+	k.same("sum_rows_to", got, want)
+	k.near("sum_rows_to against each row's sum", got, exact)
 }
 
 // checkBatchNorm runs batch normalisation's forward and backward passes

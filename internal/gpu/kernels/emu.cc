@@ -53,6 +53,7 @@ template <typename... A> kernel entry(void (*f)(A...))
 	X(bias_add)                                                                               \
 	X(channel_partial)                                                                        \
 	X(sum_columns_to)                                                                         \
+	X(sum_rows_to)                                                                            \
 	X(bn_param_partials)                                                                      \
 	X(bn_forward)                                                                             \
 	X(bn_grad_input)                                                                          \

@@ -177,6 +177,22 @@ extern "C" __global__ void K(sum_columns_to)(REAL *out, const double *part, int 
 	}
 }
 
+// sum_rows_to is sum_columns_to along the other axis, out[i] =
+// Σ_j part[i·cols + j] over columns j in order, written as REAL: the
+// second stage of a sum over long rows (a convolution's bias gradient),
+// whose first stage channel_partial splits each row into cols chunks
+// summed at once, rather than one thread walking each whole row.
+extern "C" __global__ void K(sum_rows_to)(REAL *out, const double *part, int rows, int cols)
+{
+	FOR(i, rows)
+	{
+		double s = 0;
+		for (int j = 0; j < cols; j++)
+			s += part[(long long)i * cols + j];
+		out[i] = (REAL)s;
+	}
+}
+
 // bn_forward is batch normalisation's output y = x·k + d per channel, with
 // k = γ·inv and d = β − mean·k (models/ops bnForward), given the batch's
 // mean and inv = 1/sqrt(variance + ε).
