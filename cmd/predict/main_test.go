@@ -62,32 +62,43 @@ func writeSet(t *testing.T, path string, from, n int) {
 	}
 }
 
-// trained trains two MLP particles for two epochs on a file data set and
-// returns the data directory and the run directory.
+// trained trains three MLP particles for two epochs on a file data set
+// and returns the data directory and the run directory.
 func trained(t *testing.T) (dir, run string) {
+	t.Helper()
+	dir, run, _ = trainOn(t, 160, 53, func(s *experiment.Settings) {
+		s.Particles, s.Epochs, s.Batch = 3, 2, 16
+	})
+	return dir, run
+}
+
+// trainOn trains an MLP (hidden width 16) on the first n examples as
+// train.npz and m others as test.npz, with the settings set changes, and
+// returns the data and run directories and the finished run.
+func trainOn(t *testing.T, n, m int, set func(*experiment.Settings)) (dir, run string, r *experiment.Run) {
 	t.Helper()
 	dir, run = t.TempDir(), t.TempDir()
 	if err := files.WriteDescription(dir, files.Description{Tasks: tasks}); err != nil {
 		t.Fatal(err)
 	}
-	writeSet(t, filepath.Join(dir, files.TrainFile), 0, 160)
-	writeSet(t, filepath.Join(dir, files.TestFile), 1000, 53)
+	writeSet(t, filepath.Join(dir, files.TrainFile), 0, n)
+	writeSet(t, filepath.Join(dir, files.TestFile), max(1000, 2*n), m) // past the training examples
 	s := experiment.Defaults(files.Name)
 	s.Files = &files.Spec{Dir: dir}
-	s.Particles, s.Epochs, s.Batch, s.Hidden, s.LR, s.Seed = 3, 2, 16, "16", 0.01, 5
+	s.Hidden, s.LR, s.Seed = "16", 0.01, 5
+	set(&s)
 	d, _, err := experiment.LoadData(s, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := experiment.New(s, d, 1)
-	if err != nil {
+	if r, err = experiment.New(s, d, 1); err != nil {
 		t.Fatal(err)
 	}
 	r.Out = run
 	if err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return dir, run
+	return dir, run, r
 }
 
 // readNPZ reads the float64 (or int64) array name of path.
@@ -423,27 +434,10 @@ func f32(v float32) string { return strconv.FormatFloat(float64(v), 'g', -1, 32)
 // at the checkpoint's temperatures (softmax(log p̄ / T)), the labels and
 // the three entropies unchanged.
 func TestTemperatureApplied(t *testing.T) {
-	dir, runDir := t.TempDir(), t.TempDir()
-	if err := files.WriteDescription(dir, files.Description{Tasks: tasks}); err != nil {
-		t.Fatal(err)
-	}
-	writeSet(t, filepath.Join(dir, files.TrainFile), 0, 1200) // a tenth, 120, validates
-	writeSet(t, filepath.Join(dir, files.TestFile), 5000, 40)
-	s := experiment.Defaults(files.Name)
-	s.Files = &files.Spec{Dir: dir}
-	s.Particles, s.Epochs, s.Batch, s.Hidden, s.LR, s.Seed = 2, 1, 64, "16", 0.01, 5
-	d, _, err := experiment.LoadData(s, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := experiment.New(s, d, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Out = runDir
-	if err := r.Train(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	// A tenth of 1,200, 120 examples, validates.
+	dir, runDir, r := trainOn(t, 1200, 40, func(s *experiment.Settings) {
+		s.Particles, s.Epochs, s.Batch = 2, 1, 64
+	})
 	temps := r.Temperatures()
 	if len(temps) != 3 || temps[2] != 1 || (temps[0] == 1 && temps[1] == 1) {
 		t.Fatalf("temperatures %v: want one per task, 1 for the regression task, some other than 1", temps)
