@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -97,7 +98,7 @@ func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []st
 	var tasks, shown []string // shown: the methods with a finished run
 	byKey := map[[2]string]studyRow{}
 	for _, r := range rows {
-		if !contains(tasks, r.Task) {
+		if !slices.Contains(tasks, r.Task) {
 			tasks = append(tasks, r.Task)
 		}
 		byKey[[2]string{r.Method, r.Task}] = r

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/experiment"
@@ -190,7 +191,7 @@ func studyVerdict(mine string, others []string, rows []studyRow) string {
 			var best studyRow
 			found := false
 			for _, o := range rows {
-				if o.Task != r.Task || o.Method == mine || !contains(others, o.Method) || o.Vals[i].N == 0 {
+				if o.Task != r.Task || o.Method == mine || !slices.Contains(others, o.Method) || o.Vals[i].N == 0 {
 					continue
 				}
 				if !found || mt.better(o.Vals[i].Mean, best.Vals[i].Mean) {
@@ -209,15 +210,6 @@ func studyVerdict(mine string, others []string, rows []studyRow) string {
 		}
 	}
 	return b.String()
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // better says whether x is a better value of the metric than y.
