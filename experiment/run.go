@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
 
@@ -78,8 +80,10 @@ type Run struct {
 	// CheckpointEvery, if positive, also saves last/ every that many
 	// steps within an epoch.
 	CheckpointEvery int
-	// Best names the metric that selects best/: accuracy (the higher the
-	// better), nll, brier, ece or mse (the lower), averaged over tasks.
+	// Best names the metric that selects best/ on the validation split:
+	// accuracy (the higher the better), nll, brier, ece or mse (the
+	// lower), averaged over tasks (see selection for regression tasks).
+	// Without a validation split best/ is the last epoch.
 	Best  string
 	Hooks Hooks
 
@@ -233,166 +237,206 @@ func (r *Run) History() []MetricsLine { return r.history }
 // ErrInterrupted, or an error wrapping ErrUnsaved if either failed. Every
 // failed save ends training with an error.
 func (r *Run) Train(ctx context.Context) error {
-	trunk, head := r.parts.Trunk, r.parts.Head
-	if trunk == nil {
-		var err error
-		if trunk, head, err = r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch()); err != nil {
+	p, err := r.prepare()
+	if err != nil {
+		return err
+	}
+	for r.epoch < r.Settings.Epochs {
+		if err := r.trainEpoch(ctx, p); err != nil {
 			return err
 		}
 	}
-	schedule, err := r.Settings.LRSchedule()
-	if err != nil {
-		return err
+	return r.syncMetrics()
+}
+
+// rules are what every epoch's update is made of.
+type rules struct {
+	trunk, head particles.Rule
+	schedule    optim.Schedule
+	scale       engine.ScoreScale
+	space       engine.KernelSpace
+}
+
+// prepare reads the settings into the update's rules and brings the run
+// directory up to date with the checkpoint: best/ where a failed save
+// left it behind, metrics.jsonl where it differs from the history.
+func (r *Run) prepare() (rules, error) {
+	var p rules
+	p.trunk, p.head = r.parts.Trunk, r.parts.Head
+	if p.trunk == nil {
+		var err error
+		if p.trunk, p.head, err = r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch()); err != nil {
+			return p, err
+		}
 	}
-	scale, err := engine.ParseScoreScale(r.Settings.ScoreScale)
-	if err != nil {
-		return err
+	var err error
+	if p.schedule, err = r.Settings.LRSchedule(); err != nil {
+		return p, err
 	}
-	space, err := engine.ParseKernelSpace(r.Settings.KernelOn)
-	if err != nil {
-		return err
+	if p.scale, err = engine.ParseScoreScale(r.Settings.ScoreScale); err != nil {
+		return p, err
+	}
+	if p.space, err = engine.ParseKernelSpace(r.Settings.KernelOn); err != nil {
+		return p, err
 	}
 	if err := os.MkdirAll(r.Out, 0o755); err != nil {
-		return fmt.Errorf("creating output directory: %w", err)
+		return p, fmt.Errorf("creating output directory: %w", err)
 	}
 	// A run that stopped after saving an epoch's last/ but not its
 	// best/ (a failed save) resumes at that epoch's end: write best/ now.
 	if r.batch == 0 && r.epoch > 0 && r.bestEpoch >= 0 && r.bestEpoch < r.epoch && r.improves(r.epochLines(r.epoch)) {
 		if err := r.saveBest(); err != nil {
-			return err
+			return p, err
 		}
 	}
 	// metrics.jsonl is a view of the checkpoint's history: one whose
 	// write failed, or that was edited, is rebuilt now, not only after
 	// the next epoch (which a finished run does not have).
-	if err := r.syncMetrics(); err != nil {
+	return p, r.syncMetrics()
+}
+
+// trainEpoch runs the current epoch's remaining steps, then evaluates
+// the epoch and saves it.
+func (r *Run) trainEpoch(ctx context.Context, p rules) error {
+	lr := p.schedule.LR(r.epoch)
+	r.Trainer.SetLR(lr)
+	u := engine.Update{
+		Trunk: p.trunk, Head: p.head, Scale: p.scale, Examples: r.TrainSet.Len(),
+		Kernel: p.space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
+	}
+	warmup := r.epoch < r.Settings.Warmup
+	if warmup {
+		// The warm-up is a rule of its own, without kernels.
+		u.Trunk, u.Head, u.Kernel = particles.Warmup{}, &particles.Linear{}, engine.KernelParams
+	}
+	start := time.Now()
+	if err := r.steps(ctx, u, warmup, &start); err != nil {
 		return err
 	}
+	// An interruption during the evaluation saves the epoch's steps
+	// as done; resuming evaluates and carries on.
+	lines, err := r.evaluate(ctx, lr)
+	if ctx.Err() != nil {
+		return r.interrupted(start)
+	}
+	r.seconds += time.Since(start).Seconds()
+	if err != nil {
+		return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
+	}
+	return r.endEpoch(lines)
+}
+
+// steps runs the current epoch's steps from r.batch on, adding their
+// losses to the epoch's sums. *start is when the time not yet added to
+// r.seconds began.
+func (r *Run) steps(ctx context.Context, u engine.Update, warmup bool, start *time.Time) error {
 	k := len(r.TrainSet.Tasks())
-	for r.epoch < r.Settings.Epochs {
-		lr := schedule.LR(r.epoch)
-		r.Trainer.SetLR(lr)
-		u := engine.Update{
-			Trunk: trunk, Head: head, Scale: scale, Examples: r.TrainSet.Len(),
-			Kernel: space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
-		}
-		warmup := r.epoch < r.Settings.Warmup
-		if warmup {
-			// The warm-up is a rule of its own, without kernels.
-			u.Trunk, u.Head, u.Kernel = particles.Warmup{}, &particles.Linear{}, engine.KernelParams
-		}
-		batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
-		batches.Skip(r.batch)
-		if r.Hooks.EpochStart != nil {
-			r.Hooks.EpochStart(r.epoch, batches.Len(), r.batch)
-		}
-		if r.batch == 0 {
-			r.lossSum = make([]float64, k)
-			r.particleLoss = make([][]float64, k)
-			for j := range r.particleLoss {
-				r.particleLoss[j] = make([]float64, len(r.Trainer.Particles))
-			}
-		}
-		mean := make([]float64, k)
-		start := time.Now()
-		interrupted := func() error {
-			r.seconds += time.Since(start).Seconds()
-			if err := r.saveVerified(); err != nil {
-				return fmt.Errorf("%w: %w; %s", ErrUnsaved, err, r.lastGood())
-			}
-			return ErrInterrupted
-		}
-		for batches.Next() {
-			if ctx.Err() != nil {
-				return interrupted()
-			}
-			losses, err := r.Trainer.Step(batches.Batch(), u)
-			if err != nil {
-				if nf := (*engine.NotFiniteError)(nil); errors.As(err, &nf) {
-					err = diverged{err}
-				}
-				return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
-			}
-			r.batch++
-			if diag, ok := trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !warmup {
-				r.Hooks.QP(r.Trainer.Steps, diag.Diagnostics())
-			}
-			for j, l := range losses {
-				for i, v := range l {
-					r.lossSum[j] += v / float64(len(l))
-					if r.particleLoss != nil {
-						r.particleLoss[j][i] += v
-					}
-				}
-				mean[j] = r.lossSum[j] / float64(r.batch)
-			}
-			if r.Hooks.Step != nil {
-				r.Hooks.Step(r.epoch, r.batch, mean)
-			}
-			if r.CheckpointEvery > 0 && r.Trainer.Steps%r.CheckpointEvery == 0 {
-				r.seconds += time.Since(start).Seconds()
-				start = time.Now()
-				if err := r.save("last"); err != nil {
-					return fmt.Errorf("%w; %s", err, r.lastGood())
-				}
-			}
-		}
-		if err := batches.Err(); err != nil {
-			return err
-		}
-		// An interruption during the evaluation saves the epoch's steps
-		// as done; resuming evaluates and carries on.
-		lines, err := r.evaluate(ctx, lr)
-		if ctx.Err() != nil {
-			return interrupted()
-		}
-		r.seconds += time.Since(start).Seconds()
-		if err != nil {
-			return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
-		}
-		for i := range lines {
-			lines[i].Seconds = r.seconds
-		}
-		// Scores that JSON cannot hold (non-finite despite the NLL's
-		// clamp: a network whose outputs overflow) would make both
-		// metrics.jsonl and the checkpoint's history unwritable. Save the
-		// epoch's steps as done, without its scores, as an interruption
-		// during the evaluation does, so that the epoch is not lost.
-		if err := encodable(lines); err != nil {
-			if serr := r.save("last"); serr != nil {
-				return errors.Join(fmt.Errorf("epoch %d: %w", r.epoch+1, err), fmt.Errorf("%w; %s", serr, r.lastGood()))
-			}
-			return fmt.Errorf("epoch %d: %w: the run has diverged (lower -lr or -kernel-scale); its steps are saved in %s",
-				r.epoch+1, diverged{err}, filepath.Join(r.Out, "last"))
-		}
-		improved := r.improves(lines)
-		r.history = append(r.history, lines...)
-		r.epoch, r.batch = r.epoch+1, 0
-		// The checkpoints first, metrics.jsonl after: a failure to write
-		// the metrics must not cost the epoch's checkpoint, and the
-		// next epoch rewrites metrics.jsonl whole from the history.
-		// best/ before last/, so that last/ records whether it was saved;
-		// a failed best/ still saves last/, then reports the failure.
-		var bestErr error
-		if improved {
-			bestErr = r.saveBest()
-		}
-		if err := r.save("last"); err != nil {
-			return errors.Join(bestErr, fmt.Errorf("%w; %s", err, r.lastGood()))
-		}
-		metricsErr := r.writeMetrics()
-		if bestErr != nil {
-			return errors.Join(fmt.Errorf("%w; %s is saved (epoch %d), and resuming it saves best/ again once the cause is fixed",
-				bestErr, filepath.Join(r.Out, "last"), r.epoch), metricsErr)
-		}
-		if metricsErr != nil {
-			return fmt.Errorf("%w (the epoch's checkpoint is saved; resuming it rewrites the file)", metricsErr)
-		}
-		if r.Hooks.EpochEnd != nil {
-			r.Hooks.EpochEnd(r.epoch-1, lines)
+	batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
+	batches.Skip(r.batch)
+	if r.Hooks.EpochStart != nil {
+		r.Hooks.EpochStart(r.epoch, batches.Len(), r.batch)
+	}
+	if r.batch == 0 {
+		r.lossSum = make([]float64, k)
+		r.particleLoss = make([][]float64, k)
+		for j := range r.particleLoss {
+			r.particleLoss[j] = make([]float64, len(r.Trainer.Particles))
 		}
 	}
-	return r.syncMetrics()
+	mean := make([]float64, k)
+	for batches.Next() {
+		if ctx.Err() != nil {
+			return r.interrupted(*start)
+		}
+		losses, err := r.Trainer.Step(batches.Batch(), u)
+		if err != nil {
+			if nf := (*engine.NotFiniteError)(nil); errors.As(err, &nf) {
+				err = diverged{err}
+			}
+			return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
+		}
+		r.batch++
+		if diag, ok := u.Trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !warmup {
+			r.Hooks.QP(r.Trainer.Steps, diag.Diagnostics())
+		}
+		for j, l := range losses {
+			for i, v := range l {
+				r.lossSum[j] += v / float64(len(l))
+				if r.particleLoss != nil {
+					r.particleLoss[j][i] += v
+				}
+			}
+			mean[j] = r.lossSum[j] / float64(r.batch)
+		}
+		if r.Hooks.Step != nil {
+			r.Hooks.Step(r.epoch, r.batch, mean)
+		}
+		if r.CheckpointEvery > 0 && r.Trainer.Steps%r.CheckpointEvery == 0 {
+			r.seconds += time.Since(*start).Seconds()
+			*start = time.Now()
+			if err := r.save("last"); err != nil {
+				return fmt.Errorf("%w; %s", err, r.lastGood())
+			}
+		}
+	}
+	return batches.Err()
+}
+
+// interrupted saves last/ at the current step, loads it back, and
+// returns ErrInterrupted, or an error wrapping ErrUnsaved.
+func (r *Run) interrupted(start time.Time) error {
+	r.seconds += time.Since(start).Seconds()
+	if err := r.saveVerified(); err != nil {
+		return fmt.Errorf("%w: %w; %s", ErrUnsaved, err, r.lastGood())
+	}
+	return ErrInterrupted
+}
+
+// endEpoch records the epoch's scores lines and saves the checkpoints
+// and metrics.jsonl.
+func (r *Run) endEpoch(lines []MetricsLine) error {
+	for i := range lines {
+		lines[i].Seconds = r.seconds
+	}
+	// Scores that JSON cannot hold (non-finite despite the NLL's
+	// clamp: a network whose outputs overflow) would make both
+	// metrics.jsonl and the checkpoint's history unwritable. Save the
+	// epoch's steps as done, without its scores, as an interruption
+	// during the evaluation does, so that the epoch is not lost.
+	if err := encodable(lines); err != nil {
+		if serr := r.save("last"); serr != nil {
+			return errors.Join(fmt.Errorf("epoch %d: %w", r.epoch+1, err), fmt.Errorf("%w; %s", serr, r.lastGood()))
+		}
+		return fmt.Errorf("epoch %d: %w: the run has diverged (lower -lr or -kernel-scale); its steps are saved in %s",
+			r.epoch+1, diverged{err}, filepath.Join(r.Out, "last"))
+	}
+	improved := r.improves(lines)
+	r.history = append(r.history, lines...)
+	r.epoch, r.batch = r.epoch+1, 0
+	// The checkpoints first, metrics.jsonl after: a failure to write
+	// the metrics must not cost the epoch's checkpoint, and the
+	// next epoch rewrites metrics.jsonl whole from the history.
+	// best/ before last/, so that last/ records whether it was saved;
+	// a failed best/ still saves last/, then reports the failure.
+	var bestErr error
+	if improved {
+		bestErr = r.saveBest()
+	}
+	if err := r.save("last"); err != nil {
+		return errors.Join(bestErr, fmt.Errorf("%w; %s", err, r.lastGood()))
+	}
+	metricsErr := r.writeMetrics()
+	if bestErr != nil {
+		return errors.Join(fmt.Errorf("%w; %s is saved (epoch %d), and resuming it saves best/ again once the cause is fixed",
+			bestErr, filepath.Join(r.Out, "last"), r.epoch), metricsErr)
+	}
+	if metricsErr != nil {
+		return fmt.Errorf("%w (the epoch's checkpoint is saved; resuming it rewrites the file)", metricsErr)
+	}
+	if r.Hooks.EpochEnd != nil {
+		r.Hooks.EpochEnd(r.epoch-1, lines)
+	}
+	return nil
 }
 
 // evaluate scores the ensemble on the validation set, if any, and the test
@@ -437,26 +481,58 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 	return lines, nil
 }
 
-// selectionSplit is the split whose scores select best/.
-func (r *Run) selectionSplit() string {
-	if r.ValidSet != nil {
-		return "valid"
+// MinSelectionExamples is the smallest validation split whose scores
+// choose best/ without a warning (SelectionWarning).
+const MinSelectionExamples = 30
+
+// Selection says in words how best/ is chosen, for the log.
+func (r *Run) Selection() string {
+	if r.ValidSet == nil {
+		return "best/ is the last epoch: there is no validation split, and the test split never chooses"
 	}
-	return "test"
+	what := r.Best
+	switch {
+	case r.Best == "mse":
+		what = "mse (a classification task does not count)"
+	case r.hasKind(data.Regression):
+		what += ", a regression task by its Gaussian NLL at the estimated variance, ½·log(2πe·MSE)"
+	}
+	return fmt.Sprintf("best/ is the epoch with the best validation %s, averaged over tasks", what)
 }
 
-// selection is the value of the Best metric over one epoch's lines of the
-// selection split, with the sign turned so that larger is better.
+// SelectionWarning is a warning, or "", about the validation split that
+// chooses best/: one of fewer than MinSelectionExamples examples chooses
+// by chance as much as by merit.
+func (r *Run) SelectionWarning() string {
+	if r.ValidSet == nil || r.ValidSet.Len() >= MinSelectionExamples {
+		return ""
+	}
+	return fmt.Sprintf("the validation split has %d examples, too few to choose best/ on (at least %d): hold out more with -valid N (or a larger valid file), or none with -valid 0 to keep the last epoch",
+		r.ValidSet.Len(), MinSelectionExamples)
+}
+
+func (r *Run) hasKind(k data.Kind) bool {
+	return slices.ContainsFunc(r.TrainSet.Tasks(), func(t data.Task) bool { return t.Kind == k })
+}
+
+// selection is the value of the Best metric over one epoch's validation
+// lines, with the sign turned so that larger is better. A regression
+// task counts by its MSE under "mse", else by its Gaussian NLL at the
+// estimated variance (the MSE) less constants, −½·log(MSE): in nats like
+// a classification task's NLL, and whatever the targets' units, only
+// their relative improvement matters.
 func (r *Run) selection(lines []MetricsLine) float64 {
 	v, n := 0.0, 0
 	for _, l := range lines {
-		if l.Split != r.selectionSplit() {
+		if l.Split != "valid" {
 			continue
 		}
 		n++
 		switch {
-		case l.Regression != nil:
+		case l.Regression != nil && r.Best == "mse":
 			v -= l.MSE
+		case l.Regression != nil:
+			v -= 0.5 * math.Log(max(l.MSE, math.SmallestNonzeroFloat64))
 		case r.Best == "accuracy":
 			v += l.Accuracy
 		case r.Best == "nll":
@@ -471,8 +547,12 @@ func (r *Run) selection(lines []MetricsLine) float64 {
 }
 
 // improves reports whether lines beat, by the Best metric, the epoch
-// best/ holds (every earlier epoch where that is unknown).
+// best/ holds (every earlier epoch where that is unknown). Without a
+// validation split every epoch does: best/ is the last.
 func (r *Run) improves(lines []MetricsLine) bool {
+	if r.ValidSet == nil {
+		return true
+	}
 	best := math.Inf(-1)
 	switch {
 	case r.bestEpoch > 0:
@@ -745,11 +825,7 @@ func OpenWith(dir, dataDir string, parts Components, workers int) (*Run, string,
 // checkpoint records. The files' content hashes (files.Spec.SHA256)
 // decide whether it holds the data the run was trained on.
 func OpenFiles(dir, dataDir, filesDir string, parts Components, workers int) (*Run, string, error) {
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
-			dir = filepath.Join(dir, "last")
-		}
-	}
+	dir = checkpoints.Locate(dir)
 	c, err := checkpoints.Load(dir)
 	if err != nil {
 		return nil, dir, err

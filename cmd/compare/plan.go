@@ -19,6 +19,7 @@ import (
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 )
@@ -32,7 +33,7 @@ const (
 
 // errMissing is what -aggregate returns when some cells have not
 // finished (exit status 5).
-var errMissing = errors.New("cells missing")
+var errMissing = cli.Marked("cells missing", cli.ErrIncomplete)
 
 // Plan is a comparison as a list of independent cells, each one run
 // (data set, method, seed and the settings they give). A cell's index is
@@ -200,7 +201,7 @@ func readPlan(out string) (Plan, error) {
 // makePlan writes the plan of o into OUT, holding OUT's lock meanwhile so
 // as not to replace the plan of a compare running there.
 func makePlan(o Options, stdout io.Writer) (Plan, error) {
-	release, err := lock(o.Out)
+	release, err := cli.LockRun(o.Out, true)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -223,7 +224,7 @@ func runCell(ctx context.Context, o Options, i int) error {
 		return err
 	}
 	if i < 0 || i >= len(p.Cells) {
-		return usageError{fmt.Errorf("-cell %d: the plan in %s has cells 0 to %d", i, o.Out, len(p.Cells)-1)}
+		return cli.Usage(fmt.Errorf("-cell %d: the plan in %s has cells 0 to %d", i, o.Out, len(p.Cells)-1))
 	}
 	c := p.Cells[i]
 	if skipped, err := skipExtension(o.Out, p, c); skipped || err != nil {
@@ -287,7 +288,7 @@ func skipExtension(out string, p Plan, c Cell) (bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
-	release, err := lock(dir)
+	release, err := cli.LockRun(dir, true)
 	if err != nil {
 		return false, err
 	}
@@ -460,7 +461,7 @@ func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) 
 // missing ones on stdout and in compare.md, and returns an error
 // wrapping errMissing.
 func aggregate(o Options, stdout io.Writer) error {
-	release, err := lock(o.Out)
+	release, err := cli.LockRun(o.Out, true)
 	if err != nil {
 		return err
 	}

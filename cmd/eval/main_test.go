@@ -192,7 +192,7 @@ func TestCelebAFixture(t *testing.T) {
 }
 
 // A checkpoint whose parameters are NaN is reported as diverged
-// (ErrDiverged, status 3), after -json and -reliability have written what
+// (experiment.ErrDiverged, status 6), after -json and -reliability have written what
 // they can: JSON with null for the non-finite scores, and the diagrams.
 func TestDivergedCheckpoint(t *testing.T) {
 	s := experiment.Defaults("multi-mnist")
@@ -216,8 +216,8 @@ func TestDivergedCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = run(context.Background(), o, &stdout)
-	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "particle 1's parameters") {
-		t.Fatalf("error %v, want ErrDiverged naming particle 1's parameters", err)
+	if !errors.Is(err, experiment.ErrDiverged) || !strings.Contains(err.Error(), "particle 1's parameters") {
+		t.Fatalf("error %v, want experiment.ErrDiverged naming particle 1's parameters", err)
 	}
 	var rep struct {
 		Tasks []struct {
@@ -244,7 +244,7 @@ func TestDivergedCheckpoint(t *testing.T) {
 	// The table says NaN, and eval still reports the divergence.
 	stdout.Reset()
 	o.JSON, o.Reliability = false, ""
-	if err := run(context.Background(), o, &stdout); !errors.Is(err, ErrDiverged) || !strings.Contains(stdout.String(), "NaN") {
+	if err := run(context.Background(), o, &stdout); !errors.Is(err, experiment.ErrDiverged) || !strings.Contains(stdout.String(), "NaN") {
 		t.Errorf("table: error %v, output %s", err, stdout.String())
 	}
 }

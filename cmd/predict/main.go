@@ -1,82 +1,3 @@
-// Command predict runs a trained ensemble on new inputs and writes, for
-// every example and task, the ensemble's prediction and how much its
-// particles disagree about it.
-//
-// Usage:
-//
-//	predict -ckpt DIR -data FILE.npz -out FILE.csv [-out FILE.npz] [flags]
-//
-// DIR is a checkpoint of a run on your own files (train -data; RUN/best,
-// RUN/last, or a run's directory for RUN/last). FILE.npz holds the inputs
-// as an array x shaped as the training inputs were (N×D or N×C×H×W, or
-// N×H×W for one channel; uint8 or float); a y array there is not read.
-// Or FILE.csv holds them as the training CSV did: a header, one example
-// per line, the input columns found by name; task columns are not read.
-// The inputs are normalised as the run's training split was (the
-// checkpoint records the transform), so the training files need not be
-// at hand.
-//
-// Flags:
-//
-//	-ckpt DIR       checkpoint (required)
-//	-data FILE      .npz or .csv file of inputs (required)
-//	-out FILE       where to write: FILE.csv, FILE.npz, or both with -out
-//	                given twice (required)
-//	-chunk N        examples read and predicted at a time (default 4096):
-//	                memory holds one chunk, whatever the file's size
-//	-show FILE.png  draw the 16 examples with the highest mutual
-//	                information, each with its index and the ensemble's
-//	                labels and confidences (inputs of 1 or 3 channels)
-//	-show-task NAME the classification task -show ranks by (default: the
-//	                first)
-//	-workers N      graphs run at once (default GOMAXPROCS)
-//	-device D       cpu (default) or cuda (a binary built with -tags gpu)
-//	-temperature    apply the checkpoint's temperatures (default true)
-//	-progress       progress bar on a terminal, else a log line every
-//	                tenth of the work (default true)
-//
-// For a classification task with classes c = 0..C−1, where p_i is
-// particle i's class probabilities (softmax) for the example and
-// p̄ = mean_i p_i the ensemble's, it writes:
-//
-//	probs                 p̄, C columns (CSV: TASK/p0, TASK/p1, …)
-//	label                 the first most probable class of p̄
-//	confidence            p̄[label]
-//	predictive_entropy    H[p̄] = −Σ_c p̄_c log p̄_c (nats)
-//	expected_entropy      mean_i H[p_i]
-//	mutual_information    H[p̄] − mean_i H[p_i], the particles'
-//	                      disagreement: 0 when they agree, up to log M
-//
-// and for a regression task the mean of the particles' predictions and
-// their standard deviation (over particles; population). The probs are
-// those eval's ensemble scores, after temperature scaling: where the
-// checkpoint records temperatures (a run with a validation split of at
-// least 100 examples fits one per task on it, go doc ./cmd/eval), probs and confidence are
-// softmax(log p̄ / T), which keeps the label; the three entropies are
-// always those of the particles' own probabilities. -temperature=false
-// writes p̄ as it is. The CSV has a header and one row per
-// example: index, then each task's columns, named TASK/probs's classes,
-// TASK/label, and so on; numbers as Go's shortest exact form. The NPZ
-// has one array per task and column: TASK/probs (N×C float64),
-// TASK/label (N int64), TASK/confidence, … (N float64).
-//
-// The outputs are all written or none: each goes to a temporary file
-// beside it, and all are renamed into place only once every one was
-// written. Before anything is computed, an output that is the -data
-// file (the same inode), lies in the checkpoint's data directory (beside
-// its training files), is a directory, or whose directory cannot be
-// written is refused.
-//
-// Exit statuses: 0 done; 1 error (an unreadable checkpoint, a failed
-// write: nothing is written); 2 bad command line or bad input: a flag,
-// an output refused as above, a checkpoint not of a run on -data files,
-// or an input file that is malformed or does not fit the model (the
-// message names the file, the array and the index); 3 interrupted by
-// SIGINT or SIGTERM, nothing written.
-//
-// Example:
-//
-//	predict -ckpt runs/mine/best -data new.npz -out pred.csv -out pred.npz
 package main
 
 import (
@@ -89,13 +10,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	log "github.com/sirupsen/logrus"
 
@@ -105,6 +23,7 @@ import (
 	"github.com/mtsgd/mtsgd/data/npz"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/progress"
@@ -128,51 +47,21 @@ type Options struct {
 	Temperature bool
 }
 
-// Exit statuses.
-const (
-	exitError       = 1
-	exitUsage       = 2
-	exitInterrupted = 3
-)
-
 // prepared is called with each output once it is written, before any is
 // put in place; tests interrupt predict there.
 var prepared = func(path string) {}
 
-// usageError is bad input found after the command line was read.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
-
 func main() {
-	opts, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "predict:", err)
-		os.Exit(exitUsage)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	status := report(run(ctx, opts))
-	stop()
-	os.Exit(status)
+	cli.Main(cli.Command[Options]{Name: "predict", Parse: parseFlags, Run: run, Explain: explain})
 }
 
-// report logs how a prediction ended and returns the exit status.
-func report(err error) int {
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, context.Canceled):
+// explain words an interruption: predict writes all its outputs or none.
+func explain(_ Options, err error) bool {
+	if cli.Status(err) == cli.ExitInterrupted {
 		log.Warn("interrupted by SIGINT or SIGTERM: nothing written")
-		return exitInterrupted
-	case errors.As(err, new(usageError)), errors.Is(err, data.ErrInvalid), errors.Is(err, experiment.ErrUnfit):
-		log.Error(err)
-		return exitUsage
+		return true
 	}
-	log.Error(err)
-	return exitError
+	return false
 }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
@@ -183,19 +72,19 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fmt.Fprintln(stderr, "Usage: predict -ckpt DIR -data FILE.npz -out FILE.csv [-out FILE.npz] [flags]   (see `go doc ./cmd/predict`)")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.Checkpoint, "ckpt", "", "checkpoint of a run on -data files, or its run directory for RUN/last (required)")
-	fs.StringVar(&o.Data, "data", "", ".npz file whose array x holds the inputs, or .csv file (required)")
-	fs.Func("out", "output file, .csv or .npz; give it twice for both (required)", func(v string) error {
+	cli.Checkpoint(fs, &o.Checkpoint, "of a run on -data files")
+	cli.Data(fs, &o.Data, ".npz file whose array x holds the inputs, or .csv file (required)")
+	cli.Out(fs, "output file, .csv or .npz; give it twice for both (required)", func(v string) error {
 		o.Out = append(o.Out, v)
 		return nil
 	})
 	fs.IntVar(&o.Chunk, "chunk", 4096, "examples read and predicted at a time")
 	fs.StringVar(&o.Show, "show", "", "write a PNG of the 16 examples with the highest mutual information (image inputs)")
 	fs.StringVar(&o.ShowTask, "show-task", "", "the classification task whose mutual information -show ranks by (default: the first)")
-	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
-	fs.StringVar(&o.Device, "device", "cpu", "where the networks predict: cpu or cuda (a build with -tags gpu)")
-	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
-	fs.BoolVar(&o.Temperature, "temperature", true, "apply the checkpoint's temperatures to the ensemble's probabilities")
+	cli.Workers(fs, &o.Workers, "")
+	cli.Device(fs, &o.Device, "")
+	cli.Progress(fs, &o.Progress)
+	cli.Temperature(fs, &o.Temperature, "the checkpoint's, applied to the ensemble's probabilities")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -231,19 +120,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	return o, cuda.CheckName(o.Device)
 }
 
-// checkpointDir is dir, or dir/last where dir is a run's directory.
-func checkpointDir(dir string) string {
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
-			return filepath.Join(dir, "last")
-		}
-	}
-	return dir
-}
-
 func run(ctx context.Context, o Options) error {
 	sysmem.CollectEarly()
-	dir := checkpointDir(o.Checkpoint)
+	dir := checkpoints.Locate(o.Checkpoint)
 	c, err := checkpoints.Load(dir)
 	if err != nil {
 		return err
@@ -253,7 +132,7 @@ func run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if s.Dataset != files.Name || s.Files == nil || s.Files.Input == nil {
-		return usageError{fmt.Errorf("%s is a run on %s; predict reads checkpoints of runs on your own files (train -data DIR); score it with eval", dir, s.Dataset)}
+		return cli.Usage(fmt.Errorf("%s is a run on %s; predict reads checkpoints of runs on your own files (train -data DIR); score it with eval", dir, s.Dataset))
 	}
 	if err := checkOutputs(o, s.Files.Dir); err != nil {
 		return err
@@ -269,7 +148,7 @@ func run(ctx context.Context, o Options) error {
 	}
 	dev, err := cuda.OpenNamed(o.Device)
 	if errors.Is(err, cuda.ErrNotBuilt) {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	if err != nil {
 		return err
@@ -291,7 +170,7 @@ func run(ctx context.Context, o Options) error {
 	var top *topMI
 	if o.Show != "" {
 		if top, err = newTopMI(s.Files.Shape, tasks, o.ShowTask); err != nil {
-			return usageError{err}
+			return cli.Usage(err)
 		}
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "model": r.Settings.Model, "particles": len(r.Trainer.Particles),

@@ -18,6 +18,7 @@ import (
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/data/npz"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/metrics"
 )
 
@@ -356,7 +357,7 @@ func TestBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = run(context.Background(), o)
-			if got := report(err); got != tc.status || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			if got := cli.Status(err); got != tc.status || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("status %d, error %v; want %d and %q", got, err, tc.status, tc.want)
 			}
 			if tc.status != 0 {
@@ -376,7 +377,7 @@ func TestBadInput(t *testing.T) {
 	w.Close()
 	f.Close()
 	o, _ := parseFlags([]string{"-ckpt", runDir, "-data", filepath.Join(tmp, "int.npz"), "-out", filepath.Join(tmp, "p.npz"), "-progress=false"}, &bytes.Buffer{})
-	if err := run(context.Background(), o); report(err) != 2 || !strings.Contains(err.Error(), "int.npz: array x: element type int64") {
+	if err := run(context.Background(), o); cli.Status(err) != 2 || !strings.Contains(err.Error(), "int.npz: array x: element type int64") {
 		t.Errorf("int64 inputs: %v", err)
 	}
 	for _, tc := range []struct {

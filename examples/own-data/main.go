@@ -2,7 +2,7 @@
 // package data/files, exported from Multi-MNIST: the worked example of
 // docs/own-data.md.
 //
-//	go run ./docs/own-data -out DIR [-train 6000] [-valid 1000] [-test 2000] [-new 2000]
+//	go run ./examples/own-data -out DIR [-train 6000] [-valid 1000] [-test 2000] [-new 2000]
 //
 // DIR gets train.npz, valid.npz and test.npz (x: N×1×36×36 uint8
 // composites, y: N×2 labels, top-left and bottom-right digit), tasks.json
@@ -12,35 +12,52 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/data/multimnist"
+	"github.com/mtsgd/mtsgd/internal/cli"
 )
 
-func main() {
-	out := flag.String("out", "", "directory to write (required)")
-	nTrain := flag.Int("train", 6000, "training composites")
-	nValid := flag.Int("valid", 1000, "validation composites")
-	nTest := flag.Int("test", 2000, "test composites")
-	nNew := flag.Int("new", 2000, "composites to predict on (new.npz)")
-	seed := flag.Uint64("seed", 1, "seed of the composites")
-	dataDir := flag.String("data-dir", "", "where MNIST is (default $MTSGD_DATA_DIR, else ~/.cache/mtsgd)")
-	flag.Parse()
-	if err := run(*out, *dataDir, *seed, *nTrain, *nValid, *nTest, *nNew); err != nil {
-		fmt.Fprintln(os.Stderr, "own-data:", err)
-		os.Exit(1)
-	}
+// Options are the example's flags.
+type Options struct {
+	Out, DataDir            string
+	Seed                    uint64
+	Train, Valid, Test, New int
 }
 
-func run(out, dataDir string, seed uint64, nTrain, nValid, nTest, nNew int) error {
-	if out == "" {
-		return fmt.Errorf("-out is required")
+func main() {
+	cli.Main(cli.Command[Options]{Name: "own-data", Parse: parseFlags, Run: run})
+}
+
+func parseFlags(args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("own-data", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cli.Out(fs, "directory to write (required)", func(v string) error { o.Out = v; return nil })
+	fs.IntVar(&o.Train, "train", 6000, "training composites")
+	fs.IntVar(&o.Valid, "valid", 1000, "validation composites")
+	fs.IntVar(&o.Test, "test", 2000, "test composites")
+	fs.IntVar(&o.New, "new", 2000, "composites to predict on (new.npz)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the composites")
+	cli.DataDir(fs, &o.DataDir, "MNIST")
+	if err := fs.Parse(args); err != nil {
+		return o, err
 	}
+	if o.Out == "" {
+		return o, fmt.Errorf("-out is required")
+	}
+	return o, nil
+}
+
+func run(_ context.Context, o Options) error {
+	out, dataDir, seed, nTrain, nValid, nTest, nNew := o.Out, o.DataDir, o.Seed, o.Train, o.Valid, o.Test, o.New
 	dir, err := data.Dir(dataDir)
 	if err != nil {
 		return err
