@@ -93,7 +93,10 @@ type Run struct {
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
 	seconds      float64
 	history      []MetricsLine
-	lossSum      []float64 // this epoch's per-step mean task losses, summed
+	// metricsSize is how many bytes of metrics.jsonl this process knows
+	// to hold the history; 0 or -1 where it knows none.
+	metricsSize int64
+	lossSum     []float64 // this epoch's per-step mean task losses, summed
 	// particleLoss is this epoch's per-step task losses of each particle,
 	// summed ([task][particle]); nil when resumed mid-epoch from a
 	// checkpoint without them.
@@ -425,7 +428,7 @@ func (r *Run) endEpoch(lines []MetricsLine) error {
 	if err := r.save("last"); err != nil {
 		return errors.Join(bestErr, fmt.Errorf("%w; %s", err, r.lastGood()))
 	}
-	metricsErr := r.writeMetrics()
+	metricsErr := r.appendMetrics(lines)
 	if bestErr != nil {
 		return errors.Join(fmt.Errorf("%w; %s is saved (epoch %d), and resuming it saves best/ again once the cause is fixed",
 			bestErr, filepath.Join(r.Out, "last"), r.epoch), metricsErr)
@@ -606,15 +609,50 @@ func (r *Run) encodeHistory() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (r *Run) writeMetrics() error {
-	b, err := r.encodeHistory()
+// appendMetrics adds the epoch's lines to metrics.jsonl. The file is
+// appended to, without fsync, where it holds what this process wrote of
+// the history before them: the checkpoint's history is the record, and a
+// file cut short or edited is rewritten from it whole (here, or by
+// syncMetrics when the run resumes). Rewriting the whole file every
+// epoch would cost a run of many short epochs more than its training.
+func (r *Run) appendMetrics(lines []MetricsLine) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	path := filepath.Join(r.Out, MetricsFile)
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() || st.Size() != r.metricsSize || r.metricsSize == 0 {
+		whole, err := r.encodeHistory()
+		if err != nil {
+			return err
+		}
+		return r.writeMetricsBytes(whole)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|noFollow, 0)
 	if err != nil {
 		return err
 	}
-	return r.writeMetricsBytes(b)
+	_, err = f.Write(b.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.metricsSize = -1 // unknown: the next epoch rewrites the file
+		return err
+	}
+	r.metricsSize += int64(b.Len())
+	if r.Hooks.Metrics != nil {
+		r.Hooks.Metrics(r.history)
+	}
+	return nil
 }
 
+// writeMetricsBytes replaces metrics.jsonl by b, the whole history.
 func (r *Run) writeMetricsBytes(b []byte) error {
+	r.metricsSize = -1
 	err := atomicfile.Write(filepath.Join(r.Out, MetricsFile), 0o644, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
@@ -622,6 +660,7 @@ func (r *Run) writeMetricsBytes(b []byte) error {
 	if err != nil {
 		return err
 	}
+	r.metricsSize = int64(len(b))
 	if r.Hooks.Metrics != nil {
 		r.Hooks.Metrics(r.history)
 	}
@@ -642,6 +681,7 @@ func (r *Run) syncMetrics() error {
 	case errors.Is(err, os.ErrNotExist) && len(want) == 0:
 		return nil
 	case err == nil && bytes.Equal(have, want):
+		r.metricsSize = int64(len(want))
 		return nil
 	}
 	if err := r.writeMetricsBytes(want); err != nil {

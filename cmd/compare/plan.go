@@ -399,11 +399,19 @@ type cellState struct {
 // readCell finds how far cell c in OUT, asked to train with settings
 // asked, has got without training or loading data: from its result file
 // if it has one, else from its checkpoint. A run directory locked by
-// another process is running.
+// another process, without a finished result, is running.
 func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) {
 	dir := filepath.Join(out, c.Dir)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return cellState{Why: "not started"}, nil
+	}
+	// A finished run's result file is read without its lock: it is
+	// replaced atomically, and cells reading the same search's results
+	// at once (a job array's final runs) must not find each other
+	// "running".
+	if res, ok, err := readResult(dir); err == nil && ok && sameRun(res.Settings, asked) && res.Settings.Epochs == asked.Epochs {
+		return cellState{Done: true, Lines: lastTest(res.History), History: res.History, Diverged: res.Diverged, Skipped: res.Skipped,
+			Assessed: res.Assessed}, nil
 	}
 	l, err := runlock.Acquire(dir)
 	if errors.Is(err, runlock.ErrHeld) {

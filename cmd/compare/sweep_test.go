@@ -19,6 +19,7 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/curves"
+	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -216,6 +217,20 @@ func TestSweepCutOff(t *testing.T) {
 	if err := runCell(ctx, o, 0); err != nil {
 		t.Fatal(err)
 	}
+	// A finished cell reads as finished while another process holds its
+	// lock (a job array's cells read the same search results at once).
+	p, err := readPlan(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := runlock.Acquire(filepath.Join(out, p.Cells[0].Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := readCell(out, p.Cells[0], p.Cells[0].Settings); err != nil || !st.Done {
+		t.Errorf("finished cell 0 under another's lock: %+v, %v; want done", st.Why, err)
+	}
+	held.Release()
 	killInSecondEpoch(t, out, 1, filepath.Join(out, "single-seed1"))
 
 	err = aggregate(o, &bytes.Buffer{})

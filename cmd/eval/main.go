@@ -305,46 +305,21 @@ func scoreMap(s metrics.Score) map[string]any {
 func writeTable(w io.Writer, rep Report) error {
 	fmt.Fprintf(w, "%s: %s, method %s, epoch %d (step %d); %s split, %d examples\n\n",
 		rep.Checkpoint, rep.Dataset, rep.Method, rep.Epoch, rep.Step, rep.Split, rep.Examples)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	m := len(rep.Tasks[0].Particles)
-	head := []string{"task"}
-	regression := rep.Tasks[0].Ensemble.Regression != nil
-	for i := range m {
-		if regression {
-			head = append(head, fmt.Sprintf("p%d MSE", i))
-		} else {
-			head = append(head, fmt.Sprintf("p%d acc", i))
-		}
+	// One table per kind of task, each with its own columns: a mixed
+	// run's regression tasks are not listed under accuracy headers.
+	if err := writeScores(w, rep, false); err != nil {
+		return err
 	}
-	if regression {
-		head = append(head, "ensemble MSE")
-	} else {
-		head = append(head, "ensemble acc", "Brier", "ECE", "NLL", "conf-acc")
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	regressions := 0
 	for _, t := range rep.Tasks {
-		row := []string{t.Task}
 		if t.Ensemble.Regression != nil {
-			for _, p := range t.Particles {
-				row = append(row, fmt.Sprintf("%.4f", p.MSE))
-			}
-			row = append(row, fmt.Sprintf("%.4f", t.Ensemble.MSE))
-		} else {
-			for _, p := range t.Particles {
-				row = append(row, fmt.Sprintf("%.4f", p.Accuracy))
-			}
-			row = append(row, classRow(t.Ensemble)...)
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-		if j := slices.IndexFunc(rep.Tasks, func(u engine.TaskScores) bool { return u.Task == t.Task }); rep.Calibrated != nil && rep.Calibrated[j].Classification != nil {
-			row := []string{fmt.Sprintf("  T=%.3f", rep.Temperatures[j])}
-			for range t.Particles {
-				row = append(row, "")
-			}
-			fmt.Fprintln(tw, strings.Join(append(row, classRow(rep.Calibrated[j])...), "\t"))
+			regressions++
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	if regressions > 0 && regressions < len(rep.Tasks) {
+		fmt.Fprintln(w) // between the two tables
+	}
+	if err := writeScores(w, rep, true); err != nil {
 		return err
 	}
 	if rep.Calibrated != nil {
@@ -361,6 +336,61 @@ func writeTable(w io.Writer, rep Report) error {
 		return tw.Flush()
 	}
 	return nil
+}
+
+// writeScores writes the table of rep's regression tasks (MSE per
+// particle and of the ensemble's mean), or of its classification tasks
+// (accuracy per particle, then the ensemble's scores, and at T where it
+// was temperature-scaled); nothing when it has none of them.
+func writeScores(w io.Writer, rep Report, regression bool) error {
+	var tasks []int
+	for j, t := range rep.Tasks {
+		if (t.Ensemble.Regression != nil) == regression {
+			tasks = append(tasks, j)
+		}
+	}
+	if len(tasks) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"task"}
+	for i := range rep.Tasks[0].Particles {
+		if regression {
+			head = append(head, fmt.Sprintf("p%d MSE", i))
+		} else {
+			head = append(head, fmt.Sprintf("p%d acc", i))
+		}
+	}
+	if regression {
+		head = append(head, "ensemble MSE")
+	} else {
+		head = append(head, "ensemble acc", "Brier", "ECE", "NLL", "conf-acc")
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, j := range tasks {
+		t := rep.Tasks[j]
+		row := []string{t.Task}
+		if regression {
+			for _, p := range t.Particles {
+				row = append(row, fmt.Sprintf("%.4f", p.MSE))
+			}
+			row = append(row, fmt.Sprintf("%.4f", t.Ensemble.MSE))
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+			continue
+		}
+		for _, p := range t.Particles {
+			row = append(row, fmt.Sprintf("%.4f", p.Accuracy))
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, classRow(t.Ensemble)...), "\t"))
+		if rep.Calibrated != nil && rep.Calibrated[j].Classification != nil {
+			row := []string{fmt.Sprintf("  T=%.3f", rep.Temperatures[j])}
+			for range t.Particles {
+				row = append(row, "")
+			}
+			fmt.Fprintln(tw, strings.Join(append(row, classRow(rep.Calibrated[j])...), "\t"))
+		}
+	}
+	return tw.Flush()
 }
 
 // classRow is a classification score's columns of the table.

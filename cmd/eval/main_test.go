@@ -15,6 +15,7 @@ import (
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
+	"github.com/mtsgd/mtsgd/metrics"
 )
 
 // trainSmall trains a tiny run of s with data from dataDir and returns its
@@ -310,5 +311,41 @@ func TestTemperatureAndOOD(t *testing.T) {
 	}
 	if err := run(context.Background(), o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-ood multi-mnist") {
 		t.Errorf("-ood of the run's own data set: %v", err)
+	}
+}
+
+// A run with classification and regression tasks prints one table per
+// kind, each under its own headers: the regression task's MSE is never
+// under an accuracy column.
+func TestTableMixedTasks(t *testing.T) {
+	class := metrics.Score{Classification: &metrics.Classification{Accuracy: 0.75, Brier: 0.3, ECE: 0.05, NLL: 0.6, Confidence: 0.7}}
+	reg := metrics.Score{Regression: &metrics.Regression{MSE: 112225.5}}
+	rep := Report{Checkpoint: "runs/x/best", Dataset: "files", Method: "mtsgd", Epoch: 3, Split: "test", Examples: 10,
+		Tasks: []engine.TaskScores{
+			{Task: "mass", Ensemble: reg, Particles: []metrics.Score{reg, reg}},
+			{Task: "species", Ensemble: class, Particles: []metrics.Score{class, class}},
+		}}
+	var b bytes.Buffer
+	if err := writeTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	header := ""
+	for _, l := range lines {
+		switch f := strings.Fields(l); {
+		case len(f) > 0 && f[0] == "task":
+			header = l
+		case len(f) > 0 && f[0] == "mass":
+			if !strings.Contains(header, "ensemble MSE") || strings.Contains(header, "acc") || !strings.Contains(l, "112225.5000") {
+				t.Errorf("regression row %q under header %q", l, header)
+			}
+		case len(f) > 0 && f[0] == "species":
+			if !strings.Contains(header, "ensemble acc") || strings.Contains(header, "MSE") {
+				t.Errorf("classification row %q under header %q", l, header)
+			}
+		}
+	}
+	if strings.Count(b.String(), "\ntask") != 2 {
+		t.Errorf("want two tables:\n%s", b.String())
 	}
 }

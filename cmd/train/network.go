@@ -230,6 +230,8 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 		log.Warn(w)
 	}
 	var bar *progress.Bar
+	var drawn time.Time // when curves.png was last drawn, and of which epoch
+	drawnEpoch := -1
 	parts := make([]string, len(r.TrainSet.Tasks()))
 	r.Hooks = experiment.Hooks{
 		EpochStart: func(epoch, batches, done int) {
@@ -249,7 +251,14 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 					Info("ensemble on " + r.Settings.Dataset + "/" + l.Split)
 			}
 		},
-		Metrics: func(history []experiment.MetricsLine) { drawCurves(r.Out, history) },
+		Metrics: func(history []experiment.MetricsLine) {
+			// Drawing takes longer than a small data set's epoch: at
+			// most every curvesEvery, and at the end.
+			if time.Since(drawn) >= curvesEvery || r.Epoch() == r.Settings.Epochs {
+				drawCurves(r.Out, history)
+				drawn, drawnEpoch = time.Now(), r.Epoch()
+			}
+		},
 	}
 	if o.LogQP {
 		r.Hooks.QP = func(step int, d particles.Diagnostics) {
@@ -260,15 +269,17 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 		}
 	}
 	start := time.Now()
-	if err := r.Train(ctx); err != nil {
-		if bar != nil {
-			bar.Finish()
-		}
-		return err
+	err := r.Train(ctx)
+	if bar != nil && err != nil {
+		bar.Finish()
 	}
-	// Drawn with each write of metrics.jsonl; again if it has gone.
-	if _, err := os.Lstat(filepath.Join(r.Out, curves.FileName)); errors.Is(err, os.ErrNotExist) && len(r.History()) > 0 {
+	// Drawn with the writes of metrics.jsonl; again where the last
+	// epochs were not drawn, or the file has gone.
+	if _, serr := os.Lstat(filepath.Join(r.Out, curves.FileName)); (drawnEpoch != r.Epoch() || errors.Is(serr, os.ErrNotExist)) && len(r.History()) > 0 {
 		drawCurves(r.Out, r.History())
+	}
+	if err != nil {
+		return err
 	}
 	for _, l := range r.History() {
 		if l.Epoch != r.Epoch() || l.Split != "test" {
@@ -284,6 +295,10 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 	}).Info("done")
 	return nil
 }
+
+// curvesEvery is the least time between two drawings of curves.png
+// during a run.
+const curvesEvery = 30 * time.Second
 
 // drawCurves draws curves.png, a view of metrics.jsonl: failing to draw
 // it costs no training, so it is a warning.
