@@ -247,7 +247,7 @@ func (sc *schema) index() {
 
 // layout is where a file's header puts each column.
 type layout struct {
-	inputs  []int  // header positions of the schema's input columns
+	inputs  []int      // header positions of the schema's input columns
 	cats    [][]string // per input column: its categories, nil numeric
 	catAt   []map[string]int
 	targets []int // per task, its position; nil: no targets read
