@@ -23,7 +23,7 @@ type stepGraph struct {
 	dev       *ops.Device // nil on the CPU
 	vm        gorgonia.VM
 	vals      *values
-	inputs    []binding // x, weight, then each task's target
+	inputs    []binding // x, weight, then each task's target and loss weights
 	// Copied out as a run computes them (gorgonia.Read, ops.Keep): the
 	// tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
@@ -81,8 +81,8 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 	tasks := make([]task, len(only))
 	for j, tj := range only {
 		t := cfg.Tasks[tj]
-		target := targetNode(g, cfg, tj)
-		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev})
+		target, lossWeight := targetNode(g, cfg, tj), taskWeightNode(g, cfg, tj)
+		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev}, binding{node: lossWeight, dev: sg.dev})
 		in := features
 		if j > 0 && len(trunk) > 0 && !headsOnly {
 			// Task j's own copy of the features.
@@ -96,7 +96,7 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 			return nil, err
 		}
 		tasks[j].out = out
-		if tasks[j].loss, err = kindOf(t).loss(out, target, weight); err != nil {
+		if tasks[j].loss, err = kindOf(t).loss(out, target, lossWeight); err != nil {
 			return nil, fmt.Errorf("engine: task %s loss: %w", t.Name, err)
 		}
 		tasks[j].wrt = heads[tj]
@@ -180,7 +180,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 	}
 	srcs := []*tensor.Dense{in.x, in.weight}
 	for _, j := range sg.tasks {
-		srcs = append(srcs, in.targets[j])
+		srcs = append(srcs, in.targets[j], in.taskWeight[j])
 	}
 	for i, src := range srcs {
 		if err := sg.inputs[i].set(src, in.version); err != nil {

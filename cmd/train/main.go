@@ -88,6 +88,8 @@
 // 100 epochs, the rate × 0.85 every 10 epochs):
 //
 //	-data DIR           train on the files in DIR (-dataset files, above)
+//	-sep S, -missing drop, -standardize-targets=false
+//	                    how -data's files are read (docs/own-data.md)
 //	-model NAME         lenet, mlp or resnet18 (default: the data set's;
 //	                    files: from the input shape); a model that cannot
 //	                    take the data's shape or tasks is status 2
@@ -404,6 +406,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&o.Steps, "steps", 1000, "toy problems: optimiser steps")
 
 	fs.StringVar(&o.Data, "data", "", "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name+"; with -resume, the directory a run's files have moved to")
+	ff := addFilesFlags(fs)
 	fs.StringVar(&o.Model, "model", "", "networks: the model, "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's; "+files.Name+": picked from the input shape)")
 	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+")")
 	fs.StringVar(&o.DataDir, "data-dir", "", "networks: data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
@@ -451,6 +454,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := ff.check(set); err != nil {
+		return o, err
+	}
 	if o.Resume != "" {
 		for name := range set {
 			if !slices.Contains(resumeFlags, name) {
@@ -484,7 +490,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		}
 		// The checkpoint records the directory: absolute, so that eval
 		// and train -resume find it from anywhere.
-		o.Files = &files.Spec{Dir: abs}
+		o.Files = ff.spec(abs)
 	}
 	if o.Dataset == "" {
 		return o, fmt.Errorf("-dataset is required (%s), or -data DIR for your own files", strings.Join(datasetNames(), ", "))

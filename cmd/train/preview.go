@@ -86,6 +86,9 @@ func toByte(v float32) uint8 {
 // targetText is a target as a person reads it: the class name when the task
 // has names, else the class number or the value.
 func targetText(t data.Task, y float32) string {
+	if y != y {
+		return "missing"
+	}
 	if t.Kind == data.Classification {
 		c := int(y)
 		if c >= 0 && c < len(t.ClassNames) {
