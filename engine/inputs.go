@@ -25,7 +25,7 @@ type Inputs struct {
 	// on padding, so that the loss is the mean over the rows that have
 	// one. Batch norm's statistics take weight, every real row.
 	taskWeight []*tensor.Dense
-	buf     []float64       // scratch for Load
+	buf        []float64 // scratch for Load
 	// version identifies the batch Load laid out last (0: none), so
 	// that a graph copies each batch into its tensors once, not once per
 	// particle (see binding).
