@@ -3,10 +3,12 @@
 // (NumPy archives, numpy.savez) and tasks.json.
 //
 // Each archive holds two arrays: x, the inputs, N×D vectors or N×C×H×W
-// images (N×H×W is read as one channel), uint8, float32 or float64; and
-// y, the targets, N×K (N for one task), one column per task: class
-// indices 0..classes−1 for a classification task (any integer or float
-// type holding whole numbers), real values for a regression task.
+// images (N×H×W is read as one channel), of any number type NumPy
+// writes (uint8 kept as bytes, the others read as float32); and y, the
+// targets, N×K (N for one task), one column per task: class indices
+// 0..classes−1 for a classification task (any number type holding whole
+// numbers), real values for a regression task, NaN for a missing label.
+// An array in Fortran order is read in C order.
 // tasks.json names the tasks, in y's column order, and how inputs are
 // normalised:
 //
@@ -22,17 +24,26 @@
 // feature of a vector, minus its mean and divided by its standard
 // deviation, both computed on the training split), unit (divided by 255,
 // for 0-255 pixels: what the built-in image data sets do) or none. A
-// task may list "class_names". The normalisation computed on the
-// training split is part of the Spec a run's checkpoint records, so that
-// evaluation and prediction on new inputs apply the same transform; so
-// is the SHA-256 of each file read, so that a file changed since (a
-// label, under any input) is named by Spec.Agrees.
+// task may list "class_names"; without "classes", the training split's
+// labels give them. Regression targets are standardised on the training
+// split unless Options.RawTargets (the network learns (y − mean)/std;
+// the engine maps its outputs back: data.Task.Shift). What the training
+// split decided (normalisations, classes, categories) is part of the
+// Spec a run's checkpoint records, so that evaluation and prediction on
+// new inputs apply the same transform; so is the SHA-256 of each file
+// read, so that a file changed since (a label, under any input) is
+// named by Spec.Agrees.
 //
 // A split may be a CSV file instead (train.csv, valid.csv, test.csv),
-// for tabular data: a header, then one example per line; the columns
-// named as tasks are the targets, the others the input features. A
-// UTF-8 byte-order mark is skipped (in tasks.json too), and lines are
-// bounded by the header's columns (csv.go).
+// for tabular data as pandas' to_csv and R's write.csv write it: a
+// header, then one example per line; the columns named as tasks are the
+// targets, the others the inputs, but for an unnamed index column, the
+// id column and those tasks.json ignores. The separator is found from
+// the header, a UTF-8 byte-order mark is skipped (in tasks.json too),
+// booleans read as 1 and 0, text columns are one-hot encoded over the
+// training split's categories, string labels are classes, and a missing
+// label masks its task on that row (csv.go). Lines are bounded by the
+// header's columns.
 //
 // Without a validation split, Options.Valid training examples, drawn at random
 // with the seed, are held out for validation; without a test split, the
