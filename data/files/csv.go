@@ -269,14 +269,15 @@ func isIndex(name string) bool {
 
 // trimHeader trims the header's names and checks them: none empty (but
 // an index first) or twice.
-func trimHeader(path string, header []string) ([]string, bool, error) {
+// With legacy (Options.Legacy), "Unnamed: 0" is a column's name.
+func trimHeader(path string, header []string, legacy bool) ([]string, bool, error) {
 	names := make([]string, len(header))
 	seen := map[string]bool{}
 	indexed := false
 	for c, name := range header {
 		name = strings.TrimSpace(name)
 		names[c] = name
-		if c == 0 && isIndex(name) && len(header) > 1 {
+		if c == 0 && isIndex(name) && len(header) > 1 && !(legacy && name != "") {
 			indexed = true
 			continue
 		}
@@ -294,8 +295,8 @@ const defaultID = "id"
 // trainLayout maps the training split's header: every column not a
 // task's, the id (id, or else a column named defaultID), ignored or the
 // index is an input. It returns the input columns' names and the id.
-func trainLayout(path string, header []string, tasks []data.Task, id string, ignore []string) (*layout, []string, string, error) {
-	names, indexed, err := trimHeader(path, header)
+func trainLayout(path string, header []string, tasks []data.Task, id string, ignore []string, legacy bool) (*layout, []string, string, error) {
+	names, indexed, err := trimHeader(path, header, legacy)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -307,7 +308,7 @@ func trainLayout(path string, header []string, tasks []data.Task, id string, ign
 	}
 	lay := &layout{id: -1, indexed: indexed}
 	isTask := map[string]bool{}
-	if _, ok := at[defaultID]; id == "" && ok && !slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Name == defaultID }) {
+	if _, ok := at[defaultID]; id == "" && ok && !legacy && !slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Name == defaultID }) {
 		id = defaultID
 	}
 	for _, t := range tasks {
@@ -347,7 +348,9 @@ func trainLayout(path string, header []string, tasks []data.Task, id string, ign
 // onto the schema: each input column by name; a column that is neither
 // an input, a task, the id nor ignored is an error.
 func (sc *schema) layoutOf(path string, header []string, needY bool) (*layout, error) {
-	names, indexed, err := trimHeader(path, header)
+	// A first column the training split had as an input is no index.
+	named := len(header) > 0 && slices.Contains(sc.columns, strings.TrimSpace(header[0]))
+	names, indexed, err := trimHeader(path, header, named)
 	if err != nil {
 		return nil, err
 	}
@@ -579,13 +582,13 @@ func (c *column) categories(path, name, what string) ([]string, error) {
 // input column numeric or categorical (and its categories), each
 // classification task's classes (and class names, from string labels),
 // where tasks.json leaves them out.
-func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id string) (*schema, *layout, []string, int, error) {
+func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id string, legacy bool) (*schema, *layout, []string, int, error) {
 	f, r, header, err := openCSV(path, sep)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
 	defer f.Close()
-	lay, inputs, id, err := trainLayout(path, header, tasks, id, desc.Ignore)
+	lay, inputs, id, err := trainLayout(path, header, tasks, id, desc.Ignore, legacy)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
@@ -594,7 +597,7 @@ func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id st
 			return nil, nil, nil, 0, csvError(path, "tasks.json lists %q as categorical; it is not an input column (inputs: %s)", name, listShort(inputs))
 		}
 	}
-	names, _, _ := trimHeader(path, header)
+	names, _, _ := trimHeader(path, header, false)
 	cols := make([]column, len(header))
 	for c := range cols {
 		cols[c].distinct = map[string]bool{}
@@ -703,7 +706,7 @@ func readCSV(path, split string, sep rune, sc *schema, lay *layout) (*Set, int, 
 			return nil, 0, err
 		}
 	}
-	names, _, _ := trimHeader(path, header)
+	names, _, _ := trimHeader(path, header, false)
 	s := &Set{name: Name + "/" + split, path: path, tasks: sc.tasks, shape: []int{sc.width}, size: sc.width, per: 1, columns: sc.columns}
 	x, y := make([]float32, sc.width), make([]float32, len(sc.tasks))
 	dropped := 0
@@ -780,7 +783,7 @@ func (in *Inputs) openCSV() error {
 		f.Close()
 		return err
 	}
-	names, _, _ := trimHeader(in.path, header)
+	names, _, _ := trimHeader(in.path, header, false)
 	in.csv = &csvInputs{f: f, r: r, header: names, lay: lay, sc: sc}
 	in.shape, in.n = in.spec.Shape, n
 	return nil

@@ -175,6 +175,10 @@ type Spec struct {
 	// RawTargets is Options.RawTargets: regression targets used as
 	// they are.
 	RawTargets bool `json:"raw_targets,omitempty"`
+	// Version is SpecVersion for a spec recorded with the fields above
+	// (Categories to RawTargets); 0 for one recorded before, whose data
+	// load as they did then (Options.Legacy).
+	Version int `json:"version,omitempty"`
 	// SHA256 is the SHA-256, in hex, of each file the data were read
 	// from (tasks.json and the splits' files), by file name: a changed
 	// label or pixel leaves the spec as it was, the hash does not. Nil
@@ -197,13 +201,17 @@ func (s *Spec) DataTasks() []data.Task {
 	return tasks
 }
 
+// SpecVersion is the version of the specs Load writes.
+const SpecVersion = 1
+
 // Options are the loading options a run's spec asks for: those of a new
 // run, or those a restored run loaded its data with. valid and seed
-// are the run's -valid and -seed. A spec recorded before targets were
-// standardised uses them as they are.
+// are the run's -valid and -seed. A spec recorded before Version loads
+// its data as then: Options.Legacy.
 func (s *Spec) Options(valid int, seed uint64) Options {
+	legacy := s.Input != nil && s.Version == 0
 	return Options{Valid: valid, Seed: seed, Sep: s.Sep, Missing: s.Missing, ID: s.ID,
-		RawTargets: s.RawTargets || (s.Input != nil && s.Targets == nil)}
+		RawTargets: s.RawTargets || legacy, Legacy: legacy}
 }
 
 // ErrChanged is wrapped by Agrees' error: the data are not those a run
@@ -393,6 +401,10 @@ type Options struct {
 	// regression task's are standardised with the training split's mean
 	// and standard deviation, and its predictions mapped back.
 	RawTargets bool
+	// Legacy loads a data directory as a run recorded before Spec.Version
+	// did: targets as they are, no column taken as the id or the index
+	// by its name, and the spec records no Version.
+	Legacy bool
 }
 
 // AutoValid, as Options.Valid, holds out a tenth of the training
@@ -444,9 +456,15 @@ func load(dir string, o Options) (*Data, error) {
 	if id == "" {
 		id = desc.ID
 	}
-	spec := Spec{Dir: dir, Tasks: desc.Tasks, Sep: o.Sep, Missing: o.Missing, Ignore: desc.Ignore, RawTargets: o.RawTargets}
+	if o.Legacy {
+		o.RawTargets = true
+	}
+	spec := Spec{Dir: dir, Tasks: desc.Tasks, Sep: o.Sep, Missing: o.Missing, Ignore: desc.Ignore, RawTargets: o.RawTargets && !o.Legacy, Version: SpecVersion}
+	if o.Legacy {
+		spec.Version = 0
+	}
 	d := &Data{}
-	rd := &reading{dir: dir, sep: sep, desc: desc, id: id, tasks: spec.DataTasks(), missing: o.Missing, notes: &d.Notes}
+	rd := &reading{dir: dir, sep: sep, desc: desc, id: id, tasks: spec.DataTasks(), missing: o.Missing, legacy: o.Legacy, notes: &d.Notes}
 	train, err := rd.split("train")
 	if err != nil {
 		return nil, err
@@ -545,6 +563,7 @@ type reading struct {
 	missing string
 	shape   []int   // the training split's inputs; nil before it
 	csv     *schema // the training split's, where it is a CSV file
+	legacy  bool    // Options.Legacy
 	notes   *[]string
 }
 
@@ -604,7 +623,7 @@ func (rd *reading) npz(path, base string) (*Set, error) {
 // once to decide how (schema), once to read it.
 func (rd *reading) csvSplit(path, base string) (*Set, error) {
 	if rd.shape == nil {
-		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id)
+		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id, rd.legacy)
 		if err != nil {
 			return nil, err
 		}
@@ -627,7 +646,7 @@ func (rd *reading) csvSplit(path, base string) (*Set, error) {
 			return nil, err
 		}
 		f.Close()
-		_, inputs, _, err := trainLayout(path, header, rd.tasks, "", rd.desc.Ignore)
+		_, inputs, _, err := trainLayout(path, header, rd.tasks, "", rd.desc.Ignore, rd.legacy)
 		if err != nil {
 			return nil, err
 		}

@@ -260,7 +260,7 @@ func TestFormatsSpecRecords(t *testing.T) {
 	}
 	// An old spec: targets as they are.
 	old := roundTrip(t, d.Spec)
-	old.Targets, old.SHA256 = nil, nil
+	old.Targets, old.SHA256, old.Version = nil, nil, 0
 	if o := old.Options(0, 1); !o.RawTargets {
 		t.Error("a spec without target scales standardises")
 	}
@@ -409,4 +409,49 @@ func TestDetectSep(t *testing.T) {
 			t.Errorf("%q: %q, want %q", tc.head, got, tc.want)
 		}
 	}
+}
+
+// A spec recorded before Spec.Version (an old checkpoint's) loads its
+// directory as then: a column named "id" or "Unnamed: 0" is an input,
+// the targets are as they are, and the data agree with the spec; predict
+// reads its inputs by the same names.
+func TestLegacySpec(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, TasksFile), []byte(`{"tasks": [{"name": "y", "kind": "regression"}], "input": "none"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, "train.csv"), []byte("Unnamed: 0,id,x,y\n0,7,5,1000\n1,8,6,2000\n2,9,7,3000\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "test.csv"), []byte("Unnamed: 0,id,x,y\n0,7,5,1000\n"), 0o644)
+	now := loadFormatDir(t, dir, Options{})
+	if !slices.Equal(now.Spec.Columns, []string{"x"}) || now.Spec.ID != "id" || now.Spec.Version != SpecVersion || now.Spec.Targets == nil {
+		t.Errorf("a new run: columns %q, id %q, version %d, targets %v", now.Spec.Columns, now.Spec.ID, now.Spec.Version, now.Spec.Targets)
+	}
+	old := Spec{Dir: dir, Shape: []int{3}, Tasks: []TaskSpec{{Name: "y", Kind: "regression"}}, Input: &Normalization{Kind: None}, Train: 3,
+		Columns: []string{"Unnamed: 0", "id", "x"}}
+	d := loadFormatDir(t, dir, old.Options(0, 1))
+	if err := d.Spec.Agrees(&old); err != nil || d.Spec.Version != 0 || d.Spec.DataTasks()[0].Scale != 0 {
+		t.Errorf("an old run's data: %v, version %d, tasks %+v", err, d.Spec.Version, d.Spec.DataTasks())
+	}
+	if x, y := row(d.Train, 1); !slices.Equal(x, []float64{1, 8, 6}) || y[0] != 2000 {
+		t.Errorf("row 1: %v %v", x, y)
+	}
+	path := filepath.Join(t.TempDir(), "new.csv")
+	os.WriteFile(path, []byte("Unnamed: 0,id,x\n5,6,4\n"), 0o644)
+	in, err := OpenInputs(path, &old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	s, err := in.Next(5)
+	x := make([]float32, 3)
+	if err != nil || s.Example(0, x, make([]float32, 1)) != nil || !slices.Equal(x, []float32{5, 6, 4}) {
+		t.Errorf("predict's inputs: %v %v", x, err)
+	}
+}
+
+func loadFormatDir(t *testing.T, dir string, o Options) *Data {
+	t.Helper()
+	d, err := Load(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
