@@ -772,6 +772,23 @@ func (in *Inputs) openCSV() error {
 		return err
 	}
 	sc := newSchema(in.spec)
+	if sc.columns == nil {
+		// The training split was an archive: every column not a task's
+		// (nor the id, ignored or the index) is an input, in order.
+		names, indexed, err := trimHeader(in.path, header, false)
+		if err != nil {
+			f.Close()
+			return err
+		}
+		for c, name := range names {
+			if (c == 0 && indexed) || name == sc.id || slices.Contains(sc.ignore, name) ||
+				slices.ContainsFunc(sc.tasks, func(t data.Task) bool { return t.Name == name }) {
+				continue
+			}
+			sc.columns = append(sc.columns, name)
+		}
+		sc.index()
+	}
 	lay, err := sc.layoutOf(in.path, header, false)
 	if err == nil && sc.width != in.spec.Shape[0] {
 		err = fmt.Errorf("%w: %s: %d input features; the model was trained on %d", data.ErrInvalid, in.path, sc.width, in.spec.Shape[0])
