@@ -499,13 +499,15 @@ func checkMemory(path string, size int64) error {
 	return nil
 }
 
-// openCSV opens a CSV file and reads its header.
-func openCSV(path string, sep rune) (*os.File, *csv.Reader, []string, error) {
+// openCSV opens a CSV file and reads its header; whole, the file is
+// read into memory, whose bound it must fit (predict's inputs are read a
+// chunk at a time).
+func openCSV(path string, sep rune, whole bool) (*os.File, *csv.Reader, []string, error) {
 	f, st, err := regfile.Open(path)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := checkMemory(path, st.Size()); err != nil {
+	if err := checkMemory(path, st.Size()); whole && err != nil {
 		f.Close()
 		return nil, nil, nil, err
 	}
@@ -583,7 +585,7 @@ func (c *column) categories(path, name, what string) ([]string, error) {
 // classification task's classes (and class names, from string labels),
 // where tasks.json leaves them out.
 func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id string, legacy bool) (*schema, *layout, []string, int, error) {
-	f, r, header, err := openCSV(path, sep)
+	f, r, header, err := openCSV(path, sep, true)
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
@@ -696,7 +698,7 @@ func inferClasses(path, column string, t data.Task, largest float64, booleans bo
 // training split's, from its scan; nil: found from the header). It
 // returns the number of rows dropped for a missing input.
 func readCSV(path, split string, sep rune, sc *schema, lay *layout) (*Set, int, error) {
-	f, r, header, err := openCSV(path, sep)
+	f, r, header, err := openCSV(path, sep, true)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -767,7 +769,7 @@ func (in *Inputs) openCSV() error {
 	if err != nil {
 		return err
 	}
-	f, r, header, err := openCSV(in.path, sep)
+	f, r, header, err := openCSV(in.path, sep, false)
 	if err != nil {
 		return err
 	}

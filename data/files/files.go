@@ -641,7 +641,7 @@ func (rd *reading) csvSplit(path, base string) (*Set, error) {
 		// A CSV split beside a training archive: numeric columns, as
 		// many as the archive's features.
 		sc = &schema{tasks: rd.tasks, ignore: rd.desc.Ignore, missing: rd.missing, id: rd.id}
-		f, _, header, err := openCSV(path, rd.sep)
+		f, _, header, err := openCSV(path, rd.sep, true)
 		if err != nil {
 			return nil, err
 		}
