@@ -23,7 +23,7 @@ type stepGraph struct {
 	dev       *ops.Device // nil on the CPU
 	vm        gorgonia.VM
 	vals      *values
-	inputs    []binding // x, weight, then each task's target
+	inputs    []binding // x, weight, then each task's target and loss weights
 	// Copied out as a run computes them (gorgonia.Read, ops.Keep): the
 	// tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
@@ -59,7 +59,7 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := sg.taskLosses(cfg, features, weight, trunk, heads)
+	tasks, err := sg.taskLosses(cfg, features, trunk, heads)
 	if err != nil {
 		return nil, err
 	}
@@ -106,16 +106,18 @@ type taskNodes struct {
 	wrt            []*gorgonia.Node
 }
 
-// taskLosses builds each task's head on the features and its loss, and
+// taskLosses builds each task's head on the features and its loss
+// (weighted per row by the task's own loss weights: a row without the
+// task's label weighs 0), and
 // says what each loss is differentiated with respect to: the first
 // task's through the trunk, the others' through their own copy of the
 // features.
-func (sg *stepGraph) taskLosses(cfg *Config, features, weight *gorgonia.Node, trunk []*gorgonia.Node, heads [][]*gorgonia.Node) ([]taskNodes, error) {
+func (sg *stepGraph) taskLosses(cfg *Config, features *gorgonia.Node, trunk []*gorgonia.Node, heads [][]*gorgonia.Node) ([]taskNodes, error) {
 	tasks := make([]taskNodes, len(sg.tasks))
 	for j, tj := range sg.tasks {
 		t := cfg.Tasks[tj]
-		target := targetNode(sg.g, cfg, tj)
-		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev})
+		target, lossWeight := targetNode(sg.g, cfg, tj), taskWeightNode(sg.g, cfg, tj)
+		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev}, binding{node: lossWeight, dev: sg.dev})
 		in := features
 		if j > 0 && len(trunk) > 0 && !sg.headsOnly {
 			// Task j's own copy of the features.
@@ -130,7 +132,7 @@ func (sg *stepGraph) taskLosses(cfg *Config, features, weight *gorgonia.Node, tr
 			return nil, err
 		}
 		tasks[j].out = out
-		if tasks[j].loss, err = kindOf(t).loss(out, target, weight); err != nil {
+		if tasks[j].loss, err = kindOf(t).loss(out, target, lossWeight); err != nil {
 			return nil, fmt.Errorf("engine: task %s loss: %w", t.Name, err)
 		}
 		tasks[j].wrt = heads[tj]
@@ -228,7 +230,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 	}
 	srcs := []*tensor.Dense{in.x, in.weight}
 	for _, j := range sg.tasks {
-		srcs = append(srcs, in.targets[j])
+		srcs = append(srcs, in.targets[j], in.taskWeight[j])
 	}
 	for i, src := range srcs {
 		if err := sg.inputs[i].set(src, in.version); err != nil {

@@ -368,8 +368,8 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// uint8 inputs for a float-trained model are read as numbers too
-	// ("wrong dtype" above is float64 for float32: fine); an int64 x is
-	// refused.
+	// ("wrong dtype" above is float64 for float32: fine), and so is an
+	// int64 x.
 	f, _ := os.Create(filepath.Join(tmp, "int.npz"))
 	w := npz.NewWriter(f)
 	out, _ := w.Create("x", "<i8", []int{1, 5})
@@ -377,7 +377,7 @@ func TestBadInput(t *testing.T) {
 	w.Close()
 	f.Close()
 	o, _ := parseFlags([]string{"-ckpt", runDir, "-data", filepath.Join(tmp, "int.npz"), "-out", filepath.Join(tmp, "p.npz"), "-progress=false"}, &bytes.Buffer{})
-	if err := run(context.Background(), o); cli.Status(err) != 2 || !strings.Contains(err.Error(), "int.npz: array x: element type int64") {
+	if err := run(context.Background(), o); err != nil {
 		t.Errorf("int64 inputs: %v", err)
 	}
 	for _, tc := range []struct {

@@ -90,6 +90,8 @@
 // 100 epochs, the rate × 0.85 every 10 epochs):
 //
 //	-data DIR           train on the files in DIR (-dataset files, above)
+//	-sep S, -missing drop, -standardize-targets=false
+//	                    how -data's files are read (docs/own-data.md)
 //	-model NAME         lenet, mlp or resnet18 (default: the data set's;
 //	                    files: from the input shape); a model that cannot
 //	                    take the data's shape or tasks is status 2

@@ -45,6 +45,8 @@ type Options struct {
 	BestMetric      string // selects DIR/best
 	LogQP           bool   // log MT-SGD's QP (weights, certificate) every step
 	Overwrite       bool   // train into an Out that holds a run, replacing it
+
+	filesRead *filesFlags // how -data's files are read
 }
 
 // Flags that only one kind of data set reads, and those a resumed run may
@@ -92,6 +94,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := o.filesRead.check(set); err != nil {
+		return o, err
+	}
 	if o.Resume != "" {
 		return resumeOptions(o, set)
 	}
@@ -128,6 +133,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.Steps, "steps", 1000, "toy problems: optimiser steps")
 
 	cli.Data(fs, &o.Data, "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name+"; with -resume, the directory a run's files have moved to")
+	o.filesRead = addFilesFlags(fs)
 	fs.StringVar(&o.Model, "model", "", "networks: the model, "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's; "+files.Name+": picked from the input shape)")
 	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+")")
 	cli.DataDir(fs, &o.DataDir, "networks")
@@ -204,7 +210,7 @@ func newRunOptions(o Options, set map[string]bool) (Options, error) {
 		}
 		// The checkpoint records the directory: absolute, so that eval
 		// and train -resume find it from anywhere.
-		o.Files = &files.Spec{Dir: abs}
+		o.Files = o.filesRead.spec(abs)
 	}
 	if o.Dataset == "" {
 		return o, fmt.Errorf("-dataset is required (%s), or -data DIR for your own files", strings.Join(datasetNames(), ", "))

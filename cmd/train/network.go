@@ -216,6 +216,9 @@ func loadData(s experiment.Settings, dataDir string) (experiment.Data, error) {
 		f["valid"] = d.Valid.Len()
 	}
 	log.WithFields(f).Info("built " + s.Dataset)
+	for _, n := range d.Notes {
+		log.Info(n)
+	}
 	return d, nil
 }
 

@@ -48,6 +48,9 @@ func writePreview(w io.Writer, d data.Dataset, n int, seed uint64) error {
 // targetText is a target as a person reads it: the class name when the task
 // has names, else the class number or the value.
 func targetText(t data.Task, y float32) string {
+	if y != y {
+		return "missing"
+	}
 	if t.Kind == data.Classification {
 		c := int(y)
 		if c >= 0 && c < len(t.ClassNames) {
