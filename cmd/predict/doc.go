@@ -26,7 +26,9 @@
 //	                memory holds one chunk, whatever the file's size
 //	-show FILE.png  draw the 16 examples with the highest mutual
 //	                information, each with its index and the ensemble's
-//	                labels and confidences (inputs of 1 or 3 channels)
+//	                labels and confidences (inputs of 1 or 3 channels;
+//	                other inputs: a warning, and the predictions are
+//	                written without the picture)
 //	-show-task NAME the classification task -show ranks by (default: the
 //	                first)
 //	-workers N      graphs run at once (default GOMAXPROCS)
@@ -47,8 +49,21 @@
 //	mutual_information    H[p̄] − mean_i H[p_i], the particles'
 //	                      disagreement: 0 when they agree, up to log M
 //
-// and for a regression task the mean of the particles' predictions and
-// their standard deviation (over particles; population). The probs are
+// and for a regression task, in the targets' units:
+//
+//	mean                  the mean of the particles' predictions
+//	spread                their standard deviation (over particles;
+//	                      population): the particles' disagreement
+//	std                   sqrt(spread² + σ²), σ² the validation MSE of
+//	                      the ensemble's mean at the checkpoint's epoch:
+//	                      the noise the spread leaves out (the spread
+//	                      alone where the run has no validation split,
+//	                      with a warning)
+//
+// Where the task's classes have names (tasks.json's class_names, or the
+// string labels of a CSV), the CSV gives each label's name in a column
+// TASK/class beside TASK/label. Where the training CSV had an id column,
+// the CSV's second column is each input row's id. The probs are
 // those eval's ensemble scores, after temperature scaling: where the
 // checkpoint records temperatures (a run with a validation split of at
 // least 100 examples fits one per task on it, go doc ./cmd/eval), probs and confidence are

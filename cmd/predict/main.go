@@ -169,7 +169,12 @@ func run(ctx context.Context, o Options) error {
 	tasks := s.Files.DataTasks()
 	var top *topMI
 	if o.Show != "" {
-		if top, err = newTopMI(s.Files.Shape, tasks, o.ShowTask); err != nil {
+		if top, err = newTopMI(s.Files.Shape, tasks, o.ShowTask); errors.Is(err, errNotImages) {
+			// The predictions are what was asked for; the picture is an
+			// extra that these inputs cannot give.
+			log.WithField("show", o.Show).Warn(err.Error() + "; writing the predictions without it")
+			o.Show, top = "", nil
+		} else if err != nil {
 			return cli.Usage(err)
 		}
 	}
@@ -181,7 +186,7 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	w, err := newWriter(tmp, tasks, in.Len())
+	w, err := newWriter(tmp, tasks, in.Len(), s.Files.ID, noiseVariances(r, tasks))
 	if err != nil {
 		return err
 	}
@@ -195,10 +200,16 @@ func run(ctx context.Context, o Options) error {
 		}
 	}
 	bar := progress.New(o.Progress, "predict", "examples", in.Len())
-	done := 0
+	done, chunkStart := 0, 0
+	ids := func(set *files.Set, done, size int) []string {
+		if all := set.IDs(); all != nil {
+			return all[done-chunkStart : done-chunkStart+size]
+		}
+		return nil
+	}
 	for set := first; set != nil; {
 		err := r.Trainer.Predict(ctx, set, func(b *data.Batch, pred [][][]float64) error {
-			if err := w.batch(pred, b.Size()); err != nil {
+			if err := w.batch(pred, b.Size(), ids(set, done, b.Size())); err != nil {
 				return err
 			}
 			if top != nil {
@@ -215,6 +226,7 @@ func run(ctx context.Context, o Options) error {
 			bar.Finish()
 			return err
 		}
+		chunkStart = done
 		if set, err = in.Next(o.Chunk); err != nil {
 			bar.Finish()
 			return err
@@ -270,6 +282,9 @@ type column struct {
 	descr string // <f8 or <i8
 	f     *os.File
 	w     *bufio.Writer
+	// names, for a label column of a task whose classes have names: the
+	// CSV gives each label's name in a column TASK/class beside it.
+	names []string
 }
 
 // writer streams each batch's figures to one temporary file per column,
@@ -291,20 +306,61 @@ type writer struct {
 	// temps are the per-task temperatures applied to the ensemble's
 	// probabilities; nil for none.
 	temps []float64
+	// noise is each regression task's noise variance (noiseVariances),
+	// NaN where it is unknown.
+	noise []float64
+	// ids is the examples' identifiers (the CSV id column), streamed to
+	// a file as a length and the bytes; nil without an id column.
+	idName string
+	ids    *column
 }
 
-func newWriter(tmp string, tasks []data.Task, n int) (*writer, error) {
-	w := &writer{tasks: tasks, n: n}
+// noiseVariances is, per regression task, the variance the ensemble's
+// spread leaves out: the validation MSE of its mean at the checkpoint's
+// epoch, in the targets' units (NaN for a classification task, or
+// without a validation split). The predictive standard deviation is
+// sqrt(spread² + noise): the spread alone is the particles' disagreement,
+// far below the error it claims to measure.
+func noiseVariances(r *experiment.Run, tasks []data.Task) []float64 {
+	noise := make([]float64, len(tasks))
+	for j := range noise {
+		noise[j] = math.NaN()
+	}
+	for _, l := range r.History() {
+		if l.Epoch != r.Epoch() || l.Split != "valid" || l.Regression == nil {
+			continue
+		}
+		if j := slices.IndexFunc(tasks, func(t data.Task) bool { return t.Name == l.Task }); j >= 0 {
+			noise[j] = l.MSE
+		}
+	}
+	for j, t := range tasks {
+		if t.Kind == data.Regression && math.IsNaN(noise[j]) {
+			log.WithField("task", t.Name).Warn("no validation MSE at the checkpoint's epoch: the std is the particles' spread alone, which understates the error")
+		}
+	}
+	return noise
+}
+
+func newWriter(tmp string, tasks []data.Task, n int, idName string, noise []float64) (*writer, error) {
+	w := &writer{tasks: tasks, n: n, idName: idName, noise: noise}
+	if idName != "" {
+		f, err := os.Create(filepath.Join(tmp, "ids"))
+		if err != nil {
+			return nil, err
+		}
+		w.ids = &column{name: idName, f: f, w: bufio.NewWriterSize(f, 1<<16)}
+	}
 	for j, t := range tasks {
 		var cs []*column
 		if t.Kind == data.Classification {
 			cs = []*column{
-				{name: "probs", width: t.Classes, descr: "<f8"}, {name: "label", width: 1, descr: "<i8"},
+				{name: "probs", width: t.Classes, descr: "<f8"}, {name: "label", width: 1, descr: "<i8", names: t.ClassNames},
 				{name: "confidence", width: 1, descr: "<f8"}, {name: "predictive_entropy", width: 1, descr: "<f8"},
 				{name: "expected_entropy", width: 1, descr: "<f8"}, {name: "mutual_information", width: 1, descr: "<f8"},
 			}
 		} else {
-			cs = []*column{{name: "mean", width: 1, descr: "<f8"}, {name: "std", width: 1, descr: "<f8"}}
+			cs = []*column{{name: "mean", width: 1, descr: "<f8"}, {name: "std", width: 1, descr: "<f8"}, {name: "spread", width: 1, descr: "<f8"}}
 		}
 		for k, c := range cs {
 			c.name = t.Name + "/" + c.name
@@ -321,6 +377,9 @@ func newWriter(tmp string, tasks []data.Task, n int) (*writer, error) {
 }
 
 func (w *writer) close() {
+	if w.ids != nil {
+		w.ids.f.Close()
+	}
 	for _, cs := range w.cols {
 		for _, c := range cs {
 			if c.f != nil {
@@ -330,8 +389,25 @@ func (w *writer) close() {
 	}
 }
 
-// batch writes the figures of one batch of size examples.
-func (w *writer) batch(pred [][][]float64, size int) error {
+// batch writes the figures of one batch of size examples, whose
+// identifiers are ids (nil without an id column).
+func (w *writer) batch(pred [][][]float64, size int, ids []string) error {
+	if w.ids != nil {
+		if ids == nil {
+			ids = make([]string, size) // inputs without the column: empty
+		}
+		if len(ids) != size {
+			return fmt.Errorf("predict: %d identifiers for %d examples", len(ids), size)
+		}
+		for _, id := range ids {
+			var n [4]byte
+			binary.LittleEndian.PutUint32(n[:], uint32(len(id)))
+			w.ids.w.Write(n[:])
+			if _, err := w.ids.w.WriteString(id); err != nil {
+				return err
+			}
+		}
+	}
 	var buf [8]byte
 	put := func(c *column, v float64) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -365,8 +441,12 @@ func (w *writer) batch(pred [][][]float64, size int) error {
 					d := pred[j][i][e] - mean
 					sq += d * d
 				}
-				sd := math.Sqrt(sq / float64(m))
-				if err := errors.Join(put(cs[0], mean), put(cs[1], sd)); err != nil {
+				spread := math.Sqrt(sq / float64(m))
+				sd := spread
+				if !math.IsNaN(w.noise[j]) {
+					sd = math.Sqrt(spread*spread + w.noise[j])
+				}
+				if err := errors.Join(put(cs[0], mean), put(cs[1], sd), put(cs[2], spread)); err != nil {
 					return err
 				}
 				w.lastMean[j] = append(w.lastMean[j], [2]float64{mean, sd})
@@ -428,14 +508,16 @@ func (w *writer) finish() error {
 	if w.rows != w.n {
 		return fmt.Errorf("predicted %d examples of %d", w.rows, w.n)
 	}
-	for _, cs := range w.cols {
-		for _, c := range cs {
-			if err := c.w.Flush(); err != nil {
-				return err
-			}
-			if _, err := c.f.Seek(0, io.SeekStart); err != nil {
-				return err
-			}
+	all := slices.Concat(w.cols...)
+	if w.ids != nil {
+		all = append(all, w.ids)
+	}
+	for _, c := range all {
+		if err := c.w.Flush(); err != nil {
+			return err
+		}
+		if _, err := c.f.Seek(0, io.SeekStart); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -476,6 +558,11 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 	return atomicfile.Prepare(path, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(out, 1<<16)
 		head := []string{"index"}
+		var ids *bufio.Reader
+		if w.ids != nil {
+			head = append(head, csvField(w.idName))
+			ids = bufio.NewReaderSize(w.ids.f, 1<<16)
+		}
 		var all []*column
 		readers := map[*column]*bufio.Reader{}
 		for _, cs := range w.cols {
@@ -490,6 +577,9 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 				} else {
 					head = append(head, c.name)
 				}
+				if c.names != nil {
+					head = append(head, strings.TrimSuffix(c.name, "/label")+"/class")
+				}
 			}
 		}
 		bw.WriteString(strings.Join(head, ",") + "\n")
@@ -502,6 +592,13 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 				}
 			}
 			line = strconv.AppendInt(line[:0], int64(e), 10)
+			if ids != nil {
+				id, err := readID(ids)
+				if err != nil {
+					return fmt.Errorf("reading back the identifiers: %w", err)
+				}
+				line = append(append(line, ','), csvField(id)...)
+			}
 			for _, c := range all {
 				for range c.width {
 					if _, err := io.ReadFull(readers[c], buf[:]); err != nil {
@@ -511,6 +608,13 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 					line = append(line, ',')
 					if c.descr == "<i8" {
 						line = strconv.AppendInt(line, int64(u), 10)
+						if c.names != nil {
+							name := ""
+							if k := int64(u); k >= 0 && k < int64(len(c.names)) {
+								name = c.names[k]
+							}
+							line = append(append(line, ','), csvField(name)...)
+						}
 					} else {
 						line = strconv.AppendFloat(line, math.Float64frombits(u), 'g', -1, 64)
 					}
@@ -523,4 +627,27 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 		}
 		return bw.Flush()
 	})
+}
+
+// readID reads one identifier as batch wrote it: its length, then its
+// bytes.
+func readID(r *bufio.Reader) (string, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return "", err
+	}
+	b := make([]byte, binary.LittleEndian.Uint32(n[:]))
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// csvField is v as a CSV field: quoted, with its quotes doubled, where it
+// holds a separator, a quote or a line break (RFC 4180).
+func csvField(v string) string {
+	if !strings.ContainsAny(v, ",\"\r\n") {
+		return v
+	}
+	return `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -14,6 +15,10 @@ const (
 	showCount = 16 // examples shown
 	showTasks = 3  // task lines per cell
 )
+
+// errNotImages is newTopMI's error for inputs it cannot draw: predict
+// warns and writes the predictions without the picture.
+var errNotImages = errors.New("-show draws images of 1 or 3 channels")
 
 // shown is one example kept for the grid.
 type shown struct {
@@ -35,7 +40,7 @@ type topMI struct {
 // one with a mutual information.
 func newTopMI(shape []int, tasks []data.Task, name string) (*topMI, error) {
 	if len(shape) != 3 || (shape[0] != 1 && shape[0] != 3) {
-		return nil, fmt.Errorf("-show draws images of 1 or 3 channels; the inputs have shape %v", shape)
+		return nil, fmt.Errorf("%w; the inputs have shape %v", errNotImages, shape)
 	}
 	for j, t := range tasks {
 		if (name == "" || t.Name == name) && t.Kind == data.Classification {
