@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -80,6 +81,13 @@ type Run struct {
 	// CheckpointEvery, if positive, also saves last/ every that many
 	// steps within an epoch.
 	CheckpointEvery int
+	// SaveEvery, if positive, is the least time between two saves at an
+	// epoch's end: epochs shorter than it are saved together, the last
+	// epoch and an interruption always, and the best epoch between two
+	// saves is kept in memory until the next writes it to best/. A run
+	// of many short epochs would otherwise spend most of its time
+	// writing checkpoints. 0 saves every epoch.
+	SaveEvery time.Duration
 	// Best names the metric that selects best/ on the validation split:
 	// accuracy (the higher the better), nll, brier, ece or mse (the
 	// lower), averaged over tasks (see selection for regression tasks).
@@ -93,6 +101,11 @@ type Run struct {
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
 	seconds      float64
 	history      []MetricsLine
+	// lastSave is when last/ was last saved at an epoch's end;
+	// pendingBest, a copy of the state of the best epoch since, not yet
+	// in best/ (SaveEvery).
+	lastSave    time.Time
+	pendingBest *checkpoints.Checkpoint
 	// metricsSize is how many bytes of metrics.jsonl this process knows
 	// to hold the history; 0 or -1 where it knows none.
 	metricsSize int64
@@ -292,6 +305,7 @@ func (r *Run) prepare() (rules, error) {
 			return p, err
 		}
 	}
+	r.lastSave = time.Now() // SaveEvery counts from the start
 	// metrics.jsonl is a view of the checkpoint's history: one whose
 	// write failed, or that was edited, is rebuilt now, not only after
 	// the next epoch (which a finished run does not have).
@@ -385,6 +399,62 @@ func (r *Run) steps(ctx context.Context, u engine.Update, warmup bool, start *ti
 	return batches.Err()
 }
 
+// endUnsavedEpoch ends an epoch that SaveEvery saves with a later one:
+// its state, if the best so far, is kept for best/, and its lines go to
+// metrics.jsonl.
+func (r *Run) endUnsavedEpoch(lines []MetricsLine, improved bool) error {
+	if improved {
+		prev := r.bestEpoch
+		r.bestEpoch = r.epoch // the state kept says it is the best
+		c, err := r.Checkpoint()
+		if err != nil {
+			r.bestEpoch = prev
+			return err
+		}
+		r.pendingBest = cloneCheckpoint(c)
+	}
+	if err := r.appendMetrics(lines); err != nil {
+		return fmt.Errorf("%w (resuming the run rewrites the file)", err)
+	}
+	if r.Hooks.EpochEnd != nil {
+		r.Hooks.EpochEnd(r.epoch-1, lines)
+	}
+	return nil
+}
+
+// flushBest writes the best epoch kept in memory to best/. After a
+// failure best/'s epoch is unknown (-1: the history decides).
+func (r *Run) flushBest() error {
+	c := r.pendingBest
+	r.pendingBest = nil
+	dir := filepath.Join(r.Out, "best")
+	if err := checkpoints.Save(dir, c); err != nil {
+		r.bestEpoch = -1
+		return err
+	}
+	if r.Hooks.Saved != nil {
+		r.Hooks.Saved(dir)
+	}
+	return nil
+}
+
+// cloneCheckpoint copies c's values, which alias the particles' and
+// optimisers' own, so that training on does not change them.
+func cloneCheckpoint(c *checkpoints.Checkpoint) *checkpoints.Checkpoint {
+	d := *c
+	d.Particles = make([]checkpoints.Particle, len(c.Particles))
+	for i, p := range c.Particles {
+		d.Particles[i] = checkpoints.Particle{Trunk: slices.Clone(p.Trunk), Stats: slices.Clone(p.Stats), TrunkOpt: slices.Clone(p.TrunkOpt)}
+		for _, h := range p.Heads {
+			d.Particles[i].Heads = append(d.Particles[i].Heads, slices.Clone(h))
+		}
+		for _, h := range p.HeadOpts {
+			d.Particles[i].HeadOpts = append(d.Particles[i].HeadOpts, slices.Clone(h))
+		}
+	}
+	return &d
+}
+
 // interrupted saves last/ at the current step, loads it back, and
 // returns ErrInterrupted, or an error wrapping ErrUnsaved.
 func (r *Run) interrupted(start time.Time) error {
@@ -416,6 +486,9 @@ func (r *Run) endEpoch(lines []MetricsLine) error {
 	improved := r.improves(lines)
 	r.history = append(r.history, lines...)
 	r.epoch, r.batch = r.epoch+1, 0
+	if r.SaveEvery > 0 && time.Since(r.lastSave) < r.SaveEvery && r.epoch < r.Settings.Epochs {
+		return r.endUnsavedEpoch(lines, improved)
+	}
 	// The checkpoints first, metrics.jsonl after: a failure to write
 	// the metrics must not cost the epoch's checkpoint, and the
 	// next epoch rewrites metrics.jsonl whole from the history.
@@ -423,11 +496,13 @@ func (r *Run) endEpoch(lines []MetricsLine) error {
 	// a failed best/ still saves last/, then reports the failure.
 	var bestErr error
 	if improved {
+		r.pendingBest = nil // this epoch's state replaces it
 		bestErr = r.saveBest()
 	}
 	if err := r.save("last"); err != nil {
 		return errors.Join(bestErr, fmt.Errorf("%w; %s", err, r.lastGood()))
 	}
+	r.lastSave = time.Now()
 	metricsErr := r.appendMetrics(lines)
 	if bestErr != nil {
 		return errors.Join(fmt.Errorf("%w; %s is saved (epoch %d), and resuming it saves best/ again once the cause is fixed",
@@ -451,6 +526,15 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 		set  data.Dataset
 	}{{"valid", r.ValidSet}, {"test", r.TestSet}} {
 		if split.set == nil {
+			continue
+		}
+		if split.name == "test" && samePointer(r.TestSet, r.ValidSet) && len(lines) > 0 {
+			// The validation split serves as the test split (a file data
+			// set without test files): its scores, computed once.
+			for _, l := range lines[:len(lines):len(lines)] {
+				l.Split = "test"
+				lines = append(lines, l)
+			}
 			continue
 		}
 		out, labels, err := r.Trainer.Outputs(ctx, split.set)
@@ -482,6 +566,13 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 		}
 	}
 	return lines, nil
+}
+
+// samePointer reports whether a and b are the same pointer: one data
+// set serving as two splits.
+func samePointer(a, b data.Dataset) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Kind() == reflect.Pointer && vb.Kind() == reflect.Pointer && va.Pointer() == vb.Pointer() && va.Type() == vb.Type()
 }
 
 // MinSelectionExamples is the smallest validation split whose scores
@@ -710,6 +801,12 @@ func readSized(path string, size int) ([]byte, error) {
 }
 
 func (r *Run) save(name string) error {
+	if name == "last" && r.pendingBest != nil {
+		// last/ records best/'s epoch: best/ must hold it first.
+		if err := r.flushBest(); err != nil {
+			return err
+		}
+	}
 	c, err := r.Checkpoint()
 	if err != nil {
 		return err

@@ -7,8 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/internal/testenv"
@@ -303,5 +305,53 @@ func TestMetricsFailureKeepsCheckpoint(t *testing.T) {
 	}
 	if c.Epoch != 1 || c.Batch != 0 {
 		t.Errorf("last/ at epoch %d batch %d, want 1, 0", c.Epoch, c.Batch)
+	}
+}
+
+// With SaveEvery longer than the run, last/ and best/ are written once
+// each, at the end, and hold exactly what a run saving every epoch
+// writes: the same epoch, the same recorded best epoch and the same
+// values, the best epoch's kept in memory until then.
+func TestSaveEveryKeepsBest(t *testing.T) {
+	valid := newImages("valid", 24, 5)
+	run := func(every time.Duration) (string, map[string]int) {
+		out := t.TempDir()
+		s := testSettings(6)
+		s.LR = 0.2 // a rate at which the validation figures go up and down
+		r, err := New(s, Data{Train: train, Valid: valid, Test: test}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Out, r.SaveEvery = out, every
+		saves := map[string]int{}
+		r.Hooks.Saved = func(dir string) { saves[filepath.Base(dir)]++ }
+		if err := r.Train(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return out, saves
+	}
+	each, _ := run(0)
+	once, saves := run(time.Hour)
+	if saves["last"] != 1 || saves["best"] > 1 {
+		t.Errorf("saves with SaveEvery 1h: %v, want last/ once and best/ at most once", saves)
+	}
+	for _, name := range []string{"last", "best"} {
+		a, err := checkpoints.Load(filepath.Join(each, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := checkpoints.Load(filepath.Join(once, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sa, sb runState
+		if err := errors.Join(json.Unmarshal(a.Metrics, &sa), json.Unmarshal(b.Metrics, &sb)); err != nil {
+			t.Fatal(err)
+		}
+		if a.Epoch != b.Epoch || *sa.BestEpoch != *sb.BestEpoch || !reflect.DeepEqual(a.Particles, b.Particles) {
+			t.Errorf("%s/: epoch %d (best %d) saving every epoch, %d (best %d) saving once, or other values",
+				name, a.Epoch, *sa.BestEpoch, b.Epoch, *sb.BestEpoch)
+		}
+		t.Logf("%s/: epoch %d, best epoch %d", name, a.Epoch, *sa.BestEpoch)
 	}
 }

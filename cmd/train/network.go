@@ -224,7 +224,7 @@ func loadData(s experiment.Settings, dataDir string) (experiment.Data, error) {
 
 // trainNetwork runs r to its last epoch with progress and log lines.
 func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
-	r.Out, r.CheckpointEvery = o.Out, o.CheckpointEvery
+	r.Out, r.CheckpointEvery, r.SaveEvery = o.Out, o.CheckpointEvery, saveEvery
 	if o.BestMetric != "" {
 		r.Best = o.BestMetric
 	}
@@ -300,8 +300,13 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 }
 
 // curvesEvery is the least time between two drawings of curves.png
-// during a run.
-const curvesEvery = 30 * time.Second
+// during a run; saveEvery between two saves of the checkpoints at an
+// epoch's end (experiment.Run.SaveEvery): a small data set's epochs take
+// less time than drawing or saving.
+const (
+	curvesEvery = 30 * time.Second
+	saveEvery   = 10 * time.Second
+)
 
 // drawCurves draws curves.png, a view of metrics.jsonl: failing to draw
 // it costs no training, so it is a warning.
