@@ -8,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // Conv2d adds a 2-D convolution of x (batch, C, H, W) with the filters w
@@ -99,11 +101,11 @@ func im2colTaps[T float](g geometry, taps *taps, x []T, n0, n1 int, cols []T, ld
 				if taps.runs != nil {
 					runs := taps.runs[taps.start[t]:taps.start[t+1]]
 					if dst32, ok := any(dst).([]float32); ok {
-						copyRunsFloat32(dst32, any(plane).([]float32), runs)
+						asm.CopyRunsFloat32(dst32, any(plane).([]float32), runs)
 						continue
 					}
 					for _, r := range runs {
-						copy(dst[r.pos:r.pos+r.n], plane[r.at:r.at+r.n])
+						copy(dst[r.Pos:r.Pos+r.N], plane[r.At:r.At+r.N])
 					}
 					continue
 				}
@@ -168,16 +170,16 @@ func col2imTaps[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []
 }
 
 // col2imRuns is col2im for taps listed as runs. In float32 an assembly
-// loop adds the runs (addRunsFloat32: 1.3 ns per addition in Go, the
+// loop adds the runs (asm.AddRunsFloat32: 1.3 ns per addition in Go, the
 // largest cost of LeNet's step after the products); with clearCols
 // (float32 only) it also sets each entry of cols it reads to +0.
 func col2imRuns[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []T, clearCols bool) {
 	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
 	cols32, _ := any(cols).([]float32)
 	dx32, _ := any(dx).([]float32)
-	add := addRunsFloat32
+	add := asm.AddRunsFloat32
 	if clearCols {
-		add = addRunsClearingFloat32
+		add = asm.AddRunsClearingFloat32
 	}
 	for c := range g.c {
 		for t := range kk {
@@ -189,31 +191,19 @@ func col2imRuns[T float](g geometry, taps *taps, cols []T, ld, n0, n1 int, dx []
 					add(dx32[to:][:hw], cols32[at:][:p], runs)
 					continue
 				}
-				addRunsGo(dx[to:][:hw], row[(n-n0)*p:][:p], runs)
+				asm.AddRuns(dx[to:][:hw], row[(n-n0)*p:][:p], runs)
 			}
 		}
 	}
 }
 
 // col2imPlanes is col2imRuns with clearing for images n0+a ≤ n < n0+b of
-// a chunk from n0, a plane at a time (col2imPlaneFloat32).
+// a chunk from n0, a plane at a time (asm.Col2imPlaneFloat32).
 func col2imPlanes(g geometry, cols []float32, ld, n0, a, b int, dx []float32) {
 	p, hw, kk := g.positions(), g.h*g.w, g.k*g.k
 	for n := a; n < b; n++ {
 		for c := range g.c {
-			col2imPlaneFloat32(&cols[c*kk*ld+n*p], ld, &dx[((n0+n)*g.c+c)*hw], g.h, g.w, g.k, g.oh, g.ow)
-		}
-	}
-}
-
-// addRunsGo adds src's runs into plane: plane[r.at+i] += src[r.pos+i].
-func addRunsGo[T float](plane, src []T, runs []tapRun) {
-	for _, r := range runs {
-		s := src[r.pos : r.pos+r.n]
-		d := plane[r.at : r.at+r.n]
-		d = d[:len(s)]
-		for i, v := range s {
-			d[i] += v
+			asm.Col2imPlaneFloat32(&cols[c*kk*ld+n*p], ld, &dx[((n0+n)*g.c+c)*hw], g.h, g.w, g.k, g.oh, g.ow)
 		}
 	}
 }
@@ -228,14 +218,10 @@ func addRunsGo[T float](plane, src []T, runs []tapRun) {
 type taps struct {
 	start   []int32 // offset t's entries: start[t] ≤ e < start[t+1]
 	covered []bool  // per offset: whether its taps of every output position are inside
-	runs    []tapRun
+	runs    []asm.Run
 	pos     []int32 // output position oy·ow + ox, without runs
 	at      []int32 // input position y·w + x, without runs
 }
-
-// tapRun is n output positions from pos on whose taps fall on n input
-// positions from at on.
-type tapRun struct{ pos, at, n int32 }
 
 // minRun is the shortest output row col2im and im2col walk as runs
 // (BenchmarkCol2im, BenchmarkIm2col: with the float32 runs in assembly,
@@ -266,7 +252,7 @@ func makeTaps(g geometry, asRuns bool) *taps {
 			for oy := ylo; oy < yhi && xlo < xhi; oy++ {
 				at := (oy*g.stride-g.pad+i)*g.w + xlo*g.stride - g.pad + j
 				if asRuns {
-					t.runs = append(t.runs, tapRun{pos: int32(oy*g.ow + xlo), at: int32(at), n: int32(xhi - xlo)})
+					t.runs = append(t.runs, asm.Run{Pos: int32(oy*g.ow + xlo), At: int32(at), N: int32(xhi - xlo)})
 					continue
 				}
 				for ox := xlo; ox < xhi; ox++ {
@@ -561,9 +547,9 @@ func unfoldPlane[T float](dst, src, bias []T, o int) {
 	case bias == nil:
 		copy(dst, src)
 	case float32s:
-		addConstFloat32(dst32, any(src).([]float32), float32(bias[o]))
+		asm.AddConstFloat32(dst32, any(src).([]float32), float32(bias[o]))
 	default:
-		addConst(dst, src, bias[o])
+		asm.AddConst(dst, src, bias[o])
 	}
 }
 
@@ -630,14 +616,6 @@ func dtypeOf[T float]() tensor.Dtype {
 		return tensor.Float32
 	}
 	return tensor.Float64
-}
-
-// addConst sets dst[i] = src[i] + b.
-func addConst[T float](dst, src []T, b T) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = v + b
-	}
 }
 
 func (op *convOp) DiffWRT(int) []bool {
@@ -747,7 +725,7 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	switch {
 	case op.pool != nil && grad.Dtype() == tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
-		st.pooledRows = op.pooledRows && pooledGrads && useAVX512 && st.tapped && (op.g.c == 1 && !op.fwd.inputGrad || st.inputHWC)
+		st.pooledRows = op.pooledRows && pooledGrads && asm.UseAVX512 && st.tapped && (op.g.c == 1 && !op.fwd.inputGrad || st.inputHWC)
 		if st.pooledRows {
 			st.pooledPer = op.pool.fwd.g.positions()
 			poolToPooledRows(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums, st.inputHWC)
@@ -800,10 +778,10 @@ func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][
 				poolGradPlane(pool.g, pool.argmax[at:at+pp], dy[at:at+pp], dst[o*g.n*p+n*p:][:p])
 			}
 			o := o0
-			if part != nil && float32s && p%4 == 0 && useAVX2 {
+			if part != nil && float32s && p%4 == 0 && asm.UseAVX2 {
 				// Four channels' sums side by side.
 				for ; o+4 <= o1; o += 4 {
-					sum4PlanesFloat32(d32[o*g.n*p+n*p:], g.n*p, p, (*[4][4]float64)(part[o:o+4]))
+					asm.Sum4PlanesFloat32(d32[o*g.n*p+n*p:], g.n*p, p, (*[4][4]float64)(part[o:o+4]))
 				}
 			}
 			for ; o < o1; o++ {
@@ -812,9 +790,9 @@ func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][
 				case part == nil:
 				case float32s && p%4 == 0:
 					in := d32[o*g.n*p+n*p:][:p]
-					copySum4Float32(in, in, &part[o])
+					asm.CopySum4Float32(in, in, &part[o])
 				default:
-					addTo4(&part[o], plane)
+					asm.AddTo4(&part[o], plane)
 				}
 			}
 		}
@@ -825,21 +803,21 @@ func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][
 // toChannelMajor reorders src (examples, o, positions) into dst (o,
 // examples × positions). With part (o partial sums), it also sets
 // sums[o] to channel o's sum, the very sum biasGrad makes of dst's row o
-// (addTo4's four partial sums), which needs positions a multiple of 4:
+// (asm.AddTo4's four partial sums), which needs positions a multiple of 4:
 // then adding an example's positions in turn gives each value the
 // partial sum it gets in the whole row.
 func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums []float64) {
 	p := g.positions()
 	clear(part)
 	if s32, ok := any(src).([]float32); ok && part != nil && p%4 == 0 {
-		// The copy and the sums in one pass (copySum4Float32).
+		// The copy and the sums in one pass (asm.CopySum4Float32).
 		d32 := any(dst).([]float32)
 		// Each channel's rows and sums are its own: a helper may take
 		// half of the channels.
 		helpRange(g.o, len(s32), func(o0, o1 int) {
 			for n := range g.n {
 				for o := o0; o < o1; o++ {
-					copySum4Float32(d32[o*g.n*p+n*p:][:p], s32[(n*g.o+o)*p:][:p], &part[o])
+					asm.CopySum4Float32(d32[o*g.n*p+n*p:][:p], s32[(n*g.o+o)*p:][:p], &part[o])
 				}
 			}
 		})
@@ -851,7 +829,7 @@ func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums [
 			piece := src[(n*g.o+o)*p:][:p]
 			copy(dst[o*g.n*p+n*p:o*g.n*p+(n+1)*p], piece)
 			if part != nil {
-				addTo4(&part[o], piece)
+				asm.AddTo4(&part[o], piece)
 			}
 		}
 	}
@@ -859,7 +837,7 @@ func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums [
 }
 
 // sumParts sets sums[o] to the sum of channel o's four partial sums, in
-// addTo4's order.
+// asm.AddTo4's order.
 func sumParts(part [][4]float64, sums []float64) {
 	for o := range part {
 		sums[o] = (part[o][0] + part[o][1]) + (part[o][2] + part[o][3])
@@ -992,7 +970,7 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	taps := tapsOf(g)
 	_, float32s := any(w).([]float32)
 	clears := float32s && taps.runs != nil && !slices.Contains(taps.covered, false)
-	planeRows := useAVX512 && g.stride == 1 && g.pad == 0 && g.w <= 16
+	planeRows := asm.UseAVX512 && g.stride == 1 && g.pad == 0 && g.w <= 16
 	var beta T // 0: the BLAS clears the buffer
 	if clears {
 		beta = 1
@@ -1074,22 +1052,7 @@ func sums[T float](m []T, rows, cols int, byColumn bool, dst []T) {
 		// float32 one only for a sum within about 2⁻²⁹ of a rounding
 		// boundary.
 		var s [4]float64
-		addTo4(&s, m[r*cols:(r+1)*cols])
+		asm.AddTo4(&s, m[r*cols:(r+1)*cols])
 		dst[r] = T((s[0] + s[1]) + (s[2] + s[3]))
-	}
-}
-
-// addTo4 adds v's values into four partial sums in turn, so that each
-// addition need not wait on the last.
-func addTo4[T float](s *[4]float64, v []T) {
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s[0] += float64(v[i])
-		s[1] += float64(v[i+1])
-		s[2] += float64(v[i+2])
-		s[3] += float64(v[i+3])
-	}
-	for ; i < len(v); i++ {
-		s[0] += float64(v[i])
 	}
 }
