@@ -285,14 +285,6 @@ func (g geometry) tapChunk() int {
 // closures four times as often (StepBatch).
 const tapChunkPositions = 8192
 
-// chunkKeptPatches is whether a differentiated convolution whose input
-// is not a leaf makes its kept patches a chunk at a time, each chunk's
-// product right after it (convForward), rather than the whole batch's
-// patches and then one product. The products' entries are the same sums,
-// but OpenBLAS orders them by the product's shape, so the last bits
-// differ (TestChunkedPatchesChangeLittle); tests turn it off to compare.
-var chunkKeptPatches = true
-
 // batchPatches returns the patches of the whole batch x, kept for the
 // gradient: made anew, or, for a leaf input (the images, the same for
 // every particle a worker runs on a batch), still there from the last

@@ -138,10 +138,6 @@ func firstInput(n *gorgonia.Node) *gorgonia.Node {
 	return inputs.Node().(*gorgonia.Node)
 }
 
-// foldPoolGrads lets a convolution make the gradient of the pool that
-// reads its output (convGradMatrix); tests turn it off to compare.
-var foldPoolGrads = true
-
 // poolToChannelMajor is toChannelMajor of the gradient pool sends to its
 // input (poolGradPlane) from its output's gradient dy: each plane made
 // where dst wants it, then summed where it lies, in toChannelMajor's

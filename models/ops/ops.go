@@ -42,6 +42,17 @@
 // (convOp's pool, convGradMatrix's pool), so that the convolution's
 // output and the pool's input gradient are never written out whole; the
 // values are the same to the bit.
+//
+// The files follow the ops: conv.go (the convolution), geometry.go (its
+// sizes, taps, im2col and col2im), convgrad.go, convfiltergrad.go,
+// convinputgrad.go and biasgrad.go (its gradient ops), taps.go,
+// pooledgrad.go and winograd.go (its faster products), pool.go,
+// relu.go, batchnorm.go, linear.go, loss.go and copy.go (the other ops),
+// gemm.go (what computes a product), help.go (helping), replay.go,
+// held.go and stack.go (record, replay, stacking), device.go and
+// device_ops.go (the ops on a GPU), products.go (counting a graph's
+// arithmetic) and switches.go (the faster paths tests turn off to
+// compare).
 package ops
 
 import (

@@ -45,10 +45,6 @@ func ReLUMaxPool2d(x *gorgonia.Node, k, stride, pad int) (*gorgonia.Node, error)
 	return y, nil
 }
 
-// foldPools lets a convolution run the pool that reads its output
-// (convOp's pool); tests turn it off to compare.
-var foldPools = true
-
 // poolOp is ReLU followed by max-pooling.
 type poolOp struct {
 	base

@@ -35,10 +35,6 @@ import (
 // order (each tap's products over the pool outputs in order), so their
 // last bits differ from the dense products' (TestPooledFilterGrad).
 
-// pooledGrads lets a convolution's gradient matrix hold its pool's
-// gradient (above); tests turn it off to compare.
-var pooledGrads = true
-
 // pooledRowsFit reports whether op may write the pool's gradient in
 // place of the dense one (see above), but for the element type and
 // whether the products read their input, known at its run; and with hwc

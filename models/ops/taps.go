@@ -36,10 +36,6 @@ const (
 	tapsMaxRow = 32
 )
 
-// tappedPatches turns the reading of patches from the input on or off
-// (TestTapsChangeLittle compares both).
-var tappedPatches = true
-
 // readsTaps reports whether g's products read its input rather than
 // patches, in float32.
 func readsTaps(g geometry) bool {

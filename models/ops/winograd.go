@@ -41,10 +41,6 @@ import (
 //	G  = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]
 //	Aᵀ = [1 1 1 0; 0 1 −1 −1]
 
-// winogradConvs lets convolutions that fit (winogradFits) use Winograd's
-// products; tests turn it off to compare.
-var winogradConvs = true
-
 // winogradFits reports whether op's float32 runs use Winograd's
 // products: a 3×3 convolution of stride 1 and padding 1 with output
 // planes of even sides, whose input's gradient is wanted (not a layer on
