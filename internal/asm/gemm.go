@@ -12,9 +12,10 @@ type Float interface{ ~float32 | ~float64 }
 // by 81 taps by 200,704 positions, and its filter gradient 40 to 60 rows
 // by 81 taps summed over 100,352 positions a half. OpenBLAS 0.3.21 packs
 // the whole patch matrix for them and ran them at 35-50 GFLOP/s a core
-// on an AVX-512 Xeon whose large products run at 150 (docs/performance.md,
-// "Own kernels for LeNet's thin products"). With AVX-512 such products
-// run in routines of gemm_amd64.s that read the matrices where they lie:
+// on an AVX-512 Xeon whose large products run at 150
+// (docs/performance-log-2026-11-26.md, "Own kernels for LeNet's thin
+// products"). With AVX-512 such products run in routines of
+// gemm_amd64.s that read the matrices where they lie:
 //
 //   - GemmRows, C = A·B for few rows and short sums: each entry of C is
 //     one chain of fused multiply-adds over k in order;

@@ -13,7 +13,8 @@ import (
 // by 81 taps by 200,704 positions, and its filter gradient 40 to 60 rows
 // by 81 taps summed over 100,352 positions a half, which OpenBLAS packs
 // whole and runs at a third of its rate on large products
-// (docs/performance.md, "Own kernels for LeNet's thin products"). Where
+// (docs/performance-log-2026-11-26.md, "Own kernels for LeNet's thin
+// products"). Where
 // the processor has AVX-512 (asm.UseAVX512), such products run in the
 // project's own routines, which read the matrices where they lie:
 // asm.GemmRows for C = A·B with few rows and short sums, asm.GemmDots for
