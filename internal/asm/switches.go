@@ -4,7 +4,8 @@ package asm
 // on where the processor has the instructions the path needs and the
 // build has the assembly (cpu.go), and is off elsewhere, where the Go
 // forms run. Tests turn them off and on to compare a path with the Go it
-// stands for, bit for bit.
+// stands for, bit for bit. A switch that starts off must stay off: the
+// path it would take is not there, or the processor cannot run it.
 var (
 	// UseAVX2 makes the runs', sums' and batch normalisation's loops
 	// (runs.go) take eight float32 values (four float64) a step rather
