@@ -375,11 +375,6 @@ func (m *machine) keepingGraphs() (bool, error) {
 // of the trunk: the gradient of ⟨features, upstream⟩ into dst.
 type vjpRequest struct{ upstream, dst []float64 }
 
-// stackFilterGrads is whether machine.gradients stacks the trunk passes'
-// filter gradients (ops.Recording.StackFilterGrads); tests turn it off to
-// compare.
-var stackFilterGrads = true
-
 // putStackedFilterGrads computes the filter gradients the trunk passes
 // stacked and writes each task's into its place in out, as the passes
 // wrote the other gradients (negated for scores, in float32 for float32
@@ -437,11 +432,6 @@ func (m *machine) putFilterGrad(v *tensor.Dense, out *Grads, j, offset, size int
 	}
 	return nil
 }
-
-// stackAcrossParticles is whether a step stacks the passes of the
-// particles a worker runs on one batch where they share the patches
-// (ops.StackAcross); tests turn it off to compare.
-var stackAcrossParticles = true
 
 // acrossMax is the most particles whose passes are stacked at once. The
 // stack holds each particle's forward product and output gradients
