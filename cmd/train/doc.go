@@ -226,7 +226,11 @@
 // The last epoch also logs each particle's scores. After every epoch the
 // whole state goes to the checkpoint DIR/last, and to DIR/best when the
 // epoch beats the one DIR/best holds (package checkpoints; evaluate one
-// with eval -ckpt). A failed save ends training with an error. A NaN or
+// with eval -ckpt); epochs shorter than 10 s are saved together, at most
+// every 10 s (the last epoch and an interruption always), the best
+// epoch between two saves kept in memory for DIR/best. metrics.jsonl
+// grows by each epoch's lines; curves.png is redrawn at most every 30 s
+// and at the end. A failed save ends training with an error. A NaN or
 // Inf in a loss, gradient or update direction stops training with an
 // error naming the step, particle and task.
 //
