@@ -167,16 +167,9 @@ func run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	tasks := s.Files.DataTasks()
-	var top *topMI
-	if o.Show != "" {
-		if top, err = newTopMI(s.Files.Shape, tasks, o.ShowTask); errors.Is(err, errNotImages) {
-			// The predictions are what was asked for; the picture is an
-			// extra that these inputs cannot give.
-			log.WithField("show", o.Show).Warn(err.Error() + "; writing the predictions without it")
-			o.Show, top = "", nil
-		} else if err != nil {
-			return cli.Usage(err)
-		}
+	top, err := showFor(&o, s.Files.Shape, tasks)
+	if err != nil {
+		return err
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "model": r.Settings.Model, "particles": len(r.Trainer.Particles),
 		"inputs": o.Data, "examples": in.Len()}).Info("predicting")
@@ -192,13 +185,57 @@ func run(ctx context.Context, o Options) error {
 	}
 	defer w.close()
 	if o.Temperature {
-		w.temps = r.Temperatures()
-		if w.temps == nil {
-			log.Info("the checkpoint records no temperatures (a run without a validation split of 100 examples): probabilities as the ensemble gives them")
-		} else {
-			log.WithField("temperatures", w.temps).Info("temperature scaling")
-		}
+		w.useTemperatures(r.Temperatures())
 	}
+	if err := predictAll(ctx, o, r, in, first, w, top); err != nil {
+		return err
+	}
+	if err := writeOutputs(ctx, o, w, top, tasks); err != nil {
+		return err
+	}
+	for _, out := range o.outputs() {
+		log.WithField("file", out).Info("wrote")
+	}
+	if w.nonFinite > 0 {
+		return fmt.Errorf("%d predictions are not finite (NaN or Inf): the checkpoint has diverged; the files are written", w.nonFinite)
+	}
+	return nil
+}
+
+// showFor is what ranks the examples for -show, nil without it. The
+// predictions are what was asked for: on inputs that are not images the
+// picture is dropped (o.Show cleared) with a warning.
+func showFor(o *Options, shape []int, tasks []data.Task) (*topMI, error) {
+	if o.Show == "" {
+		return nil, nil
+	}
+	top, err := newTopMI(shape, tasks, o.ShowTask)
+	if errors.Is(err, errNotImages) {
+		log.WithField("show", o.Show).Warn(err.Error() + "; writing the predictions without it")
+		o.Show = ""
+		return nil, nil
+	}
+	if err != nil {
+		return nil, cli.Usage(err)
+	}
+	return top, nil
+}
+
+// useTemperatures applies temps, the checkpoint's, to the ensemble's
+// probabilities; nil: none recorded.
+func (w *writer) useTemperatures(temps []float64) {
+	w.temps = temps
+	if temps == nil {
+		log.Info("the checkpoint records no temperatures (a run without a validation split of 100 examples): probabilities as the ensemble gives them")
+		return
+	}
+	log.WithField("temperatures", temps).Info("temperature scaling")
+}
+
+// predictAll runs the ensemble on every chunk of in, first already
+// read, streaming each batch's figures to w and offering its examples to
+// top (nil: no -show).
+func predictAll(ctx context.Context, o Options, r *experiment.Run, in *files.Inputs, first *files.Set, w *writer, top *topMI) error {
 	bar := progress.New(o.Progress, "predict", "examples", in.Len())
 	done, chunkStart := 0, 0
 	ids := func(set *files.Set, done, size int) []string {
@@ -233,8 +270,13 @@ func run(ctx context.Context, o Options) error {
 		}
 	}
 	bar.Finish()
-	// Every output is written to a temporary file beside it and put in
-	// place only once all were written and no signal came meanwhile.
+	return nil
+}
+
+// writeOutputs writes every output to a temporary file beside it and
+// puts them all in place only once all were written and no signal came
+// meanwhile.
+func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks []data.Task) error {
 	var pending []*atomicfile.Pending
 	defer func() {
 		for _, p := range pending {
@@ -243,6 +285,7 @@ func run(ctx context.Context, o Options) error {
 	}()
 	for _, out := range o.outputs() {
 		var p *atomicfile.Pending
+		var err error
 		switch {
 		case out == o.Show:
 			p, err = atomicfile.Prepare(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) })
@@ -264,12 +307,6 @@ func run(ctx context.Context, o Options) error {
 		if err := p.Commit(); err != nil {
 			return err
 		}
-	}
-	for _, out := range o.outputs() {
-		log.WithField("file", out).Info("wrote")
-	}
-	if w.nonFinite > 0 {
-		return fmt.Errorf("%d predictions are not finite (NaN or Inf): the checkpoint has diverged; the files are written", w.nonFinite)
 	}
 	return nil
 }
