@@ -190,6 +190,18 @@ func TestPredictMatchesEval(t *testing.T) {
 		if task.Kind == "regression" {
 			mean, _ := readNPZ(t, npzPath, task.Name+"/mean")
 			std, _ := readNPZ(t, npzPath, task.Name+"/std")
+			spread, _ := readNPZ(t, npzPath, task.Name+"/spread")
+			// The noise term: the validation MSE the run recorded at its
+			// epoch.
+			noise := math.NaN()
+			for _, l := range r.History() {
+				if l.Epoch == r.Epoch() && l.Split == "valid" && l.Task == task.Name {
+					noise = l.MSE
+				}
+			}
+			if math.IsNaN(noise) {
+				t.Fatalf("the run records no validation MSE for %s", task.Name)
+			}
 			reg, err := metrics.Regress(mean, labels[j])
 			if err != nil {
 				t.Fatal(err)
@@ -203,7 +215,8 @@ func TestPredictMatchesEval(t *testing.T) {
 				for i := range 3 {
 					sq += (parts[j][i][e] - m) * (parts[j][i][e] - m) / 3
 				}
-				close("std", std[e], math.Sqrt(sq), 1e-12)
+				close("spread", spread[e], math.Sqrt(sq), 1e-12)
+				close("std", std[e], math.Sqrt(sq+noise), 1e-12)
 			}
 			continue
 		}
@@ -286,7 +299,7 @@ func TestPredictMatchesEval(t *testing.T) {
 	}
 	wantHead := "index,quadrant/p0,quadrant/p1,quadrant/p2,quadrant/p3,quadrant/label,quadrant/confidence,quadrant/predictive_entropy," +
 		"quadrant/expected_entropy,quadrant/mutual_information,big/p0,big/p1,big/label,big/confidence,big/predictive_entropy," +
-		"big/expected_entropy,big/mutual_information,norm/mean,norm/std"
+		"big/expected_entropy,big/mutual_information,norm/mean,norm/std,norm/spread"
 	if len(rows) != n+1 || strings.Join(rows[0], ",") != wantHead {
 		t.Fatalf("%d rows, header %q", len(rows), strings.Join(rows[0], ","))
 	}
