@@ -17,6 +17,17 @@ import (
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
+// Locate is the checkpoint a command's -ckpt DIR names: dir itself, or
+// dir/last where dir is a run's directory without a checkpoint of its own.
+func Locate(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, ManifestName)); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(dir, "last", ManifestName)); err == nil {
+			return filepath.Join(dir, "last")
+		}
+	}
+	return dir
+}
+
 // Load reads the checkpoint in dir, verifying its format, version, the
 // sizes and checksums of its files, and that they match its layout.
 //

@@ -59,6 +59,30 @@ type Task struct {
 	// ClassNames, when set, has one readable name per class, for
 	// previews and reports.
 	ClassNames []string
+
+	// Shift and Scale, for a regression task, map its targets from the
+	// data's units to the scale the network learns on: it is trained on
+	// (y − Shift)/Scale, and its outputs are mapped back, Shift +
+	// Scale·output, before anything scores or reports them. Scale 0
+	// leaves the targets as they are.
+	Shift, Scale float64
+}
+
+// Standardize maps a target of t from the data's units to the scale the
+// network learns on (see Task.Shift).
+func (t Task) Standardize(y float64) float64 {
+	if t.Scale == 0 {
+		return y
+	}
+	return (y - t.Shift) / t.Scale
+}
+
+// Unstandardize maps a network's output for t back to the data's units.
+func (t Task) Unstandardize(out float64) float64 {
+	if t.Scale == 0 {
+		return out
+	}
+	return t.Shift + t.Scale*out
 }
 
 // Dataset is a multi-task data set with random access to its examples.
@@ -74,7 +98,9 @@ type Dataset interface {
 	Len() int
 	// Example writes example i's input, scaled as the model reads it,
 	// into x (length InputSize(d)) and its targets, one per task, into y.
-	// A class index is written as its float32 value, which is exact.
+	// A class index is written as its float32 value, which is exact. A
+	// missing target is NaN: that task's loss and scores skip the
+	// example, which still trains the other tasks.
 	Example(i int, x, y []float32) error
 }
 

@@ -70,5 +70,6 @@
 // worker's graphs), stepgraph.go, trunkgraph.go and predictgraph.go (one
 // graph each), inputs.go (a batch as the graphs read it), values.go
 // (copies between flat vectors and graph tensors), tasks.go, config.go,
-// particle.go and footprint.go (the graphs' memory).
+// particle.go and footprint.go (the graphs' memory), switches.go (the
+// faster paths tests turn off to compare).
 package engine

@@ -62,19 +62,23 @@ func (tr *Trainer) Outputs(ctx context.Context, d data.Dataset) (out [][][]float
 }
 
 // Score scores the particles' outputs (as Outputs returns them) and
-// their ensemble, the mean of the particles' outputs, per task.
+// their ensemble, the mean of the particles' outputs, per task. An
+// example whose label for a task is missing (NaN) is not scored on it.
 func (tr *Trainer) Score(out [][][]float64, labels [][]float64) ([]TaskScores, error) {
 	scores := make([]TaskScores, len(tr.cfg.Tasks))
 	for j, t := range tr.cfg.Tasks {
-		mean := make([]float64, len(out[j][0]))
-		metrics.Mean(mean, out[j])
+		members, ys, err := metrics.Labelled(out[j], labels[j], outputs(t))
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.Name, err)
+		}
+		mean := make([]float64, len(members[0]))
+		metrics.Mean(mean, members)
 		ts := TaskScores{Task: t.Name}
-		var err error
-		if ts.Ensemble, err = kindOf(t).score(t, mean, labels[j]); err != nil {
+		if ts.Ensemble, err = kindOf(t).score(t, mean, ys); err != nil {
 			return nil, err
 		}
-		for i := range out[j] {
-			s, err := kindOf(t).score(t, out[j][i], labels[j])
+		for i := range members {
+			s, err := kindOf(t).score(t, members[i], ys)
 			if err != nil {
 				return nil, err
 			}

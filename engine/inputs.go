@@ -20,7 +20,12 @@ type Inputs struct {
 	x       *tensor.Dense   // Batch × InputShape, in the graphs' dtype
 	targets []*tensor.Dense // task j: Batch × its kind's target shape
 	weight  *tensor.Dense   // Batch: 1/N for real rows, 0 for padding
-	buf     []float64       // scratch for Load
+	// taskWeight[j] weights task j's loss: 1/N_j on the N_j rows with a
+	// target for the task, 0 on a row whose target is missing (NaN) and
+	// on padding, so that the loss is the mean over the rows that have
+	// one. Batch norm's statistics take weight, every real row.
+	taskWeight []*tensor.Dense
+	buf        []float64 // scratch for Load
 	// version identifies the batch Load laid out last (0: none), so
 	// that a graph copies each batch into its tensors once, not once per
 	// particle (see binding).
@@ -41,6 +46,7 @@ func NewInputs(cfg *Config) *Inputs {
 	}
 	for _, t := range cfg.Tasks {
 		in.targets = append(in.targets, tensor.New(tensor.WithShape(targetShape(t, cfg.Batch)...), tensor.Of(cfg.Dtype)))
+		in.taskWeight = append(in.taskWeight, tensor.New(tensor.WithShape(cfg.Batch), tensor.Of(cfg.Dtype)))
 	}
 	return in
 }
@@ -82,6 +88,19 @@ func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
 			return fmt.Errorf("engine: %w", err)
 		}
 		setFloats(in.targets[j], vals)
+		present := 0
+		for _, v := range y {
+			if v == v { // not NaN: a missing target
+				present++
+			}
+		}
+		tw := in.scratch(cfg.Batch)
+		for i, v := range y {
+			if v == v {
+				tw[i] = 1 / float64(present)
+			}
+		}
+		setFloats(in.taskWeight[j], tw)
 	}
 	in.version = loads.Add(1)
 	return nil
@@ -109,6 +128,11 @@ func inputNode(g *gorgonia.ExprGraph, cfg *Config) *gorgonia.Node {
 // weightNode adds the examples' weights (Batch) to g.
 func weightNode(g *gorgonia.ExprGraph, cfg *Config) *gorgonia.Node {
 	return gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName("weight"))
+}
+
+// taskWeightNode adds the weights of task's loss (Batch) to g.
+func taskWeightNode(g *gorgonia.ExprGraph, cfg *Config, task int) *gorgonia.Node {
+	return gorgonia.NewVector(g, cfg.Dtype, gorgonia.WithShape(cfg.Batch), gorgonia.WithName(fmt.Sprintf("weight%d", task)))
 }
 
 // targetNode adds task's targets to g. Names are unique per task:

@@ -191,21 +191,8 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 		runs++
 	}
 	// The convolutions on the images whose passes stack across share's
-	// particles too: with kept passes, the heads-only graph's, whose ops
-	// both evaluations run (the first, without trunk, its forward
-	// products alone); else the step graph's, without extra.
-	var across []acrossConv
-	passes := runs
-	switch {
-	case share == nil:
-	case kept != nil && (stack || !trunk):
-		across = m.headAcrossConvs()
-		if !trunk {
-			passes = 1
-		}
-	case stack && extra == nil:
-		across = m.acrossConvs()
-	}
+	// particles too.
+	across, passes := m.acrossPasses(share, kept != nil, trunk, stack, extra != nil, runs)
 	if across != nil && share.next%acrossMax == 0 {
 		if err := m.stackAcross(share, across, passes); err != nil {
 			return err
@@ -252,6 +239,50 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 	if err := tg.bind(p, out.rows, in); err != nil {
 		return err
 	}
+	if err := m.laterTaskTrunkGrads(tg, features, out); err != nil {
+		return err
+	}
+	switch {
+	case stack:
+		return m.putStacked(rec, steps[0], tg, out, extra, share, across, runs)
+	case extra != nil && kept != nil:
+		return tg.vjp(extra.upstream, extra.dst)
+	case extra != nil:
+		return m.trunkVJPAfter(p, in, extra.upstream, extra.dst)
+	}
+	return nil
+}
+
+// putStacked computes the trunk's small layers' filter gradients of the
+// stacked passes (and extra's pass) as one product each, and, where the
+// passes stack across share's particles, those of the group once its last
+// particle has run.
+func (m *machine) putStacked(rec *ops.Recording, sg *stepGraph, tg *trunkGraph, out *Grads, extra *vjpRequest, share *workerShare, across []acrossConv, runs int) error {
+	var extraDst []float64
+	if extra != nil {
+		if err := tg.vjp(extra.upstream, extra.dst); err != nil {
+			return err
+		}
+		extraDst = extra.dst
+	}
+	if err := m.putStackedFilterGrads(rec, sg, tg, out, extraDst); err != nil {
+		return err
+	}
+	if across == nil {
+		return nil
+	}
+	share.extras[share.next] = extraDst
+	defer func() { share.next++ }()
+	if _, to := share.group(); share.next+1 == to {
+		return m.putAcross(share, across, sg, tg, runs)
+	}
+	return nil
+}
+
+// laterTaskTrunkGrads puts the trunk gradients of tasks 2..K into out:
+// each task's head gradient with respect to the trunk's features
+// (features[j-1]) taken back through the trunk graph tg.
+func (m *machine) laterTaskTrunkGrads(tg *trunkGraph, features []*ops.Kept, out *Grads) error {
 	for j := 1; j < len(m.cfg.Tasks); j++ {
 		if out.rows != nil {
 			err := tg.vjpOnDevice(features[j-1].OnDevice(), out.rows.trunkScore[j], 1)
@@ -273,34 +304,26 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 			return fmt.Errorf("task %s trunk gradient: %w", m.cfg.Tasks[j].Name, err)
 		}
 	}
-	switch {
-	case stack:
-		var extraDst []float64
-		if extra != nil {
-			if err := tg.vjp(extra.upstream, extra.dst); err != nil {
-				return err
-			}
-			extraDst = extra.dst
-		}
-		if err := m.putStackedFilterGrads(rec, steps[0], tg, out, extraDst); err != nil {
-			return err
-		}
-		if across != nil {
-			share.extras[share.next] = extraDst
-			if _, to := share.group(); share.next+1 == to {
-				err := m.putAcross(share, across, steps[0], tg, runs)
-				share.next++
-				return err
-			}
-			share.next++
-		}
-		return nil
-	case extra != nil && kept != nil:
-		return tg.vjp(extra.upstream, extra.dst)
-	case extra != nil:
-		return m.trunkVJPAfter(p, in, extra.upstream, extra.dst)
-	}
 	return nil
+}
+
+// acrossPasses is the convolutions whose passes stack across share's
+// particles, and how many passes of each: with kept passes, the
+// heads-only graph's, whose ops both evaluations run (the first, without
+// trunk, its forward products alone); else the step graph's, without an
+// extra pass. None without share.
+func (m *machine) acrossPasses(share *workerShare, kept, trunk, stack, extra bool, runs int) ([]acrossConv, int) {
+	switch {
+	case share == nil:
+	case kept && (stack || !trunk):
+		if !trunk {
+			return m.headAcrossConvs(), 1
+		}
+		return m.headAcrossConvs(), runs
+	case stack && !extra:
+		return m.acrossConvs(), runs
+	}
+	return nil, runs
 }
 
 // headsOnlyGraph builds the heads-only step graph the first time.
@@ -351,11 +374,6 @@ func (m *machine) keepingGraphs() (bool, error) {
 // vjpRequest asks machine.gradients for one more vector-Jacobian product
 // of the trunk: the gradient of ⟨features, upstream⟩ into dst.
 type vjpRequest struct{ upstream, dst []float64 }
-
-// stackFilterGrads is whether machine.gradients stacks the trunk passes'
-// filter gradients (ops.Recording.StackFilterGrads); tests turn it off to
-// compare.
-var stackFilterGrads = true
 
 // putStackedFilterGrads computes the filter gradients the trunk passes
 // stacked and writes each task's into its place in out, as the passes
@@ -414,11 +432,6 @@ func (m *machine) putFilterGrad(v *tensor.Dense, out *Grads, j, offset, size int
 	}
 	return nil
 }
-
-// stackAcrossParticles is whether a step stacks the passes of the
-// particles a worker runs on one batch where they share the patches
-// (ops.StackAcross); tests turn it off to compare.
-var stackAcrossParticles = true
 
 // acrossMax is the most particles whose passes are stacked at once. The
 // stack holds each particle's forward product and output gradients

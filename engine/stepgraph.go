@@ -23,7 +23,7 @@ type stepGraph struct {
 	dev       *ops.Device // nil on the CPU
 	vm        gorgonia.VM
 	vals      *values
-	inputs    []binding // x, weight, then each task's target
+	inputs    []binding // x, weight, then each task's target and loss weights
 	// Copied out as a run computes them (gorgonia.Read, ops.Keep): the
 	// tape machine reuses the memory of a node after its last use.
 	losses       []*gorgonia.Value
@@ -55,37 +55,73 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 		return nil, err
 	}
 	sg.vals, sg.trunkParams = vals, trunk
+	features, err := sg.trunkForward(cfg, x, weight, trunk, replay)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := sg.taskLosses(cfg, features, trunk, heads)
+	if err != nil {
+		return nil, err
+	}
+	featureGrads, err := sg.differentiate(cfg, tasks, len(trunk))
+	if err != nil {
+		return nil, err
+	}
+	if err := sg.keepOutputs(tasks, featureGrads, features, len(trunk) > 0); err != nil {
+		return nil, err
+	}
+	sg.vm = newVM(g, sg.dev)
+	return sg, nil
+}
+
+// trunkForward builds the trunk's forward pass on x, recording its ops
+// for the trunk graphs to replay, or replaying replay's, and returns its
+// features.
+func (sg *stepGraph) trunkForward(cfg *Config, x, weight *gorgonia.Node, trunk []*gorgonia.Node, replay *ops.Recording) (*gorgonia.Node, error) {
 	norm := &models.Norm{Weight: weight}
 	if replay != nil {
-		ops.Replay(g, replay)
+		ops.Replay(sg.g, replay)
 	} else {
-		sg.trunkOps = ops.Record(g)
+		sg.trunkOps = ops.Record(sg.g)
 	}
 	features, err := cfg.Model.Trunk(x, trunk, norm)
 	if err != nil {
-		ops.Stop(g)
+		ops.Stop(sg.g)
 		return nil, err
 	}
-	if err := ops.Stop(g); err != nil {
+	if err := ops.Stop(sg.g); err != nil {
 		return nil, err
 	}
 	if 2*len(norm.Batch) != len(cfg.Model.TrunkStats()) {
 		return nil, fmt.Errorf("engine: the trunk has %d batch norms, its model lists %d statistics", len(norm.Batch), len(cfg.Model.TrunkStats()))
 	}
 	sg.stats, sg.spatial = norm.Batch, norm.Spatial
-	type task struct {
-		loss, features *gorgonia.Node // features: the task's copy, j ≥ 1
-		out            *gorgonia.Node
-		wrt            []*gorgonia.Node
-	}
-	tasks := make([]task, len(only))
-	for j, tj := range only {
+	return features, nil
+}
+
+// taskNodes are one task's nodes in a step graph.
+type taskNodes struct {
+	loss, features *gorgonia.Node // features: the task's copy, j ≥ 1
+	out            *gorgonia.Node
+	wrt            []*gorgonia.Node
+}
+
+// taskLosses builds each task's head on the features and its loss
+// (weighted per row by the task's own loss weights: a row without the
+// task's label weighs 0), and
+// says what each loss is differentiated with respect to: the first
+// task's through the trunk, the others' through their own copy of the
+// features.
+func (sg *stepGraph) taskLosses(cfg *Config, features *gorgonia.Node, trunk []*gorgonia.Node, heads [][]*gorgonia.Node) ([]taskNodes, error) {
+	tasks := make([]taskNodes, len(sg.tasks))
+	for j, tj := range sg.tasks {
 		t := cfg.Tasks[tj]
-		target := targetNode(g, cfg, tj)
-		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev})
+		target, lossWeight := targetNode(sg.g, cfg, tj), taskWeightNode(sg.g, cfg, tj)
+		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev}, binding{node: lossWeight, dev: sg.dev})
 		in := features
-		if j > 0 && len(trunk) > 0 && !headsOnly {
+		if j > 0 && len(trunk) > 0 && !sg.headsOnly {
 			// Task j's own copy of the features.
+			var err error
 			if in, err = ops.Copy(features); err != nil {
 				return nil, err
 			}
@@ -96,16 +132,23 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 			return nil, err
 		}
 		tasks[j].out = out
-		if tasks[j].loss, err = kindOf(t).loss(out, target, weight); err != nil {
+		if tasks[j].loss, err = kindOf(t).loss(out, target, lossWeight); err != nil {
 			return nil, fmt.Errorf("engine: task %s loss: %w", t.Name, err)
 		}
 		tasks[j].wrt = heads[tj]
-		if j == 0 && !headsOnly {
+		if j == 0 && !sg.headsOnly {
 			tasks[j].wrt = append(slices.Clone(trunk), heads[tj]...)
 		} else if tasks[j].features != nil {
 			tasks[j].wrt = append([]*gorgonia.Node{in}, heads[tj]...)
 		}
 	}
+	return tasks, nil
+}
+
+// differentiate adds each task's gradients to the graph and returns the
+// gradients with respect to the tasks' copies of the features (nil for
+// the first task).
+func (sg *stepGraph) differentiate(cfg *Config, tasks []taskNodes, trunkParams int) ([]*gorgonia.Node, error) {
 	// Differentiate the first task, through the trunk, last: Gorgonia's
 	// analysis of a later Backpropagate fails on backward nodes that are
 	// not symbolically differentiable ops (models/ops declares its own, but
@@ -117,11 +160,11 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 	for j := len(tasks) - 1; j >= 0; j-- {
 		grads, err := grad(tasks[j].loss, tasks[j].wrt)
 		if err != nil {
-			return nil, fmt.Errorf("engine: task %s gradient: %w", cfg.Tasks[only[j]].Name, err)
+			return nil, fmt.Errorf("engine: task %s gradient: %w", cfg.Tasks[sg.tasks[j]].Name, err)
 		}
 		switch {
-		case j == 0 && !headsOnly:
-			sg.trunkGrad, grads = grads[:len(trunk)], grads[len(trunk):]
+		case j == 0 && !sg.headsOnly:
+			sg.trunkGrad, grads = grads[:trunkParams], grads[trunkParams:]
 		case tasks[j].features != nil:
 			featureGrads[j], grads = grads[0], grads[1:]
 		}
@@ -135,29 +178,36 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 			}
 		}
 	}
+	return featureGrads, nil
+}
+
+// keepOutputs adds the reads of what a step returns: the losses, the
+// gradients with respect to the features' copies, each head's outputs and
+// the trunk's features (the kernels over outputs read them, see
+// Update.Kernel).
+func (sg *stepGraph) keepOutputs(tasks []taskNodes, featureGrads []*gorgonia.Node, features *gorgonia.Node, hasTrunk bool) error {
 	for j, t := range tasks {
 		sg.losses = append(sg.losses, read(t.loss))
 		sg.lossNodes = append(sg.lossNodes, t.loss)
 		if featureGrads[j] != nil {
+			var err error
 			if sg.featureGrads[j], err = ops.Keep(featureGrads[j]); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		// The kernels over outputs read each head's outputs and the
-		// trunk's features (see Update.Kernel).
 		kept, err := ops.Keep(t.out)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sg.outputs = append(sg.outputs, kept)
 	}
-	if len(trunk) > 0 {
+	if hasTrunk {
+		var err error
 		if sg.features, err = ops.Keep(features); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	sg.vm = newVM(g, sg.dev)
-	return sg, nil
+	return nil
 }
 
 // grad is gorgonia.Grad without its rule that one differentiates only
@@ -180,7 +230,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 	}
 	srcs := []*tensor.Dense{in.x, in.weight}
 	for _, j := range sg.tasks {
-		srcs = append(srcs, in.targets[j])
+		srcs = append(srcs, in.targets[j], in.taskWeight[j])
 	}
 	for i, src := range srcs {
 		if err := sg.inputs[i].set(src, in.version); err != nil {

@@ -26,16 +26,19 @@ type taskKind struct {
 	target func(t data.Task) []int
 	// encode writes the targets y of the batch's examples into dst, the
 	// zeroed graph targets of a batch (row i: example i's target, of
-	// target's shape), or says which example's target is not one of
-	// the task; index is the examples' indices in their data set.
+	// target's shape, on the scale the network learns), or says which
+	// example's target is not one of the task; index is the examples'
+	// indices in their data set. A missing target (NaN) leaves its row
+	// zero: its loss weight is 0 (Inputs.taskWeight).
 	encode func(t data.Task, y []float32, index []int, dst []float64) error
 	// loss is the weighted sum Σ_i w_i·ℓ(out_i, target_i) over the
-	// batch, a scalar node: with weights 1/N on the N real examples and
-	// 0 on padding, the batch-mean loss.
+	// batch, a scalar node: with weights 1/N on the N real examples that
+	// have a target for the task and 0 on the others and on padding,
+	// the batch-mean loss.
 	loss func(out, target, weight *gorgonia.Node) (*gorgonia.Node, error)
 	// predict turns the head's outputs of some examples (rows of
 	// outputs(t) values) into what the ensemble averages and score
-	// reads, into dst of the same size.
+	// reads, into dst of the same size: in the data's units.
 	predict func(t data.Task, dst, out []float64)
 	// score scores predictions (predict's) against targets, one per
 	// example.
@@ -57,6 +60,9 @@ var taskKinds = map[data.Kind]taskKind{
 		target:  func(t data.Task) []int { return []int{t.Classes} }, // one-hot
 		encode: func(t data.Task, y []float32, index []int, dst []float64) error {
 			for i, v := range y {
+				if v != v {
+					continue // missing
+				}
 				c := int(v)
 				if float32(c) != v || c < 0 || c >= t.Classes {
 					return fmt.Errorf("task %s: target %v of example %d is not a class 0..%d", t.Name, v, index[i], t.Classes-1)
@@ -81,14 +87,22 @@ var taskKinds = map[data.Kind]taskKind{
 	data.Regression: {
 		outputs: func(data.Task) int { return 1 },
 		target:  func(data.Task) []int { return nil },
-		encode: func(_ data.Task, y []float32, _ []int, dst []float64) error {
+		encode: func(t data.Task, y []float32, _ []int, dst []float64) error {
 			for i, v := range y {
-				dst[i] = float64(v)
+				if v == v { // not missing
+					dst[i] = t.Standardize(float64(v))
+				}
 			}
 			return nil
 		},
-		loss:    ops.SquaredError,
-		predict: func(_ data.Task, dst, out []float64) { copy(dst, out) },
+		loss: ops.SquaredError,
+		// The loss is on the standardised scale (data.Task.Shift); every
+		// score and prediction is in the data's units.
+		predict: func(t data.Task, dst, out []float64) {
+			for i, v := range out {
+				dst[i] = t.Unstandardize(v)
+			}
+		},
 		score: func(_ data.Task, pred, targets []float64) (metrics.Score, error) {
 			r, err := metrics.Regress(pred, targets)
 			return metrics.Score{Regression: &r}, err

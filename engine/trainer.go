@@ -265,10 +265,6 @@ func (tr *Trainer) keepTrunks() bool {
 	return true
 }
 
-// keepTrunkPasses is whether heads-first steps may keep the trunks'
-// forward passes (keepTrunks); tests turn it off to compare.
-var keepTrunkPasses = true
-
 // NotFiniteError reports a NaN or Inf met during a step.
 type NotFiniteError struct {
 	Step     int    // 1-based number of the step
@@ -610,7 +606,3 @@ func finiteFrom[T float](v []T, lo int) int {
 	}
 	return -1
 }
-
-// helpIdle is whether a worker whose particles are done helps the others
-// (onWorkers); tests turn it off to compare.
-var helpIdle = true

@@ -2,11 +2,11 @@ package engine
 
 import (
 	"fmt"
-	"math"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/mtsgd/mtsgd/internal/asm"
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models"
 	"github.com/mtsgd/mtsgd/models/ops"
@@ -191,39 +191,13 @@ func negatedFloats[D float](v gorgonia.Value, dst []D) (bool, error) {
 	return false, fmt.Errorf("engine: value of %T", v.Data())
 }
 
-// negateInto writes −src into dst and reports whether src is finite: x·0
-// is 0 for a finite x and NaN otherwise, summed in four places so that
-// the additions do not wait on each other.
+// negateInto writes −src into dst and reports whether src is finite
+// (asm.Negate).
 func negateInto[S, D float](src []S, dst []D) (bool, error) {
 	if len(src) != len(dst) {
 		return false, fmt.Errorf("engine: %d values for %d", len(src), len(dst))
 	}
-	var s [4]float64
-	i := 0
-	s32, ok1 := any(src).([]float32)
-	d32, ok2 := any(dst).([]float32)
-	if ok1 && ok2 && negateAVX512 && len(src) >= 16 {
-		// The float32 scores of a float32 graph: sixteen a step, the
-		// rest below.
-		i = len(src) &^ 15
-		if !negateFloat32(&d32[0], &s32[0], i) {
-			s[0] = math.NaN()
-		}
-	}
-	for ; i+4 <= len(src); i += 4 {
-		x0, x1, x2, x3 := float64(src[i]), float64(src[i+1]), float64(src[i+2]), float64(src[i+3])
-		dst[i], dst[i+1], dst[i+2], dst[i+3] = D(-x0), D(-x1), D(-x2), D(-x3)
-		s[0] += x0 * 0
-		s[1] += x1 * 0
-		s[2] += x2 * 0
-		s[3] += x3 * 0
-	}
-	for ; i < len(src); i++ {
-		x := float64(src[i])
-		dst[i] = D(-x)
-		s[0] += x * 0
-	}
-	return (s[0]+s[1])+(s[2]+s[3]) == 0, nil
+	return asm.Negate(dst, src), nil
 }
 
 func copyValues(dev *ops.Device, vals []gorgonia.Value, dst []float64) error {

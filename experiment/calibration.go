@@ -25,7 +25,8 @@ const MinCalibrationExamples = 100
 
 // FitTemperatures fits, per task, the temperature of the ensemble's
 // averaged probabilities that minimises the NLL of labels; out and labels
-// are as engine.Trainer.Outputs returns them. A regression task gets 1
+// are as engine.Trainer.Outputs returns them (an example without a label
+// for a task takes no part in its fit). A regression task gets 1
 // (nothing to scale).
 func FitTemperatures(tasks []data.Task, out [][][]float64, labels [][]float64) ([]float64, error) {
 	temps := make([]float64, len(tasks))
@@ -34,10 +35,13 @@ func FitTemperatures(tasks []data.Task, out [][][]float64, labels [][]float64) (
 		if t.Kind != data.Classification {
 			continue
 		}
-		mean := make([]float64, len(out[j][0]))
-		metrics.Mean(mean, out[j])
-		var err error
-		if temps[j], err = metrics.FitTemperature(mean, intLabels(labels[j]), t.Classes); err != nil {
+		members, ys, err := metrics.Labelled(out[j], labels[j], t.Classes)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.Name, err)
+		}
+		mean := make([]float64, len(members[0]))
+		metrics.Mean(mean, members)
+		if temps[j], err = metrics.FitTemperature(mean, intLabels(ys), t.Classes); err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.Name, err)
 		}
 	}
@@ -53,10 +57,15 @@ func Calibrated(tasks []data.Task, out [][][]float64, labels [][]float64, temps 
 	}
 	scores := make([]metrics.Score, len(tasks))
 	for j, t := range tasks {
-		mean := make([]float64, len(out[j][0]))
-		metrics.Mean(mean, out[j])
+		width := max(t.Classes, 1)
+		members, ys, err := metrics.Labelled(out[j], labels[j], width)
+		if err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.Name, err)
+		}
+		mean := make([]float64, len(members[0]))
+		metrics.Mean(mean, members)
 		if t.Kind != data.Classification {
-			r, err := metrics.Regress(mean, labels[j])
+			r, err := metrics.Regress(mean, ys)
 			if err != nil {
 				return nil, fmt.Errorf("task %s: %w", t.Name, err)
 			}
@@ -64,7 +73,7 @@ func Calibrated(tasks []data.Task, out [][][]float64, labels [][]float64, temps 
 			continue
 		}
 		metrics.Temper(mean, mean, t.Classes, temps[j])
-		c, err := metrics.Classify(mean, intLabels(labels[j]), t.Classes)
+		c, err := metrics.Classify(mean, intLabels(ys), t.Classes)
 		if err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.Name, err)
 		}

@@ -178,11 +178,13 @@ var filesDataset = Dataset{
 		if s.Files == nil || s.Files.Dir == "" {
 			return Data{}, errors.New("-dataset files needs -data DIR, the directory of your files")
 		}
-		fd, err := files.Load(s.Files.Dir, files.Options{Valid: s.Valid, Seed: s.Seed})
+		// A new run's spec holds the options it asks for (-sep, -missing,
+		// -standardize-targets); a restored run's, those it loaded with.
+		fd, err := files.Load(s.Files.Dir, s.Files.Options(s.Valid, s.Seed))
 		if err != nil {
 			return Data{}, err
 		}
-		d := Data{Train: fd.Train, Test: fd.Test, Record: func(rs *Settings) error { return recordFiles(rs, fd.Spec) }}
+		d := Data{Train: fd.Train, Test: fd.Test, Record: func(rs *Settings) error { return recordFiles(rs, fd.Spec) }, Notes: fd.Notes}
 		if fd.Valid != nil { // a nil *Set is not a nil data.Dataset
 			d.Valid = fd.Valid
 		}

@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
 
@@ -78,8 +81,17 @@ type Run struct {
 	// CheckpointEvery, if positive, also saves last/ every that many
 	// steps within an epoch.
 	CheckpointEvery int
-	// Best names the metric that selects best/: accuracy (the higher the
-	// better), nll, brier, ece or mse (the lower), averaged over tasks.
+	// SaveEvery, if positive, is the least time between two saves at an
+	// epoch's end: epochs shorter than it are saved together, the last
+	// epoch and an interruption always, and the best epoch between two
+	// saves is kept in memory until the next writes it to best/. A run
+	// of many short epochs would otherwise spend most of its time
+	// writing checkpoints. 0 saves every epoch.
+	SaveEvery time.Duration
+	// Best names the metric that selects best/ on the validation split:
+	// accuracy (the higher the better), nll, brier, ece or mse (the
+	// lower), averaged over tasks (see selection for regression tasks).
+	// Without a validation split best/ is the last epoch.
 	Best  string
 	Hooks Hooks
 
@@ -89,7 +101,15 @@ type Run struct {
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
 	seconds      float64
 	history      []MetricsLine
-	lossSum      []float64 // this epoch's per-step mean task losses, summed
+	// lastSave is when last/ was last saved at an epoch's end;
+	// pendingBest, a copy of the state of the best epoch since, not yet
+	// in best/ (SaveEvery).
+	lastSave    time.Time
+	pendingBest *checkpoints.Checkpoint
+	// metricsSize is how many bytes of metrics.jsonl this process knows
+	// to hold the history; 0 or -1 where it knows none.
+	metricsSize int64
+	lossSum     []float64 // this epoch's per-step mean task losses, summed
 	// particleLoss is this epoch's per-step task losses of each particle,
 	// summed ([task][particle]); nil when resumed mid-epoch from a
 	// checkpoint without them.
@@ -233,166 +253,268 @@ func (r *Run) History() []MetricsLine { return r.history }
 // ErrInterrupted, or an error wrapping ErrUnsaved if either failed. Every
 // failed save ends training with an error.
 func (r *Run) Train(ctx context.Context) error {
-	trunk, head := r.parts.Trunk, r.parts.Head
-	if trunk == nil {
-		var err error
-		if trunk, head, err = r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch()); err != nil {
+	p, err := r.prepare()
+	if err != nil {
+		return err
+	}
+	for r.epoch < r.Settings.Epochs {
+		if err := r.trainEpoch(ctx, p); err != nil {
 			return err
 		}
 	}
-	schedule, err := r.Settings.LRSchedule()
-	if err != nil {
-		return err
+	return r.syncMetrics()
+}
+
+// rules are what every epoch's update is made of.
+type rules struct {
+	trunk, head particles.Rule
+	schedule    optim.Schedule
+	scale       engine.ScoreScale
+	space       engine.KernelSpace
+}
+
+// prepare reads the settings into the update's rules and brings the run
+// directory up to date with the checkpoint: best/ where a failed save
+// left it behind, metrics.jsonl where it differs from the history.
+func (r *Run) prepare() (rules, error) {
+	var p rules
+	p.trunk, p.head = r.parts.Trunk, r.parts.Head
+	if p.trunk == nil {
+		var err error
+		if p.trunk, p.head, err = r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch()); err != nil {
+			return p, err
+		}
 	}
-	scale, err := engine.ParseScoreScale(r.Settings.ScoreScale)
-	if err != nil {
-		return err
+	var err error
+	if p.schedule, err = r.Settings.LRSchedule(); err != nil {
+		return p, err
 	}
-	space, err := engine.ParseKernelSpace(r.Settings.KernelOn)
-	if err != nil {
-		return err
+	if p.scale, err = engine.ParseScoreScale(r.Settings.ScoreScale); err != nil {
+		return p, err
+	}
+	if p.space, err = engine.ParseKernelSpace(r.Settings.KernelOn); err != nil {
+		return p, err
 	}
 	if err := os.MkdirAll(r.Out, 0o755); err != nil {
-		return fmt.Errorf("creating output directory: %w", err)
+		return p, fmt.Errorf("creating output directory: %w", err)
 	}
 	// A run that stopped after saving an epoch's last/ but not its
 	// best/ (a failed save) resumes at that epoch's end: write best/ now.
 	if r.batch == 0 && r.epoch > 0 && r.bestEpoch >= 0 && r.bestEpoch < r.epoch && r.improves(r.epochLines(r.epoch)) {
 		if err := r.saveBest(); err != nil {
-			return err
+			return p, err
 		}
 	}
+	r.lastSave = time.Now() // SaveEvery counts from the start
 	// metrics.jsonl is a view of the checkpoint's history: one whose
 	// write failed, or that was edited, is rebuilt now, not only after
 	// the next epoch (which a finished run does not have).
-	if err := r.syncMetrics(); err != nil {
+	return p, r.syncMetrics()
+}
+
+// trainEpoch runs the current epoch's remaining steps, then evaluates
+// the epoch and saves it.
+func (r *Run) trainEpoch(ctx context.Context, p rules) error {
+	lr := p.schedule.LR(r.epoch)
+	r.Trainer.SetLR(lr)
+	u := engine.Update{
+		Trunk: p.trunk, Head: p.head, Scale: p.scale, Examples: r.TrainSet.Len(),
+		Kernel: p.space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
+	}
+	warmup := r.epoch < r.Settings.Warmup
+	if warmup {
+		// The warm-up is a rule of its own, without kernels.
+		u.Trunk, u.Head, u.Kernel = particles.Warmup{}, &particles.Linear{}, engine.KernelParams
+	}
+	start := time.Now()
+	if err := r.steps(ctx, u, warmup, &start); err != nil {
 		return err
 	}
+	// An interruption during the evaluation saves the epoch's steps
+	// as done; resuming evaluates and carries on.
+	lines, err := r.evaluate(ctx, lr)
+	if ctx.Err() != nil {
+		return r.interrupted(start)
+	}
+	r.seconds += time.Since(start).Seconds()
+	if err != nil {
+		return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
+	}
+	return r.endEpoch(lines)
+}
+
+// steps runs the current epoch's steps from r.batch on, adding their
+// losses to the epoch's sums. *start is when the time not yet added to
+// r.seconds began.
+func (r *Run) steps(ctx context.Context, u engine.Update, warmup bool, start *time.Time) error {
 	k := len(r.TrainSet.Tasks())
-	for r.epoch < r.Settings.Epochs {
-		lr := schedule.LR(r.epoch)
-		r.Trainer.SetLR(lr)
-		u := engine.Update{
-			Trunk: trunk, Head: head, Scale: scale, Examples: r.TrainSet.Len(),
-			Kernel: space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
-		}
-		warmup := r.epoch < r.Settings.Warmup
-		if warmup {
-			// The warm-up is a rule of its own, without kernels.
-			u.Trunk, u.Head, u.Kernel = particles.Warmup{}, &particles.Linear{}, engine.KernelParams
-		}
-		batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
-		batches.Skip(r.batch)
-		if r.Hooks.EpochStart != nil {
-			r.Hooks.EpochStart(r.epoch, batches.Len(), r.batch)
-		}
-		if r.batch == 0 {
-			r.lossSum = make([]float64, k)
-			r.particleLoss = make([][]float64, k)
-			for j := range r.particleLoss {
-				r.particleLoss[j] = make([]float64, len(r.Trainer.Particles))
-			}
-		}
-		mean := make([]float64, k)
-		start := time.Now()
-		interrupted := func() error {
-			r.seconds += time.Since(start).Seconds()
-			if err := r.saveVerified(); err != nil {
-				return fmt.Errorf("%w: %w; %s", ErrUnsaved, err, r.lastGood())
-			}
-			return ErrInterrupted
-		}
-		for batches.Next() {
-			if ctx.Err() != nil {
-				return interrupted()
-			}
-			losses, err := r.Trainer.Step(batches.Batch(), u)
-			if err != nil {
-				if nf := (*engine.NotFiniteError)(nil); errors.As(err, &nf) {
-					err = diverged{err}
-				}
-				return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
-			}
-			r.batch++
-			if diag, ok := trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !warmup {
-				r.Hooks.QP(r.Trainer.Steps, diag.Diagnostics())
-			}
-			for j, l := range losses {
-				for i, v := range l {
-					r.lossSum[j] += v / float64(len(l))
-					if r.particleLoss != nil {
-						r.particleLoss[j][i] += v
-					}
-				}
-				mean[j] = r.lossSum[j] / float64(r.batch)
-			}
-			if r.Hooks.Step != nil {
-				r.Hooks.Step(r.epoch, r.batch, mean)
-			}
-			if r.CheckpointEvery > 0 && r.Trainer.Steps%r.CheckpointEvery == 0 {
-				r.seconds += time.Since(start).Seconds()
-				start = time.Now()
-				if err := r.save("last"); err != nil {
-					return fmt.Errorf("%w; %s", err, r.lastGood())
-				}
-			}
-		}
-		if err := batches.Err(); err != nil {
-			return err
-		}
-		// An interruption during the evaluation saves the epoch's steps
-		// as done; resuming evaluates and carries on.
-		lines, err := r.evaluate(ctx, lr)
-		if ctx.Err() != nil {
-			return interrupted()
-		}
-		r.seconds += time.Since(start).Seconds()
-		if err != nil {
-			return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
-		}
-		for i := range lines {
-			lines[i].Seconds = r.seconds
-		}
-		// Scores that JSON cannot hold (non-finite despite the NLL's
-		// clamp: a network whose outputs overflow) would make both
-		// metrics.jsonl and the checkpoint's history unwritable. Save the
-		// epoch's steps as done, without its scores, as an interruption
-		// during the evaluation does, so that the epoch is not lost.
-		if err := encodable(lines); err != nil {
-			if serr := r.save("last"); serr != nil {
-				return errors.Join(fmt.Errorf("epoch %d: %w", r.epoch+1, err), fmt.Errorf("%w; %s", serr, r.lastGood()))
-			}
-			return fmt.Errorf("epoch %d: %w: the run has diverged (lower -lr or -kernel-scale); its steps are saved in %s",
-				r.epoch+1, diverged{err}, filepath.Join(r.Out, "last"))
-		}
-		improved := r.improves(lines)
-		r.history = append(r.history, lines...)
-		r.epoch, r.batch = r.epoch+1, 0
-		// The checkpoints first, metrics.jsonl after: a failure to write
-		// the metrics must not cost the epoch's checkpoint, and the
-		// next epoch rewrites metrics.jsonl whole from the history.
-		// best/ before last/, so that last/ records whether it was saved;
-		// a failed best/ still saves last/, then reports the failure.
-		var bestErr error
-		if improved {
-			bestErr = r.saveBest()
-		}
-		if err := r.save("last"); err != nil {
-			return errors.Join(bestErr, fmt.Errorf("%w; %s", err, r.lastGood()))
-		}
-		metricsErr := r.writeMetrics()
-		if bestErr != nil {
-			return errors.Join(fmt.Errorf("%w; %s is saved (epoch %d), and resuming it saves best/ again once the cause is fixed",
-				bestErr, filepath.Join(r.Out, "last"), r.epoch), metricsErr)
-		}
-		if metricsErr != nil {
-			return fmt.Errorf("%w (the epoch's checkpoint is saved; resuming it rewrites the file)", metricsErr)
-		}
-		if r.Hooks.EpochEnd != nil {
-			r.Hooks.EpochEnd(r.epoch-1, lines)
+	batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
+	batches.Skip(r.batch)
+	if r.Hooks.EpochStart != nil {
+		r.Hooks.EpochStart(r.epoch, batches.Len(), r.batch)
+	}
+	if r.batch == 0 {
+		r.lossSum = make([]float64, k)
+		r.particleLoss = make([][]float64, k)
+		for j := range r.particleLoss {
+			r.particleLoss[j] = make([]float64, len(r.Trainer.Particles))
 		}
 	}
-	return r.syncMetrics()
+	mean := make([]float64, k)
+	for batches.Next() {
+		if ctx.Err() != nil {
+			return r.interrupted(*start)
+		}
+		losses, err := r.Trainer.Step(batches.Batch(), u)
+		if err != nil {
+			if nf := (*engine.NotFiniteError)(nil); errors.As(err, &nf) {
+				err = diverged{err}
+			}
+			return fmt.Errorf("epoch %d: %w", r.epoch+1, err)
+		}
+		r.batch++
+		if diag, ok := u.Trunk.(interface{ Diagnostics() particles.Diagnostics }); ok && r.Hooks.QP != nil && !warmup {
+			r.Hooks.QP(r.Trainer.Steps, diag.Diagnostics())
+		}
+		for j, l := range losses {
+			for i, v := range l {
+				r.lossSum[j] += v / float64(len(l))
+				if r.particleLoss != nil {
+					r.particleLoss[j][i] += v
+				}
+			}
+			mean[j] = r.lossSum[j] / float64(r.batch)
+		}
+		if r.Hooks.Step != nil {
+			r.Hooks.Step(r.epoch, r.batch, mean)
+		}
+		if r.CheckpointEvery > 0 && r.Trainer.Steps%r.CheckpointEvery == 0 {
+			r.seconds += time.Since(*start).Seconds()
+			*start = time.Now()
+			if err := r.save("last"); err != nil {
+				return fmt.Errorf("%w; %s", err, r.lastGood())
+			}
+		}
+	}
+	return batches.Err()
+}
+
+// endUnsavedEpoch ends an epoch that SaveEvery saves with a later one:
+// its state, if the best so far, is kept for best/, and its lines go to
+// metrics.jsonl.
+func (r *Run) endUnsavedEpoch(lines []MetricsLine, improved bool) error {
+	if improved {
+		prev := r.bestEpoch
+		r.bestEpoch = r.epoch // the state kept says it is the best
+		c, err := r.Checkpoint()
+		if err != nil {
+			r.bestEpoch = prev
+			return err
+		}
+		r.pendingBest = cloneCheckpoint(c)
+	}
+	if err := r.appendMetrics(lines); err != nil {
+		return fmt.Errorf("%w (resuming the run rewrites the file)", err)
+	}
+	if r.Hooks.EpochEnd != nil {
+		r.Hooks.EpochEnd(r.epoch-1, lines)
+	}
+	return nil
+}
+
+// flushBest writes the best epoch kept in memory to best/. After a
+// failure best/'s epoch is unknown (-1: the history decides).
+func (r *Run) flushBest() error {
+	c := r.pendingBest
+	r.pendingBest = nil
+	dir := filepath.Join(r.Out, "best")
+	if err := checkpoints.Save(dir, c); err != nil {
+		r.bestEpoch = -1
+		return err
+	}
+	if r.Hooks.Saved != nil {
+		r.Hooks.Saved(dir)
+	}
+	return nil
+}
+
+// cloneCheckpoint copies c's values, which alias the particles' and
+// optimisers' own, so that training on does not change them.
+func cloneCheckpoint(c *checkpoints.Checkpoint) *checkpoints.Checkpoint {
+	d := *c
+	d.Particles = make([]checkpoints.Particle, len(c.Particles))
+	for i, p := range c.Particles {
+		d.Particles[i] = checkpoints.Particle{Trunk: slices.Clone(p.Trunk), Stats: slices.Clone(p.Stats), TrunkOpt: slices.Clone(p.TrunkOpt)}
+		for _, h := range p.Heads {
+			d.Particles[i].Heads = append(d.Particles[i].Heads, slices.Clone(h))
+		}
+		for _, h := range p.HeadOpts {
+			d.Particles[i].HeadOpts = append(d.Particles[i].HeadOpts, slices.Clone(h))
+		}
+	}
+	return &d
+}
+
+// interrupted saves last/ at the current step, loads it back, and
+// returns ErrInterrupted, or an error wrapping ErrUnsaved.
+func (r *Run) interrupted(start time.Time) error {
+	r.seconds += time.Since(start).Seconds()
+	if err := r.saveVerified(); err != nil {
+		return fmt.Errorf("%w: %w; %s", ErrUnsaved, err, r.lastGood())
+	}
+	return ErrInterrupted
+}
+
+// endEpoch records the epoch's scores lines and saves the checkpoints
+// and metrics.jsonl.
+func (r *Run) endEpoch(lines []MetricsLine) error {
+	for i := range lines {
+		lines[i].Seconds = r.seconds
+	}
+	// Scores that JSON cannot hold (non-finite despite the NLL's
+	// clamp: a network whose outputs overflow) would make both
+	// metrics.jsonl and the checkpoint's history unwritable. Save the
+	// epoch's steps as done, without its scores, as an interruption
+	// during the evaluation does, so that the epoch is not lost.
+	if err := encodable(lines); err != nil {
+		if serr := r.save("last"); serr != nil {
+			return errors.Join(fmt.Errorf("epoch %d: %w", r.epoch+1, err), fmt.Errorf("%w; %s", serr, r.lastGood()))
+		}
+		return fmt.Errorf("epoch %d: %w: the run has diverged (lower -lr or -kernel-scale); its steps are saved in %s",
+			r.epoch+1, diverged{err}, filepath.Join(r.Out, "last"))
+	}
+	improved := r.improves(lines)
+	r.history = append(r.history, lines...)
+	r.epoch, r.batch = r.epoch+1, 0
+	if r.SaveEvery > 0 && time.Since(r.lastSave) < r.SaveEvery && r.epoch < r.Settings.Epochs {
+		return r.endUnsavedEpoch(lines, improved)
+	}
+	// The checkpoints first, metrics.jsonl after: a failure to write
+	// the metrics must not cost the epoch's checkpoint, and the
+	// next epoch rewrites metrics.jsonl whole from the history.
+	// best/ before last/, so that last/ records whether it was saved;
+	// a failed best/ still saves last/, then reports the failure.
+	var bestErr error
+	if improved {
+		r.pendingBest = nil // this epoch's state replaces it
+		bestErr = r.saveBest()
+	}
+	if err := r.save("last"); err != nil {
+		return errors.Join(bestErr, fmt.Errorf("%w; %s", err, r.lastGood()))
+	}
+	r.lastSave = time.Now()
+	metricsErr := r.appendMetrics(lines)
+	if bestErr != nil {
+		return errors.Join(fmt.Errorf("%w; %s is saved (epoch %d), and resuming it saves best/ again once the cause is fixed",
+			bestErr, filepath.Join(r.Out, "last"), r.epoch), metricsErr)
+	}
+	if metricsErr != nil {
+		return fmt.Errorf("%w (the epoch's checkpoint is saved; resuming it rewrites the file)", metricsErr)
+	}
+	if r.Hooks.EpochEnd != nil {
+		r.Hooks.EpochEnd(r.epoch-1, lines)
+	}
+	return nil
 }
 
 // evaluate scores the ensemble on the validation set, if any, and the test
@@ -404,6 +526,15 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 		set  data.Dataset
 	}{{"valid", r.ValidSet}, {"test", r.TestSet}} {
 		if split.set == nil {
+			continue
+		}
+		if split.name == "test" && samePointer(r.TestSet, r.ValidSet) && len(lines) > 0 {
+			// The validation split serves as the test split (a file data
+			// set without test files): its scores, computed once.
+			for _, l := range lines[:len(lines):len(lines)] {
+				l.Split = "test"
+				lines = append(lines, l)
+			}
 			continue
 		}
 		out, labels, err := r.Trainer.Outputs(ctx, split.set)
@@ -437,26 +568,65 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 	return lines, nil
 }
 
-// selectionSplit is the split whose scores select best/.
-func (r *Run) selectionSplit() string {
-	if r.ValidSet != nil {
-		return "valid"
-	}
-	return "test"
+// samePointer reports whether a and b are the same pointer: one data
+// set serving as two splits.
+func samePointer(a, b data.Dataset) bool {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	return va.Kind() == reflect.Pointer && vb.Kind() == reflect.Pointer && va.Pointer() == vb.Pointer() && va.Type() == vb.Type()
 }
 
-// selection is the value of the Best metric over one epoch's lines of the
-// selection split, with the sign turned so that larger is better.
+// MinSelectionExamples is the smallest validation split whose scores
+// choose best/ without a warning (SelectionWarning).
+const MinSelectionExamples = 30
+
+// Selection says in words how best/ is chosen, for the log.
+func (r *Run) Selection() string {
+	if r.ValidSet == nil {
+		return "best/ is the last epoch: there is no validation split, and the test split never chooses"
+	}
+	what := r.Best
+	switch {
+	case r.Best == "mse":
+		what = "mse (a classification task does not count)"
+	case r.hasKind(data.Regression):
+		what += ", a regression task by its Gaussian NLL at the estimated variance, ½·log(2πe·MSE)"
+	}
+	return fmt.Sprintf("best/ is the epoch with the best validation %s, averaged over tasks", what)
+}
+
+// SelectionWarning is a warning, or "", about the validation split that
+// chooses best/: one of fewer than MinSelectionExamples examples chooses
+// by chance as much as by merit.
+func (r *Run) SelectionWarning() string {
+	if r.ValidSet == nil || r.ValidSet.Len() >= MinSelectionExamples {
+		return ""
+	}
+	return fmt.Sprintf("the validation split has %d examples, too few to choose best/ on (at least %d): hold out more with -valid N (or a larger valid file), or none with -valid 0 to keep the last epoch",
+		r.ValidSet.Len(), MinSelectionExamples)
+}
+
+func (r *Run) hasKind(k data.Kind) bool {
+	return slices.ContainsFunc(r.TrainSet.Tasks(), func(t data.Task) bool { return t.Kind == k })
+}
+
+// selection is the value of the Best metric over one epoch's validation
+// lines, with the sign turned so that larger is better. A regression
+// task counts by its MSE under "mse", else by its Gaussian NLL at the
+// estimated variance (the MSE) less constants, −½·log(MSE): in nats like
+// a classification task's NLL, and whatever the targets' units, only
+// their relative improvement matters.
 func (r *Run) selection(lines []MetricsLine) float64 {
 	v, n := 0.0, 0
 	for _, l := range lines {
-		if l.Split != r.selectionSplit() {
+		if l.Split != "valid" {
 			continue
 		}
 		n++
 		switch {
-		case l.Regression != nil:
+		case l.Regression != nil && r.Best == "mse":
 			v -= l.MSE
+		case l.Regression != nil:
+			v -= 0.5 * math.Log(max(l.MSE, math.SmallestNonzeroFloat64))
 		case r.Best == "accuracy":
 			v += l.Accuracy
 		case r.Best == "nll":
@@ -471,8 +641,12 @@ func (r *Run) selection(lines []MetricsLine) float64 {
 }
 
 // improves reports whether lines beat, by the Best metric, the epoch
-// best/ holds (every earlier epoch where that is unknown).
+// best/ holds (every earlier epoch where that is unknown). Without a
+// validation split every epoch does: best/ is the last.
 func (r *Run) improves(lines []MetricsLine) bool {
+	if r.ValidSet == nil {
+		return true
+	}
 	best := math.Inf(-1)
 	switch {
 	case r.bestEpoch > 0:
@@ -526,15 +700,50 @@ func (r *Run) encodeHistory() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (r *Run) writeMetrics() error {
-	b, err := r.encodeHistory()
+// appendMetrics adds the epoch's lines to metrics.jsonl. The file is
+// appended to, without fsync, where it holds what this process wrote of
+// the history before them: the checkpoint's history is the record, and a
+// file cut short or edited is rewritten from it whole (here, or by
+// syncMetrics when the run resumes). Rewriting the whole file every
+// epoch would cost a run of many short epochs more than its training.
+func (r *Run) appendMetrics(lines []MetricsLine) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	path := filepath.Join(r.Out, MetricsFile)
+	if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() || st.Size() != r.metricsSize || r.metricsSize == 0 {
+		whole, err := r.encodeHistory()
+		if err != nil {
+			return err
+		}
+		return r.writeMetricsBytes(whole)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|noFollow, 0)
 	if err != nil {
 		return err
 	}
-	return r.writeMetricsBytes(b)
+	_, err = f.Write(b.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		r.metricsSize = -1 // unknown: the next epoch rewrites the file
+		return err
+	}
+	r.metricsSize += int64(b.Len())
+	if r.Hooks.Metrics != nil {
+		r.Hooks.Metrics(r.history)
+	}
+	return nil
 }
 
+// writeMetricsBytes replaces metrics.jsonl by b, the whole history.
 func (r *Run) writeMetricsBytes(b []byte) error {
+	r.metricsSize = -1
 	err := atomicfile.Write(filepath.Join(r.Out, MetricsFile), 0o644, func(w io.Writer) error {
 		_, err := w.Write(b)
 		return err
@@ -542,6 +751,7 @@ func (r *Run) writeMetricsBytes(b []byte) error {
 	if err != nil {
 		return err
 	}
+	r.metricsSize = int64(len(b))
 	if r.Hooks.Metrics != nil {
 		r.Hooks.Metrics(r.history)
 	}
@@ -562,6 +772,7 @@ func (r *Run) syncMetrics() error {
 	case errors.Is(err, os.ErrNotExist) && len(want) == 0:
 		return nil
 	case err == nil && bytes.Equal(have, want):
+		r.metricsSize = int64(len(want))
 		return nil
 	}
 	if err := r.writeMetricsBytes(want); err != nil {
@@ -590,6 +801,12 @@ func readSized(path string, size int) ([]byte, error) {
 }
 
 func (r *Run) save(name string) error {
+	if name == "last" && r.pendingBest != nil {
+		// last/ records best/'s epoch: best/ must hold it first.
+		if err := r.flushBest(); err != nil {
+			return err
+		}
+	}
 	c, err := r.Checkpoint()
 	if err != nil {
 		return err
@@ -745,11 +962,7 @@ func OpenWith(dir, dataDir string, parts Components, workers int) (*Run, string,
 // checkpoint records. The files' content hashes (files.Spec.SHA256)
 // decide whether it holds the data the run was trained on.
 func OpenFiles(dir, dataDir, filesDir string, parts Components, workers int) (*Run, string, error) {
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
-			dir = filepath.Join(dir, "last")
-		}
-	}
+	dir = checkpoints.Locate(dir)
 	c, err := checkpoints.Load(dir)
 	if err != nil {
 		return nil, dir, err

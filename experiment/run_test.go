@@ -176,7 +176,13 @@ func exactResume(t *testing.T, method string) {
 func TestRoundTripAndBest(t *testing.T) {
 	out := t.TempDir()
 	var printed [][]MetricsLine
-	r := newRun(t, testSettings(3), out)
+	// The test split serves as the validation split too: best/ is
+	// chosen on validation scores, which are then the test scores.
+	r, err := New(testSettings(3), Data{Train: train, Valid: test, Test: test}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Out = out
 	r.Hooks.EpochEnd = func(_ int, lines []MetricsLine) { printed = append(printed, lines) }
 	if err := r.Train(context.Background()); err != nil {
 		t.Fatal(err)
@@ -186,7 +192,7 @@ func TestRoundTripAndBest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := Restore(c, Data{Train: train, Test: test}, 1)
+		back, err := Restore(c, Data{Train: train, Valid: test, Test: test}, 1)
 		if err != nil {
 			t.Fatal(err)
 		}

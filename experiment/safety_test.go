@@ -7,10 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/internal/testenv"
 	"github.com/mtsgd/mtsgd/metrics"
 )
 
@@ -113,7 +116,7 @@ func TestFailedBestSaveIsRetried(t *testing.T) {
 // does not record it (bestEpoch -1), with every epoch of the history.
 func TestImproves(t *testing.T) {
 	line := func(epoch int, acc float64) MetricsLine {
-		l := MetricsLine{Epoch: epoch, Split: "test", Task: "a"}
+		l := MetricsLine{Epoch: epoch, Split: "valid", Task: "a"}
 		l.Classification = &metrics.Classification{Accuracy: acc}
 		return l
 	}
@@ -128,9 +131,75 @@ func TestImproves(t *testing.T) {
 		{1, 0.6, true}, {1, 0.5, false},
 		{2, 0.6, false}, {2, 0.71, true},
 	} {
-		r := &Run{Best: "accuracy", epoch: 2, history: history, bestEpoch: tc.bestEpoch}
+		r := &Run{Best: "accuracy", epoch: 2, history: history, bestEpoch: tc.bestEpoch, ValidSet: testenv.Images("valid", 40, 1)}
 		if got := r.improves([]MetricsLine{line(3, tc.acc)}); got != tc.want {
 			t.Errorf("best epoch %d, accuracy %v: improves %v, want %v", tc.bestEpoch, tc.acc, got, tc.want)
+		}
+	}
+}
+
+// best/ is never chosen on the test split: with a validation split the
+// choice stays where it was when the test figures are edited to prefer
+// another epoch; without one, every epoch improves (best/ is the last),
+// whatever the test figures say.
+func TestSelectionNeverReadsTest(t *testing.T) {
+	line := func(epoch int, split string, acc float64) MetricsLine {
+		l := MetricsLine{Epoch: epoch, Split: split, Task: "a"}
+		l.Classification = &metrics.Classification{Accuracy: acc}
+		return l
+	}
+	history := []MetricsLine{line(1, "valid", 0.6), line(1, "test", 0.9)}
+	for _, testAcc := range []float64{0.1, 0.5, 0.99} {
+		next := []MetricsLine{line(2, "valid", 0.7), line(2, "test", testAcc)}
+		r := &Run{Best: "accuracy", epoch: 1, history: history, bestEpoch: 1, ValidSet: testenv.Images("valid", 40, 1)}
+		if !r.improves(next) {
+			t.Errorf("test accuracy %v decided against the better validation epoch", testAcc)
+		}
+		r.ValidSet = nil
+		worse := []MetricsLine{line(2, "test", testAcc)}
+		if !r.improves(worse) {
+			t.Errorf("without a validation split, test accuracy %v kept best/ from the last epoch", testAcc)
+		}
+	}
+	r := &Run{Best: "accuracy"}
+	if got := r.Selection(); !strings.Contains(got, "last epoch") {
+		t.Errorf("Selection without a validation split = %q", got)
+	}
+	r.ValidSet = testenv.Images("valid", 12, 1)
+	if w := r.SelectionWarning(); !strings.Contains(w, "12 examples") || !strings.Contains(w, "-valid") {
+		t.Errorf("SelectionWarning with 12 examples = %q", w)
+	}
+}
+
+// A regression task counts by −½·log(MSE) (except under mse): unit-free,
+// so targets in thousands cannot outweigh a classification task. Here
+// the accuracy rises by 0.4 while the MSE worsens by 5 % (by 5e4 in its
+// units): the epoch improves, by 0.4 − ½·log 1.05 over two tasks.
+func TestSelectionUnitFree(t *testing.T) {
+	acc := func(epoch int, a float64) MetricsLine {
+		l := MetricsLine{Epoch: epoch, Split: "valid", Task: "species"}
+		l.Classification = &metrics.Classification{Accuracy: a}
+		return l
+	}
+	mse := func(epoch int, m float64) MetricsLine {
+		l := MetricsLine{Epoch: epoch, Split: "valid", Task: "mass"}
+		l.Regression = &metrics.Regression{MSE: m}
+		return l
+	}
+	for _, scale := range []float64{1e-6, 1, 1e6} {
+		r := &Run{Best: "accuracy", epoch: 1, history: []MetricsLine{acc(1, 0.5), mse(1, scale)}, bestEpoch: 1, ValidSet: testenv.Images("valid", 40, 1)}
+		next := []MetricsLine{acc(2, 0.9), mse(2, 1.05*scale)}
+		got := r.selection(next) - r.selection(r.history)
+		// Reference: (0.4 − ½·ln 1.05)/2 by hand.
+		if want := (0.4 - 0.5*math.Log(1.05)) / 2; math.Abs(got-want) > 1e-12 {
+			t.Errorf("MSE scale %g: selection gain %v, want %v", scale, got, want)
+		}
+		if !r.improves(next) {
+			t.Errorf("MSE scale %g: the epoch does not improve", scale)
+		}
+		r.Best = "mse"
+		if r.improves(next) {
+			t.Errorf("MSE scale %g: under mse a worse MSE improves", scale)
 		}
 	}
 }
@@ -236,5 +305,53 @@ func TestMetricsFailureKeepsCheckpoint(t *testing.T) {
 	}
 	if c.Epoch != 1 || c.Batch != 0 {
 		t.Errorf("last/ at epoch %d batch %d, want 1, 0", c.Epoch, c.Batch)
+	}
+}
+
+// With SaveEvery longer than the run, last/ and best/ are written once
+// each, at the end, and hold exactly what a run saving every epoch
+// writes: the same epoch, the same recorded best epoch and the same
+// values, the best epoch's kept in memory until then.
+func TestSaveEveryKeepsBest(t *testing.T) {
+	valid := newImages("valid", 24, 5)
+	run := func(every time.Duration) (string, map[string]int) {
+		out := t.TempDir()
+		s := testSettings(6)
+		s.LR = 0.2 // a rate at which the validation figures go up and down
+		r, err := New(s, Data{Train: train, Valid: valid, Test: test}, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Out, r.SaveEvery = out, every
+		saves := map[string]int{}
+		r.Hooks.Saved = func(dir string) { saves[filepath.Base(dir)]++ }
+		if err := r.Train(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return out, saves
+	}
+	each, _ := run(0)
+	once, saves := run(time.Hour)
+	if saves["last"] != 1 || saves["best"] > 1 {
+		t.Errorf("saves with SaveEvery 1h: %v, want last/ once and best/ at most once", saves)
+	}
+	for _, name := range []string{"last", "best"} {
+		a, err := checkpoints.Load(filepath.Join(each, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := checkpoints.Load(filepath.Join(once, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sa, sb runState
+		if err := errors.Join(json.Unmarshal(a.Metrics, &sa), json.Unmarshal(b.Metrics, &sb)); err != nil {
+			t.Fatal(err)
+		}
+		if a.Epoch != b.Epoch || *sa.BestEpoch != *sb.BestEpoch || !reflect.DeepEqual(a.Particles, b.Particles) {
+			t.Errorf("%s/: epoch %d (best %d) saving every epoch, %d (best %d) saving once, or other values",
+				name, a.Epoch, *sa.BestEpoch, b.Epoch, *sb.BestEpoch)
+		}
+		t.Logf("%s/: epoch %d, best epoch %d", name, a.Epoch, *sa.BestEpoch)
 	}
 }

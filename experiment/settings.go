@@ -436,6 +436,10 @@ type Data struct {
 	// that its checkpoints hold it; for a run restored from settings
 	// that hold it already, it checks that the data agree with them.
 	Record func(s *Settings) error
+	// Notes say what loading decided that a person should see (the file
+	// data set's columns, categories, classes, dropped rows, missing
+	// labels).
+	Notes []string
 }
 
 // LoadData reads or builds the full data sets of s.Dataset from dataDir

@@ -180,3 +180,38 @@ func Mean(dst []float64, members [][]float64) {
 		dst[i] /= float64(len(members))
 	}
 }
+
+// Labelled keeps the examples that have a label: members are the
+// predictions of an ensemble's members (rows of width values per
+// example) and labels one per example, NaN where it is missing (a task
+// that some examples have no label for). Without a missing label it
+// returns its arguments; where every label is missing, an error.
+func Labelled(members [][]float64, labels []float64, width int) ([][]float64, []float64, error) {
+	n := 0
+	for _, y := range labels {
+		if !math.IsNaN(y) {
+			n++
+		}
+	}
+	switch {
+	case n == len(labels):
+		return members, labels, nil
+	case n == 0:
+		return nil, nil, fmt.Errorf("metrics: none of the %d examples has a label", len(labels))
+	}
+	ys := make([]float64, 0, n)
+	kept := make([][]float64, len(members))
+	for m := range kept {
+		kept[m] = make([]float64, 0, n*width)
+	}
+	for i, y := range labels {
+		if math.IsNaN(y) {
+			continue
+		}
+		ys = append(ys, y)
+		for m, p := range members {
+			kept[m] = append(kept[m], p[i*width:(i+1)*width]...)
+		}
+	}
+	return kept, ys, nil
+}

@@ -13,6 +13,8 @@ package optim
 import (
 	"fmt"
 	"math"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // Optimizer updates a parameter vector from its gradient, and saves and
@@ -105,38 +107,13 @@ func (o *Adam) Step(x, grad []float64) error {
 		return fmt.Errorf("adam: state for %d parameters, given %d", len(o.m), len(x))
 	}
 	o.t++
-	k := adamConsts{
-		beta1: o.Beta1, oneMinusBeta1: 1 - o.Beta1,
-		beta2: o.Beta2, oneMinusBeta2: 1 - o.Beta2,
-		c1: 1 - math.Pow(o.Beta1, float64(o.t)), c2: 1 - math.Pow(o.Beta2, float64(o.t)),
-		lr: o.LR, eps: o.Eps,
-	}
-	i := 0
-	if adamAVX512 && len(x) >= 8 {
-		i = len(x) &^ 7
-		adamFloat64(&x[0], &grad[0], &o.m[0], &o.v[0], i, &k)
-	}
-	k.step(x[i:], grad[i:], o.m[i:], o.v[i:])
+	asm.Adam(x, grad, o.m, o.v, &asm.AdamConsts{
+		Beta1: o.Beta1, OneMinusBeta1: 1 - o.Beta1,
+		Beta2: o.Beta2, OneMinusBeta2: 1 - o.Beta2,
+		C1: 1 - math.Pow(o.Beta1, float64(o.t)), C2: 1 - math.Pow(o.Beta2, float64(o.t)),
+		LR: o.LR, Eps: o.Eps,
+	})
 	return nil
-}
-
-// adamConsts are the numbers of an Adam step; adamFloat64 reads them in
-// this order.
-type adamConsts struct {
-	beta1, oneMinusBeta1, beta2, oneMinusBeta2 float64
-	c1, c2                                     float64 // 1 − βᵗ, the bias corrections
-	lr, eps                                    float64
-}
-
-// step is Adam's update of each coordinate, in Go. The conversions keep
-// the compiler from fusing a product and a sum (which it may do for
-// GOAMD64=v3): each is rounded on its own, as in adamFloat64.
-func (k *adamConsts) step(x, grad, m, v []float64) {
-	for i, g := range grad {
-		m[i] = float64(k.beta1*m[i]) + float64(k.oneMinusBeta1*g)
-		v[i] = float64(k.beta2*v[i]) + float64(k.oneMinusBeta2*g*g)
-		x[i] -= k.lr * (m[i] / k.c1) / (math.Sqrt(v[i]/k.c2) + k.eps)
-	}
 }
 
 // Stateful is an optimiser whose state can be saved and restored, for

@@ -22,7 +22,7 @@ type blockBuffers struct {
 }
 
 // get returns n rows of length w ≤ blockSize, with room for three more
-// after them in b.buf (gramBlock reads rows four at a time).
+// after them in b.buf (asm.Gram reads rows four at a time).
 func (b *blockBuffers) get(n, w int) [][]float64 {
 	if len(b.buf) < (n+3)*w {
 		b.buf = make([]float64, (n+3)*w) // the first block is the widest

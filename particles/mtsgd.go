@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 
+	"github.com/mtsgd/mtsgd/internal/asm"
 	"github.com/mtsgd/mtsgd/particles/minnorm"
 )
 
@@ -340,17 +341,17 @@ func (r *MTSGD) gramProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []flo
 		g := grow1(&buf.gram, n*n)
 		var finite bool
 		switch scores := e.scores(); {
-		case gramAVX512 && scores.f32 != nil && !scores.normalize:
+		case asm.GramAVX512 && scores.f32 != nil && !scores.normalize:
 			// Read where they lie, not copied.
 			var theta [][]float64
 			if !r.FirstTermOnly {
 				theta = e.Theta
 			}
-			finite = gramScores32(scores.f32, theta, lo, hi, scores.factor, g, n)
-		case gramAVX512:
+			finite = asm.GramScores32(scores.f32, theta, lo, hi, scores.factor, g, n)
+		case asm.GramAVX512:
 			var x []float64
 			x, finite = packBlock(buf, e, lo, hi, !r.FirstTermOnly, true)
-			gramBlock(x[:(n+3)/4*4*(hi-lo)], n, hi-lo, g)
+			asm.Gram(x[:(n+3)/4*4*(hi-lo)], n, hi-lo, g)
 		default:
 			var x []float64
 			x, finite = packBlock(buf, e, lo, hi, !r.FirstTermOnly, true)

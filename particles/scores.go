@@ -1,6 +1,10 @@
 package particles
 
-import "math"
+import (
+	"math"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
+)
 
 // scoreSet is what a rule reads of the scores s_ta (target t, particle
 // a): Ensemble.Scores in float64 or Ensemble.Scores32 in float32, times
@@ -136,7 +140,7 @@ func (s scoreSet) dotScores(t, a, u, b int, ct, cu []float64) float64 {
 // copyTo copies s_ta[lo : lo+len(dst)], read with c, into dst.
 func (s scoreSet) copyTo(dst []float64, t, a, lo int, c []float64) {
 	if s.f32 != nil && c == nil {
-		widenScaled(dst, s.f32[t][a][lo:lo+len(dst)], s.factor)
+		asm.WidenScaled(dst, s.f32[t][a][lo:lo+len(dst)], s.factor)
 		return
 	}
 	s.copySlow(dst, t, a, lo, c)
@@ -147,7 +151,7 @@ func (s scoreSet) copyTo(dst []float64, t, a, lo int, c []float64) {
 // are converted, others by a pass over dst.
 func (s scoreSet) copyFinite(dst []float64, t, a, lo int, c []float64) bool {
 	if s.f32 != nil && c == nil {
-		return widenScaled(dst, s.f32[t][a][lo:lo+len(dst)], s.factor)
+		return asm.WidenScaled(dst, s.f32[t][a][lo:lo+len(dst)], s.factor)
 	}
 	s.copySlow(dst, t, a, lo, c)
 	return allFinite(dst)
@@ -159,29 +163,6 @@ func (s scoreSet) copySlow(dst []float64, t, a, lo int, c []float64) {
 		return
 	}
 	copyScaled(dst, s.f64[t][a][lo:lo+len(dst)], s.scaling(c))
-}
-
-// widenScaled sets dst[i] = float64(x[i])·f (f = 0: none, which times 1
-// is exactly) and reports whether every dst[i] is finite: sixteen values
-// a step with AVX-512, the rest in Go, the same products either way.
-func widenScaled(dst []float64, x []float32, f float64) (finite bool) {
-	if f == 0 {
-		f = 1
-	}
-	dst = dst[:len(x)]
-	body := 0
-	finite = true
-	if widenAVX512 {
-		body = len(x) &^ 15
-		if body > 0 {
-			finite = widenScaledFloat32(&dst[0], &x[0], body, f)
-		}
-	}
-	tail := dst[body:]
-	for i, v := range x[body:] {
-		tail[i] = float64(v) * f
-	}
-	return allFinite(tail) && finite
 }
 
 // addMean does dst += w·s_ta[lo : lo+len(dst)]/m, read with c, element

@@ -1,208 +1,3 @@
-// Command compare trains several methods on one data set under one budget
-// and seed list, and tabulates their ensembles' test scores side by side.
-//
-// Usage:
-//
-//	compare -dataset NAME [flags]
-//
-// Every method is trained for every seed with the data set's defaults
-// (those of train: go doc ./cmd/train) changed only by the flags below, so
-// all methods see the same data, batches, optimiser and budget. A method
-// is a train -method name, or mtsgd:PRESET for MT-SGD with one of train's
-// presets (paper, authors, authors-params), either followed by settings
-// of that method's own, @lr=RATE and @scale=mean|sum|normalized (its
-// score scale), as in moo-svgd@scale=normalized. Run METHOD-seedS goes to
-// OUT/METHOD-seedS (":" written as "-", "@lr=" as "-lr", "@scale=" as "-"), a train output directory with metrics.jsonl, its
-// chart curves.png and the checkpoints last/ and best/. A run already finished there is not
-// redone, and an interrupted one is resumed: rerun the same command after
-// a stop. A run directory made with other settings is an error rather
-// than silently mixed in. The default methods are those registered as
-// compared (go doc ./experiment Method), MT-SGD once per preset with the
-// default preset first (DefaultMethods).
-//
-// The table has one row per method and task: the ensemble's accuracy, ECE
-// (in percent), Brier score and NLL (MSE for regression) on the test set
-// after the last epoch, as mean ± standard deviation over the seeds
-// (sample deviation; none for a single seed), and the wall seconds per
-// epoch (steps and evaluation, summed over resumes). On the Multi-* data
-// sets the paper's ECE (its Table 2) and, where it can be read, its
-// accuracy stand beside ours. The table is printed and written to
-// OUT/compare.md, as CSV to OUT/compare.csv, and for classification as a
-// bar chart of accuracy and ECE per method and task, ours beside the
-// paper's, to OUT/compare.png.
-//
-// Protocols (-protocol) fix the budget in one word; -epochs and -seeds
-// given beside one override it:
-//
-//	reduced  5 epochs, seed 1: every method of the default list on
-//	         Multi-MNIST in about 15 minutes each on 2 cores (the
-//	         paper's optimiser and rate schedule, its first 5 epochs)
-//	paper    100 epochs, seeds 1,2,3: the paper's protocol (3 runs)
-//	paper-study
-//	         100 epochs, the paper's protocol run to its end on a list
-//	         of 15 runs, each a method spec and a seed (every seed-1
-//	         run first; docs/results/paper-multi-mnist), and each
-//	         finished run assessed (below)
-//	tuned    every method at its own learning rate, chosen on the
-//	         validation split: a search, then 3 epochs, seeds 1,2,3
-//	         (below)
-//
-// # The tuned protocol: each method at its best learning rate
-//
-// A comparison at one learning rate measures the rate as much as the
-// methods. -protocol tuned first searches: every method trains once per
-// candidate rate (-lrs, default 0.001,0.003,0.01,0.03; a kernel method
-// without MT-SGD's presets, moo-svgd or svgd, also once per score scale,
-// mean and normalized, since the scale sets its step as much as the
-// rate), and then at each rate of -extend-lrs (default 0.1, 0.3) in turn
-// while its best so far is the largest rate it tried (a choice at the
-// grid's edge may not be the best; an extension not needed is recorded
-// as such), -search-epochs epochs (default 2) on the first
-// -search-train-limit training examples (default 55000, half of
-// Multi-*'s), with the first seed. Each method's choice is the candidate
-// with the lowest validation NLL averaged over the tasks (MSE for
-// regression) after the search's last epoch, the lower rate when two are
-// within 1e-4; a candidate that diverges is recorded and never chosen.
-// Then every method trains at its choice for -epochs (default 3) and
-// every seed (default 1,2,3). The test split is never read for a choice.
-// The search runs go to OUT/search/METHOD-lrRATE[-SCALE], the final ones
-// to OUT/METHOD-seedS; the tables name each method's choice, and OUT
-// also gets search.md (every candidate's validation figures),
-// summary.md (a line per method, a column per task; then, per task and
-// metric, MT-SGD against the best other method, and whether the gap is
-// larger than the sum of their seed standard deviations) and
-// compare-time.png (test NLL against seconds of training, mean ± sd over
-// the seeds). Default methods: mtsgd:authors-params, linear, mgda,
-// pareto-mtl, moo-svgd, single; -lr is refused (-lrs gives the
-// candidates). docs/results-tuned.md has the protocol's budget and what
-// it found on the Multi-* data sets.
-//
-// Flags:
-//
-//	-dataset NAME      network data set (required)
-//	-protocol NAME     reduced, paper or tuned (default: the data set's epochs, seed 1)
-//	-methods LIST      comma-separated (default mtsgd:authors-params,mtsgd:authors,mtsgd:paper,linear,mgda,pareto-mtl,moo-svgd,single)
-//	-seeds LIST        comma-separated seeds (default 1)
-//	-epochs N          epochs per run (default: the data set's)
-//	-lr RATE           learning rate (default: the data set's)
-//	-optimizer NAME    sgd or adam for every method (default: the data set's)
-//	-lrs LIST          -protocol tuned: candidate rates (default 0.001,0.003,0.01,0.03)
-//	-extend-lrs LIST   -protocol tuned: rates above -lrs, each tried while a
-//	                   method's best so far is the largest it tried
-//	                   (default 0.1,0.3; "" none)
-//	-search-epochs N   -protocol tuned: epochs of a search run (default 2)
-//	-search-train-limit N
-//	                   -protocol tuned: search runs train on the first N
-//	                   examples (default 55000; 0: as the final runs)
-//	-particles M       particles (default 5)
-//	-train-limit N     train on the first N examples (default all)
-//	-test-limit N      evaluate on the first N examples (default all)
-//	-out DIR           where runs and tables go (default runs/compare-DATASET)
-//	-data-dir DIR      data directory (default $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
-//	-workers N         graphs run at once (default GOMAXPROCS)
-//	-device D          cpu (default) or cuda: train on the first GPU (a
-//	                   binary built with -tags gpu; see train's -device);
-//	                   with -slurm each task asks for one (--gres=gpu:1)
-//
-// OUT belongs to one process: compare locks it (the file OUT/.lock, which
-// holds the owner's PID) until it ends, and each run directory while it
-// trains or reads that run, so that a second compare on OUT, or a train
-// -resume of one of its runs, fails at once naming the PID.
-//
-// # The paper study: assessed runs
-//
-// -protocol paper-study trains the methods at the paper's rate and at
-// their tuned rates, with seeds 2 and 3 for MT-SGD, linear
-// scalarisation and MOO-SVGD (study.go lists them). When a run finishes,
-// its checkpoints last/ and best/ are assessed into its result.json: the
-// ensemble's test scores raw and after temperature scaling (eval's, the
-// temperatures fitted on the validation split), and the AUROC with which
-// its predictive entropy and mutual information tell the other Multi-*
-// data set's test inputs (Multi-Fashion for Multi-MNIST) from its own.
-// -aggregate then also writes OUT/study.md (every run at its last epoch,
-// at best/, and at the epoch of its best test accuracy, the authors'
-// rule, labelled as chosen on the test split; MT-SGD against the best
-// other method of its rate, per task and metric) and
-// OUT/study-calibration.png (test ECE and NLL per epoch, mean ± sd over
-// the seeds). A finished run whose checkpoints are gone cannot be
-// assessed: keep last/ and best/ until its result.json holds its
-// assessment.
-//
-// # Sweeps: one run per process, on a cluster
-//
-// A comparison is a plan, OUT/plan.json: its flags and its cells, one per
-// run, numbered from 0 in the order compare runs them (the tuned
-// protocol's search cells first; then seeds in -seeds order, methods in
-// -methods order within a seed), each with its data set, method, seed,
-// run directory and settings. A finished run leaves OUT/DIR/result.json,
-// its settings and scores; -aggregate reads these, so the plan and the
-// result files alone (a few kilobytes a run, without the checkpoints)
-// rebuild the tables. Every compare writes the
-// plan first; the cells can then run anywhere that sees OUT, each in its
-// own process, and the tables be made once they are done:
-//
-//	-plan              write OUT/plan.json and stop
-//	-cell I            run cell I of OUT/plan.json (needs -out; takes only
-//	                   -data-dir, -workers and -device besides): trains it unless
-//	                   finished, resumes it if interrupted; locks its run
-//	                   directory, not OUT, so cells run at once; a final
-//	                   cell of the tuned protocol refuses to run before
-//	                   its method's search cells have finished
-//	-aggregate         write compare.md, .csv and .png from the finished
-//	                   cells of OUT/plan.json (needs -out), and
-//	                   compare-curves.png: per task, each method's test
-//	                   accuracy and ECE per epoch, mean ± standard deviation
-//	                   over its seeds; with cells missing, compare.md lists
-//	                   them (with the sbatch --array to rerun them) and
-//	                   compare exits with status 5
-//	-slurm             write the plan, OUT/sweep.sbatch (a Slurm job array,
-//	                   --array=0-(N-1), task I running this compare binary
-//	                   with -cell I, its logs in OUT/slurm/) and
-//	                   OUT/sweep-job.yaml (a Kubernetes Indexed Job, pod I
-//	                   running compare -cell $(JOB_COMPLETION_INDEX) on a
-//	                   volume mounted at /sweep; written, not applied)
-//	-submit            with -slurm: sbatch OUT/sweep.sbatch; print the job id
-//	-slurm-cpus N      CPUs per cell, and each cell's -workers (default 2)
-//	-slurm-mem SIZE    memory per cell, as sbatch --mem (default 8G)
-//	-slurm-time T      time limit per cell, as sbatch --time (default 24:00:00)
-//	-slurm-partition P partition (default: the cluster's)
-//	-k8s-image IMAGE   the Job's image, compare on its PATH (default mtsgd:latest)
-//
-// The cycle, on a cluster whose nodes share OUT:
-//
-//	go build -o compare ./cmd/compare
-//	./compare -dataset multi-mnist -protocol paper -out /shared/sweep -slurm -submit
-//	squeue -j JOBID
-//	./compare -aggregate -out /shared/sweep
-//
-// A finished cell is not redone, so a failed or cut-off sweep is completed
-// by running its missing cells again (sbatch --array=LIST
-// OUT/sweep.sbatch, as -aggregate prints), the whole array again, or a
-// plain compare with the same flags in one process. Each array task
-// receives SIGTERM two minutes before its time limit, and saves its
-// run's last/ for the rerun to resume. docs/sweeps.md says more.
-//
-// Exit statuses:
-//
-//	0  done
-//	1  error (a locked OUT, a run with other settings, a failed save, ...)
-//	2  bad command line, or runs too big for this machine's memory (the
-//	   message names the flag to lower and the estimate; the data set
-//	   loads before the check)
-//	3  interrupted by SIGINT or SIGTERM, the running run's last/ saved and
-//	   verified: rerun the same command to continue
-//	4  interrupted, and saving the running run's last/ failed; the message
-//	   names the last good checkpoint
-//	5  -aggregate: some cells have not finished; the tables hold those
-//	   that have, and list the others
-//
-// docs/what-can-go-wrong.md says more.
-//
-// Examples, the paper's Multi-MNIST comparison on the reduced budget and
-// in full:
-//
-//	compare -dataset multi-mnist -protocol reduced -out runs/compare-reduced
-//	compare -dataset multi-mnist -protocol paper -out runs/compare-paper
 package main
 
 import (
@@ -214,26 +9,22 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
-	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
-	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
@@ -321,91 +112,27 @@ var protocols = map[string]protocol{
 }
 
 func main() {
-	o, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "compare:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	status := report(dispatch(ctx, o, os.Stdout))
-	stop()
-	os.Exit(status)
+	cli.Main(cli.Command[Options]{Name: "compare", Parse: parseFlags, Run: func(ctx context.Context, o Options) error { return dispatch(ctx, o, os.Stdout) }, Explain: explain})
 }
 
-// report logs how a comparison ended and returns the exit status.
-func report(err error) int {
+// explain says how to go on after an interruption, and reports the
+// cells -aggregate found missing as a warning.
+func explain(_ Options, err error) bool {
 	switch {
-	case err == nil:
-		return 0
 	case errors.Is(err, experiment.ErrInterrupted):
 		log.Warn("interrupted; rerun the same command to continue")
-		return 3
-	case errors.Is(err, experiment.ErrUnsaved):
-		log.Error(err)
-		return 4
 	case errors.Is(err, errMissing):
 		log.Warn(err)
-		return 5
-	case errors.As(err, new(usageError)):
-		log.Error(err)
-		return 2
-	case errors.Is(err, sysmem.ErrTooBig):
-		// Every run's settings come from the flags: they ask for more
-		// memory than the machine has.
-		log.Error(err)
-		return 2
+	default:
+		return false
 	}
-	log.Error(err)
-	return 1
+	return true
 }
-
-// usageError is a bad command line found only once the sweep's files are
-// read: a -cell the plan does not have.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	var o Options
-	var methods, seeds, proto, lrs, extend string
-	var search Search
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: compare -dataset NAME [flags]   (see `go doc ./cmd/compare`)")
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&o.Dataset, "dataset", "", "network data set: "+strings.Join(experiment.Datasets(), ", ")+" (required)")
-	fs.StringVar(&methods, "methods", strings.Join(DefaultMethods(), ","), "comma-separated methods, NAME or NAME:PRESET: "+strings.Join(experiment.MethodNames(nil), ", "))
-	fs.StringVar(&seeds, "seeds", "1", "comma-separated seeds")
-	fs.StringVar(&proto, "protocol", "", "budget: reduced (5 epochs, seed 1), paper (100 epochs, seeds 1,2,3), paper-study (the paper's protocol, its runs listed one by one, assessed) or tuned (a learning-rate search on validation, then 3 epochs, seeds 1,2,3); -epochs and -seeds override it")
-	fs.IntVar(&o.Epochs, "epochs", 0, "epochs per run (default: the data set's; with -protocol tuned, per final run)")
-	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default: the data set's)")
-	fs.StringVar(&o.Optimizer, "optimizer", "", "sgd or adam for every method (default: the data set's)")
-	fs.StringVar(&lrs, "lrs", "", "with -protocol tuned: the candidate learning rates, comma-separated (default "+floats(tunedProtocol.Search.LRs)+")")
-	fs.StringVar(&extend, "extend-lrs", floats(tunedProtocol.Search.Extend), "with -protocol tuned: rates above -lrs, each tried while a method's best so far is the largest it tried (\"\": none)")
-	fs.IntVar(&search.Epochs, "search-epochs", tunedProtocol.Search.Epochs, "with -protocol tuned: epochs per search run")
-	fs.IntVar(&search.TrainLimit, "search-train-limit", tunedProtocol.Search.TrainLimit, "with -protocol tuned: search runs train on the first N examples (0: as the final runs)")
-	fs.IntVar(&o.Particles, "particles", 5, "particles per run")
-	fs.IntVar(&o.TrainLimit, "train-limit", 0, "train on the first N examples (0: all)")
-	fs.IntVar(&o.TestLimit, "test-limit", 0, "evaluate on the first N examples (0: all)")
-	fs.StringVar(&o.Out, "out", "", "output directory (default runs/compare-DATASET)")
-	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
-	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
-	fs.StringVar(&o.Device, "device", "cpu", "where the runs train: cpu or cuda (a build with -tags gpu)")
-	fs.BoolVar(&o.Plan, "plan", false, "write OUT/"+PlanFile+", the comparison's cells, and stop")
-	fs.IntVar(&o.Cell, "cell", -1, "run cell `I` of OUT/"+PlanFile+" only (the comparison flags come from the plan)")
-	fs.BoolVar(&o.Aggregate, "aggregate", false, "tabulate the finished cells of OUT/"+PlanFile+"; status 5 when some are missing")
-	fs.BoolVar(&o.Slurm.Write, "slurm", false, "write the plan, OUT/"+SbatchFile+" (a Slurm job array over it) and OUT/"+JobFile+" (a Kubernetes Indexed Job)")
-	fs.BoolVar(&o.Slurm.Submit, "submit", false, "with -slurm: submit OUT/"+SbatchFile+" with sbatch and print the job id")
-	fs.IntVar(&o.Slurm.CPUs, "slurm-cpus", 2, "CPUs per cell (also -workers of each cell)")
-	fs.StringVar(&o.Slurm.Mem, "slurm-mem", "8G", "memory per cell, as sbatch --mem takes it")
-	fs.StringVar(&o.Slurm.Time, "slurm-time", "24:00:00", "time limit per cell, as sbatch --time takes it")
-	fs.StringVar(&o.Slurm.Partition, "slurm-partition", "", "partition (default: the cluster's)")
-	fs.StringVar(&o.Slurm.Image, "k8s-image", "mtsgd:latest", "container image of the Kubernetes Job, with compare on its PATH")
+	var c lists
+	fs := newFlagSet(&o, &c, stderr)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -450,90 +177,23 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	case o.Workers < 1:
 		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
 	}
-	if proto != "" {
-		p, ok := protocols[proto]
-		if !ok {
-			return o, fmt.Errorf("-protocol %q is not reduced, paper, paper-study or tuned", proto)
-		}
-		if !set["epochs"] {
-			o.Epochs = p.Epochs
-		}
-		if !set["seeds"] {
-			seeds = p.Seeds
-		}
-		if p.Runs != nil {
-			if set["methods"] || set["seeds"] {
-				return o, fmt.Errorf("-protocol %s lists its runs: -methods and -seeds cannot change them", proto)
-			}
-			var ms, ss []string
-			for _, r := range p.Runs {
-				if !slices.Contains(ms, r.Method) {
-					ms = append(ms, r.Method)
-				}
-				if seed := strconv.FormatUint(r.Seed, 10); !slices.Contains(ss, seed) {
-					ss = append(ss, seed)
-				}
-			}
-			methods, seeds = strings.Join(ms, ","), strings.Join(ss, ",")
-			o.Runs, o.Assess = p.Runs, true
-		}
+	if err := applyProtocol(&o, &c, set); err != nil {
+		return o, err
 	}
 	for _, f := range []string{"lrs", "extend-lrs", "search-epochs", "search-train-limit"} {
-		if set[f] && proto != "tuned" {
+		if set[f] && c.proto != "tuned" {
 			return o, fmt.Errorf("-%s needs -protocol tuned", f)
 		}
 	}
-	if proto == "tuned" {
-		if set["lr"] {
-			return o, errors.New("-lr with -protocol tuned: the search chooses each method's rate; give the candidates with -lrs")
-		}
-		if !set["methods"] {
-			methods = strings.Join(tunedProtocol.Methods, ",")
-		}
-		search.ScoreScales = tunedProtocol.Search.ScoreScales
-		search.LRs = tunedProtocol.Search.LRs
-		if lrs != "" {
-			var err error
-			if search.LRs, err = parseRates(lrs); err != nil {
-				return o, fmt.Errorf("-lrs: %w", err)
-			}
-		}
-		if extend != "" {
-			var err error
-			if search.Extend, err = parseRates(extend); err != nil {
-				return o, fmt.Errorf("-extend-lrs: %w", err)
-			}
-			if !set["extend-lrs"] { // the default extends any grid upwards
-				search.Extend = slices.DeleteFunc(search.Extend, func(r float64) bool { return r <= search.LRs[len(search.LRs)-1] })
-			}
-			if len(search.Extend) > 0 && search.Extend[0] <= search.LRs[len(search.LRs)-1] {
-				return o, fmt.Errorf("-extend-lrs: %v is not above the largest of -lrs, %v", search.Extend[0], search.LRs[len(search.LRs)-1])
-			}
-		}
-		switch {
-		case search.Epochs < 1:
-			return o, fmt.Errorf("-search-epochs must be at least 1, got %d", search.Epochs)
-		case search.TrainLimit < 0:
-			return o, fmt.Errorf("-search-train-limit must be 0 (as the final runs) or positive, got %d", search.TrainLimit)
-		}
-		o.Search = &search
-	}
-	for _, m := range strings.Split(methods, ",") {
-		m = strings.TrimSpace(m)
-		if _, err := parseSpec(m); err != nil {
-			return o, fmt.Errorf("-methods: %w", err)
-		}
-		if slices.Contains(o.Methods, m) {
-			return o, fmt.Errorf("-methods: %s listed twice", m)
-		}
-		o.Methods = append(o.Methods, m)
-	}
-	for _, f := range strings.Split(seeds, ",") {
-		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+	if c.proto == "tuned" {
+		search, err := tunedSearch(&c, set)
 		if err != nil {
-			return o, fmt.Errorf("-seeds: %q is not a seed", f)
+			return o, err
 		}
-		o.Seeds = append(o.Seeds, s)
+		o.Search = search
+	}
+	if err := c.parse(&o); err != nil {
+		return o, err
 	}
 	if o.Out == "" {
 		o.Out = filepath.Join("runs", "compare-"+o.Dataset)
@@ -551,6 +211,147 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// lists are the flags that reach Options only once parsed: the lists of
+// methods and seeds, the protocol, and the tuned search's settings.
+type lists struct {
+	methods, seeds, proto, lrs, extend string
+	search                             Search
+}
+
+// parse reads the lists of methods and seeds into o.
+func (c *lists) parse(o *Options) error {
+	for _, m := range strings.Split(c.methods, ",") {
+		m = strings.TrimSpace(m)
+		if _, err := parseSpec(m); err != nil {
+			return fmt.Errorf("-methods: %w", err)
+		}
+		if slices.Contains(o.Methods, m) {
+			return fmt.Errorf("-methods: %s listed twice", m)
+		}
+		o.Methods = append(o.Methods, m)
+	}
+	for _, f := range strings.Split(c.seeds, ",") {
+		s, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return fmt.Errorf("-seeds: %q is not a seed", f)
+		}
+		o.Seeds = append(o.Seeds, s)
+	}
+	return nil
+}
+
+// newFlagSet declares compare's flags into o and c.
+func newFlagSet(o *Options, c *lists, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: compare -dataset NAME [flags]   (see `go doc ./cmd/compare`)")
+		fs.PrintDefaults()
+	}
+	o.Particles = 5
+	cli.SettingsFlags(fs, cli.Settings{Dataset: &o.Dataset, Particles: &o.Particles, LR: &o.LR, Optimizer: &o.Optimizer,
+		Epochs: &o.Epochs, TrainLimit: &o.TrainLimit, TestLimit: &o.TestLimit}, cli.SettingsHelp{
+		Dataset:   strings.Join(experiment.Datasets(), ", ") + "; required",
+		LR:        "default: the data set's",
+		Optimizer: "for every method; default: the data set's",
+		Epochs:    "per run; default: the data set's; with -protocol tuned, per final run",
+	})
+	fs.StringVar(&c.methods, "methods", strings.Join(DefaultMethods(), ","), "comma-separated methods, NAME or NAME:PRESET: "+strings.Join(experiment.MethodNames(nil), ", "))
+	fs.StringVar(&c.seeds, "seeds", "1", "comma-separated seeds")
+	fs.StringVar(&c.proto, "protocol", "", "budget: reduced (5 epochs, seed 1), paper (100 epochs, seeds 1,2,3), paper-study (the paper's protocol, its runs listed one by one, assessed) or tuned (a learning-rate search on validation, then 3 epochs, seeds 1,2,3); -epochs and -seeds override it")
+	fs.StringVar(&c.lrs, "lrs", "", "with -protocol tuned: the candidate learning rates, comma-separated (default "+floats(tunedProtocol.Search.LRs)+")")
+	fs.StringVar(&c.extend, "extend-lrs", floats(tunedProtocol.Search.Extend), "with -protocol tuned: rates above -lrs, each tried while a method's best so far is the largest it tried (\"\": none)")
+	fs.IntVar(&c.search.Epochs, "search-epochs", tunedProtocol.Search.Epochs, "with -protocol tuned: epochs per search run")
+	fs.IntVar(&c.search.TrainLimit, "search-train-limit", tunedProtocol.Search.TrainLimit, "with -protocol tuned: search runs train on the first N examples (0: as the final runs)")
+	cli.Out(fs, "output directory (default runs/compare-DATASET)", func(v string) error { o.Out = v; return nil })
+	cli.DataDir(fs, &o.DataDir, "")
+	cli.Workers(fs, &o.Workers, "")
+	cli.Device(fs, &o.Device, "")
+	fs.BoolVar(&o.Plan, "plan", false, "write OUT/"+PlanFile+", the comparison's cells, and stop")
+	fs.IntVar(&o.Cell, "cell", -1, "run cell `I` of OUT/"+PlanFile+" only (the comparison flags come from the plan)")
+	fs.BoolVar(&o.Aggregate, "aggregate", false, "tabulate the finished cells of OUT/"+PlanFile+"; status 5 when some are missing")
+	fs.BoolVar(&o.Slurm.Write, "slurm", false, "write the plan, OUT/"+SbatchFile+" (a Slurm job array over it) and OUT/"+JobFile+" (a Kubernetes Indexed Job)")
+	fs.BoolVar(&o.Slurm.Submit, "submit", false, "with -slurm: submit OUT/"+SbatchFile+" with sbatch and print the job id")
+	fs.IntVar(&o.Slurm.CPUs, "slurm-cpus", 2, "CPUs per cell (also -workers of each cell)")
+	fs.StringVar(&o.Slurm.Mem, "slurm-mem", "8G", "memory per cell, as sbatch --mem takes it")
+	fs.StringVar(&o.Slurm.Time, "slurm-time", "24:00:00", "time limit per cell, as sbatch --time takes it")
+	fs.StringVar(&o.Slurm.Partition, "slurm-partition", "", "partition (default: the cluster's)")
+	fs.StringVar(&o.Slurm.Image, "k8s-image", "mtsgd:latest", "container image of the Kubernetes Job, with compare on its PATH")
+	return fs
+}
+
+// applyProtocol sets the budget -protocol names: epochs and seeds unless
+// given, and for a study its runs.
+func applyProtocol(o *Options, c *lists, set map[string]bool) error {
+	if c.proto != "" {
+		p, ok := protocols[c.proto]
+		if !ok {
+			return fmt.Errorf("-protocol %q is not reduced, paper, paper-study or tuned", c.proto)
+		}
+		if !set["epochs"] {
+			o.Epochs = p.Epochs
+		}
+		if !set["seeds"] {
+			c.seeds = p.Seeds
+		}
+		if p.Runs != nil {
+			if set["methods"] || set["seeds"] {
+				return fmt.Errorf("-protocol %s lists its runs: -methods and -seeds cannot change them", c.proto)
+			}
+			var ms, ss []string
+			for _, r := range p.Runs {
+				if !slices.Contains(ms, r.Method) {
+					ms = append(ms, r.Method)
+				}
+				if seed := strconv.FormatUint(r.Seed, 10); !slices.Contains(ss, seed) {
+					ss = append(ss, seed)
+				}
+			}
+			c.methods, c.seeds = strings.Join(ms, ","), strings.Join(ss, ",")
+			o.Runs, o.Assess = p.Runs, true
+		}
+	}
+	return nil
+}
+
+// tunedSearch is -protocol tuned's learning-rate search as the flags set
+// it.
+func tunedSearch(c *lists, set map[string]bool) (*Search, error) {
+	if set["lr"] {
+		return nil, errors.New("-lr with -protocol tuned: the search chooses each method's rate; give the candidates with -lrs")
+	}
+	if !set["methods"] {
+		c.methods = strings.Join(tunedProtocol.Methods, ",")
+	}
+	c.search.ScoreScales = tunedProtocol.Search.ScoreScales
+	c.search.LRs = tunedProtocol.Search.LRs
+	if c.lrs != "" {
+		var err error
+		if c.search.LRs, err = parseRates(c.lrs); err != nil {
+			return nil, fmt.Errorf("-lrs: %w", err)
+		}
+	}
+	if c.extend != "" {
+		var err error
+		if c.search.Extend, err = parseRates(c.extend); err != nil {
+			return nil, fmt.Errorf("-extend-lrs: %w", err)
+		}
+		if !set["extend-lrs"] { // the default extends any grid upwards
+			c.search.Extend = slices.DeleteFunc(c.search.Extend, func(r float64) bool { return r <= c.search.LRs[len(c.search.LRs)-1] })
+		}
+		if len(c.search.Extend) > 0 && c.search.Extend[0] <= c.search.LRs[len(c.search.LRs)-1] {
+			return nil, fmt.Errorf("-extend-lrs: %v is not above the largest of -lrs, %v", c.search.Extend[0], c.search.LRs[len(c.search.LRs)-1])
+		}
+	}
+	switch {
+	case c.search.Epochs < 1:
+		return nil, fmt.Errorf("-search-epochs must be at least 1, got %d", c.search.Epochs)
+	case c.search.TrainLimit < 0:
+		return nil, fmt.Errorf("-search-train-limit must be 0 (as the final runs) or positive, got %d", c.search.TrainLimit)
+	}
+	return &c.search, nil
 }
 
 // parseRates parses a comma-separated list of positive learning rates
@@ -674,7 +475,7 @@ func checkModes(o Options, set map[string]bool) error {
 // aggregate, which reads the search's choices).
 func run(ctx context.Context, o Options, stdout io.Writer) error {
 	sysmem.CollectEarly()
-	release, err := lock(o.Out)
+	release, err := cli.LockRun(o.Out, true)
 	if err != nil {
 		return err
 	}
@@ -754,15 +555,6 @@ func writeTables(o Options, results map[string][][]experiment.MetricsLine, chose
 	return err
 }
 
-// lock creates dir if needed and locks it for this process (package
-// runlock) until release is called.
-func lock(dir string) (release func(), err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating output directory: %w", err)
-	}
-	return runlock.Hold(dir, func(err error) { log.Warn(err) })
-}
-
 // runOne finishes cell c's run with settings s and returns its result,
 // which it writes to the run directory's ResultFile. The data set is
 // loaded on first need and shared by the seed's runs. A run of the tuned
@@ -770,7 +562,7 @@ func lock(dir string) (release func(), err error) {
 // chooses it, and the tables list it.
 func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **experiment.Data) (runResult, error) {
 	dir := filepath.Join(o.Out, c.Dir)
-	release, err := lock(dir)
+	release, err := cli.LockRun(dir, true)
 	if err != nil {
 		return runResult{}, err
 	}
@@ -836,6 +628,11 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 	} else {
 		log.WithField("run", dir).Info("training")
 		r, err = experiment.NewWith(s, **d, experiment.Components{Device: o.device}, o.Workers)
+	}
+	if errors.Is(err, sysmem.ErrTooBig) {
+		// Every run's settings come from the flags: they ask for more
+		// memory than the machine has.
+		err = cli.Usage(err)
 	}
 	if err != nil {
 		return runResult{}, err

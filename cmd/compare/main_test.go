@@ -168,7 +168,7 @@ func TestMarkdownAndChart(t *testing.T) {
 // package documentation states it as it is: every compared method, MT-SGD
 // once per preset with the default first.
 func TestDefaultMethodsDocumented(t *testing.T) {
-	src, err := os.ReadFile("main.go")
+	src, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)
 	}

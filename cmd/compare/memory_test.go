@@ -12,6 +12,7 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
@@ -59,7 +60,7 @@ func TestRefusesRunsTooBig(t *testing.T) {
 	}
 	log.SetOutput(&bytes.Buffer{})
 	defer log.SetOutput(os.Stderr)
-	if status := report(err); status != 2 {
+	if status := cli.Status(err); status != 2 {
 		t.Errorf("status %d, want 2", status)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 )
@@ -32,7 +33,7 @@ const (
 
 // errMissing is what -aggregate returns when some cells have not
 // finished (exit status 5).
-var errMissing = errors.New("cells missing")
+var errMissing = cli.Marked("cells missing", cli.ErrIncomplete)
 
 // Plan is a comparison as a list of independent cells, each one run
 // (data set, method, seed and the settings they give). A cell's index is
@@ -200,7 +201,7 @@ func readPlan(out string) (Plan, error) {
 // makePlan writes the plan of o into OUT, holding OUT's lock meanwhile so
 // as not to replace the plan of a compare running there.
 func makePlan(o Options, stdout io.Writer) (Plan, error) {
-	release, err := lock(o.Out)
+	release, err := cli.LockRun(o.Out, true)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -223,7 +224,7 @@ func runCell(ctx context.Context, o Options, i int) error {
 		return err
 	}
 	if i < 0 || i >= len(p.Cells) {
-		return usageError{fmt.Errorf("-cell %d: the plan in %s has cells 0 to %d", i, o.Out, len(p.Cells)-1)}
+		return cli.Usage(fmt.Errorf("-cell %d: the plan in %s has cells 0 to %d", i, o.Out, len(p.Cells)-1))
 	}
 	c := p.Cells[i]
 	if skipped, err := skipExtension(o.Out, p, c); skipped || err != nil {
@@ -287,7 +288,7 @@ func skipExtension(out string, p Plan, c Cell) (bool, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
 	}
-	release, err := lock(dir)
+	release, err := cli.LockRun(dir, true)
 	if err != nil {
 		return false, err
 	}
@@ -398,11 +399,19 @@ type cellState struct {
 // readCell finds how far cell c in OUT, asked to train with settings
 // asked, has got without training or loading data: from its result file
 // if it has one, else from its checkpoint. A run directory locked by
-// another process is running.
+// another process, without a finished result, is running.
 func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) {
 	dir := filepath.Join(out, c.Dir)
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return cellState{Why: "not started"}, nil
+	}
+	// A finished run's result file is read without its lock: it is
+	// replaced atomically, and cells reading the same search's results
+	// at once (a job array's final runs) must not find each other
+	// "running".
+	if res, ok, err := readResult(dir); err == nil && ok && sameRun(res.Settings, asked) && res.Settings.Epochs == asked.Epochs {
+		return cellState{Done: true, Lines: lastTest(res.History), History: res.History, Diverged: res.Diverged, Skipped: res.Skipped,
+			Assessed: res.Assessed}, nil
 	}
 	l, err := runlock.Acquire(dir)
 	if errors.Is(err, runlock.ErrHeld) {
@@ -460,7 +469,7 @@ func readCell(out string, c Cell, asked experiment.Settings) (cellState, error) 
 // missing ones on stdout and in compare.md, and returns an error
 // wrapping errMissing.
 func aggregate(o Options, stdout io.Writer) error {
-	release, err := lock(o.Out)
+	release, err := cli.LockRun(o.Out, true)
 	if err != nil {
 		return err
 	}

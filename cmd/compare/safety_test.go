@@ -14,6 +14,7 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
@@ -62,10 +63,10 @@ func TestReport(t *testing.T) {
 		{nil, 0},
 		{fmt.Errorf("linear seed 1: %w", experiment.ErrInterrupted), 3},
 		{fmt.Errorf("linear seed 1: %w: disk full", experiment.ErrUnsaved), 4},
-		{fmt.Errorf("linear seed 1: %w: -particles 100000: the run needs at least 561.1 GiB", sysmem.ErrTooBig), 2},
+		{fmt.Errorf("linear seed 1: %w", cli.Usage(fmt.Errorf("%w: -particles 100000: the run needs at least 561.1 GiB", sysmem.ErrTooBig))), 2},
 		{errors.New("other settings"), 1},
 	} {
-		if got := report(tc.err); got != tc.want {
+		if got := cli.Status(tc.err); got != tc.want {
 			t.Errorf("%v: status %d, want %d", tc.err, got, tc.want)
 		}
 	}

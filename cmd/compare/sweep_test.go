@@ -17,7 +17,9 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/curves"
+	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -163,8 +165,8 @@ func TestSweepFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dispatch(context.Background(), o3, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "cells 0 to 3") || report(err) != 2 {
-		t.Errorf("cell out of range: %v, status %d, want 2 (a bad command line)", err, report(err))
+	if err := dispatch(context.Background(), o3, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "cells 0 to 3") || cli.Status(err) != 2 {
+		t.Errorf("cell out of range: %v, status %d, want 2 (a bad command line)", err, cli.Status(err))
 	}
 	if err := runCell(context.Background(), Options{Out: t.TempDir(), Workers: 1}, 0); err == nil || !strings.Contains(err.Error(), "no plan") {
 		t.Errorf("no plan: %v", err)
@@ -215,10 +217,24 @@ func TestSweepCutOff(t *testing.T) {
 	if err := runCell(ctx, o, 0); err != nil {
 		t.Fatal(err)
 	}
+	// A finished cell reads as finished while another process holds its
+	// lock (a job array's cells read the same search results at once).
+	p, err := readPlan(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := runlock.Acquire(filepath.Join(out, p.Cells[0].Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := readCell(out, p.Cells[0], p.Cells[0].Settings); err != nil || !st.Done {
+		t.Errorf("finished cell 0 under another's lock: %+v, %v; want done", st.Why, err)
+	}
+	held.Release()
 	killInSecondEpoch(t, out, 1, filepath.Join(out, "single-seed1"))
 
 	err = aggregate(o, &bytes.Buffer{})
-	if !errors.Is(err, errMissing) || report(err) != 5 {
+	if !errors.Is(err, errMissing) || cli.Status(err) != 5 {
 		t.Fatalf("aggregate of a cut-off sweep: %v, want status 5", err)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))

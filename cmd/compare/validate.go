@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/regfile"
 	"github.com/mtsgd/mtsgd/metrics"
 )
@@ -237,7 +238,7 @@ func existingOut(out string) error {
 		err = fmt.Errorf("%s: not a directory", out)
 	}
 	if err != nil {
-		return usageError{fmt.Errorf("-out: %w (the sweep's directory)", err)}
+		return cli.Usage(fmt.Errorf("-out: %w (the sweep's directory)", err))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 )
 
 // tunedSweep is a committed sweep whose every cell has finished: 6
@@ -203,7 +204,7 @@ func TestAggregateRefusesUntrustedHistory(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("aggregate: %v, want an error saying %q", err, tc.want)
 			}
-			if status := report(err); status != 1 {
+			if status := cli.Status(err); status != 1 {
 				t.Errorf("status %d, want 1", status)
 			}
 			for _, f := range tableFiles {
@@ -372,7 +373,7 @@ func TestAggregateNeedsExistingOut(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), out) {
 			t.Errorf("-aggregate -out %s: %v, want an error naming it", out, err)
 		}
-		if status := report(err); status != 2 {
+		if status := cli.Status(err); status != 2 {
 			t.Errorf("-aggregate -out %s: status %d, want 2", out, status)
 		}
 	}

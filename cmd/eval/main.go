@@ -1,89 +1,3 @@
-// Command eval scores a trained ensemble from its checkpoint, without
-// retraining: it rebuilds the data set and the networks that the
-// checkpoint's settings describe, loads the particles, and evaluates them.
-//
-// Usage:
-//
-//	eval -ckpt DIR [flags]
-//
-// DIR is a checkpoint directory (RUN/last or RUN/best, written by train) or
-// a run's output directory, which stands for RUN/last.
-//
-// Flags:
-//
-//	-ckpt DIR           checkpoint to evaluate (required)
-//	-split NAME         test, valid (data sets with a validation split)
-//	                    or train (default test)
-//	-limit N            evaluate the first N examples of the split (default:
-//	                    the run's -test-limit or -train-limit; 0: all)
-//	-json               print one JSON object instead of the table
-//	-reliability DIR    write a reliability diagram per task to
-//	                    DIR/reliability-TASK.png
-//	-data-dir DIR       where data sets are looked for (default
-//	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
-//	-data DIR           a run on your own files (-dataset files): read
-//	                    them from DIR, where the directory the checkpoint
-//	                    records has moved to
-//	-workers N          graphs run at once (default GOMAXPROCS)
-//	-device D           cpu (default) or cuda: predict on the first GPU (a
-//	                    binary built with -tags gpu); the figures agree
-//	                    with the CPU's to rounding
-//
-//	-temperature        report the temperature-scaled ensemble beside the
-//	                    raw one (default true; -temperature=false: raw only)
-//	-ood DATASET        also score out-of-distribution detection: the
-//	                    test split against DATASET's test inputs (same
-//	                    input shape and tasks, e.g. multi-fashion for a
-//	                    multi-mnist run), by AUROC
-//
-// The table has one row per task: each particle's accuracy, then the
-// ensemble's accuracy, Brier score, ECE, NLL and mean confidence minus
-// accuracy (above 0 over-confident, below under-confident; the ensemble
-// predicts the mean of its particles' probabilities); for a regression
-// task each particle's MSE and the MSE of the ensemble's mean prediction.
-//
-// Temperature scaling: a classification task's row is followed by the
-// same scores of the ensemble's probabilities at temperature T,
-// softmax(log p̄ / T), T fitted to minimise the validation split's NLL
-// (metrics.FitTemperature). The checkpoint records the temperatures
-// training fitted at its epoch; for a checkpoint that records none, eval
-// fits them on the validation split now and says so. The test split never
-// takes part in a fit; a run without a validation split of at least
-// 100 examples has no temperature. -json gives them as "temperatures" and the scaled scores as
-// "calibrated".
-//
-// Out-of-distribution detection (-ood): every example of both test
-// splits gets the ensemble's predictive entropy and its mutual
-// information (predictive minus expected entropy: how much the particles
-// disagree), summed over the tasks and per task, on the raw
-// probabilities; a higher score should mean out of distribution. eval
-// prints the AUROC of each score (0.5 chance, 1 perfect separation);
-// -json gives them as "ood". The evaluation of a checkpoint's
-// test split reproduces, to the last digit, the figures its training run
-// printed for that epoch.
-//
-// A run on your own files is evaluated on the files it trained on: the
-// checkpoint records the SHA-256 of each file (and of tasks.json), and a
-// file whose content has changed since, or is missing or new, is refused
-// by name (status 1), as is a difference in what the training split
-// decided (input shape, tasks, normalisation), by the field. A
-// checkpoint written before the hashes were recorded is compared by
-// that spec alone, with a warning.
-//
-// A checkpoint whose parameters or scores are not finite (NaN or ±Inf: a
-// run that diverged) is still evaluated and reported as far as it can be:
-// the table prints NaN, -json writes each non-finite score as null (JSON
-// has no NaN), and -reliability leaves out the bins whose figures are not
-// finite. eval then says which parameters or scores are not finite and
-// exits with status 3.
-//
-// Exit statuses: 0 done; 1 error (no checkpoint, missing data, data
-// changed since training, …); 2 bad
-// command line; 3 the checkpoint has diverged (see above).
-//
-// Example:
-//
-//	eval -ckpt runs/mm1 -json
 package main
 
 import (
@@ -95,13 +9,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	log "github.com/sirupsen/logrus"
@@ -110,6 +21,7 @@ import (
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/sysmem"
@@ -132,23 +44,8 @@ type Options struct {
 }
 
 func main() {
-	opts, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "eval:", err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, opts, os.Stdout); err != nil {
-		log.Error(err)
-		if errors.Is(err, ErrDiverged) {
-			os.Exit(3)
-		}
-		os.Exit(1)
-	}
+	cli.Main(cli.Command[Options]{Name: "eval", Parse: parseFlags,
+		Run: func(ctx context.Context, o Options) error { return run(ctx, o, os.Stdout) }})
 }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
@@ -159,16 +56,16 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fmt.Fprintln(stderr, "Usage: eval -ckpt DIR [flags]   (see `go doc ./cmd/eval`)")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.Checkpoint, "ckpt", "", "checkpoint directory, or a run directory for its last checkpoint (required)")
+	cli.Checkpoint(fs, &o.Checkpoint, "")
 	fs.StringVar(&o.Split, "split", "test", "split to evaluate: test, valid (where the data set has one) or train")
 	fs.IntVar(&o.Limit, "limit", -1, "evaluate the first N examples (default: as the run was evaluated; 0: all)")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of the table")
 	fs.StringVar(&o.Reliability, "reliability", "", "write a reliability diagram per task (PNG) into this directory")
-	fs.StringVar(&o.DataDir, "data-dir", "", "data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
-	fs.StringVar(&o.Data, "data", "", "a run on your own files: the directory they are in now, if it has moved (the files' hashes must match the checkpoint's)")
-	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
-	fs.StringVar(&o.Device, "device", "cpu", "where the networks predict: cpu or cuda (a build with -tags gpu)")
-	fs.BoolVar(&o.Temperature, "temperature", true, "also report the ensemble after temperature scaling fitted on the validation split")
+	cli.DataDir(fs, &o.DataDir, "")
+	cli.Data(fs, &o.Data, "a run on your own files: the directory they are in now, if it has moved (the files' hashes must match the checkpoint's)")
+	cli.Workers(fs, &o.Workers, "")
+	cli.Device(fs, &o.Device, "")
+	cli.Temperature(fs, &o.Temperature, "reported beside the raw scores")
 	fs.StringVar(&o.OOD, "ood", "", "score out-of-distribution detection against this data set's test inputs (AUROC of entropy and mutual information)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -216,10 +113,6 @@ type Report struct {
 	// OOD is the out-of-distribution detection of -ood.
 	OOD *experiment.OOD `json:"ood,omitempty"`
 }
-
-// ErrDiverged is returned, after the report is written, for a checkpoint
-// whose parameters or scores are not finite; main exits with status 3.
-var ErrDiverged = errors.New("the checkpoint has diverged")
 
 func run(ctx context.Context, o Options, stdout io.Writer) error {
 	sysmem.CollectEarly()
@@ -327,7 +220,8 @@ func calibrate(ctx context.Context, r *experiment.Run, tasks []data.Task, out []
 }
 
 // divergence says which parameters or scores are not finite, wrapping
-// ErrDiverged, or returns nil when all are.
+// experiment.ErrDiverged (status 6), or returns nil when all are. run
+// returns it after the report is written.
 func divergence(ps []*engine.Particle, scores []engine.TaskScores) error {
 	var what []string
 	for i, p := range ps {
@@ -347,7 +241,7 @@ func divergence(ps []*engine.Particle, scores []engine.TaskScores) error {
 	if len(what) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %s are not finite (NaN or Inf); retrain with a lower -lr or -kernel-scale", ErrDiverged, strings.Join(what, ", "))
+	return fmt.Errorf("%w: %s are not finite (NaN or Inf); retrain with a lower -lr or -kernel-scale", experiment.ErrDiverged, strings.Join(what, ", "))
 }
 
 func nonFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
@@ -411,46 +305,21 @@ func scoreMap(s metrics.Score) map[string]any {
 func writeTable(w io.Writer, rep Report) error {
 	fmt.Fprintf(w, "%s: %s, method %s, epoch %d (step %d); %s split, %d examples\n\n",
 		rep.Checkpoint, rep.Dataset, rep.Method, rep.Epoch, rep.Step, rep.Split, rep.Examples)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	m := len(rep.Tasks[0].Particles)
-	head := []string{"task"}
-	regression := rep.Tasks[0].Ensemble.Regression != nil
-	for i := range m {
-		if regression {
-			head = append(head, fmt.Sprintf("p%d MSE", i))
-		} else {
-			head = append(head, fmt.Sprintf("p%d acc", i))
-		}
+	// One table per kind of task, each with its own columns: a mixed
+	// run's regression tasks are not listed under accuracy headers.
+	if err := writeScores(w, rep, false); err != nil {
+		return err
 	}
-	if regression {
-		head = append(head, "ensemble MSE")
-	} else {
-		head = append(head, "ensemble acc", "Brier", "ECE", "NLL", "conf-acc")
-	}
-	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	regressions := 0
 	for _, t := range rep.Tasks {
-		row := []string{t.Task}
 		if t.Ensemble.Regression != nil {
-			for _, p := range t.Particles {
-				row = append(row, fmt.Sprintf("%.4f", p.MSE))
-			}
-			row = append(row, fmt.Sprintf("%.4f", t.Ensemble.MSE))
-		} else {
-			for _, p := range t.Particles {
-				row = append(row, fmt.Sprintf("%.4f", p.Accuracy))
-			}
-			row = append(row, classRow(t.Ensemble)...)
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-		if j := slices.IndexFunc(rep.Tasks, func(u engine.TaskScores) bool { return u.Task == t.Task }); rep.Calibrated != nil && rep.Calibrated[j].Classification != nil {
-			row := []string{fmt.Sprintf("  T=%.3f", rep.Temperatures[j])}
-			for range t.Particles {
-				row = append(row, "")
-			}
-			fmt.Fprintln(tw, strings.Join(append(row, classRow(rep.Calibrated[j])...), "\t"))
+			regressions++
 		}
 	}
-	if err := tw.Flush(); err != nil {
+	if regressions > 0 && regressions < len(rep.Tasks) {
+		fmt.Fprintln(w) // between the two tables
+	}
+	if err := writeScores(w, rep, true); err != nil {
 		return err
 	}
 	if rep.Calibrated != nil {
@@ -467,6 +336,61 @@ func writeTable(w io.Writer, rep Report) error {
 		return tw.Flush()
 	}
 	return nil
+}
+
+// writeScores writes the table of rep's regression tasks (MSE per
+// particle and of the ensemble's mean), or of its classification tasks
+// (accuracy per particle, then the ensemble's scores, and at T where it
+// was temperature-scaled); nothing when it has none of them.
+func writeScores(w io.Writer, rep Report, regression bool) error {
+	var tasks []int
+	for j, t := range rep.Tasks {
+		if (t.Ensemble.Regression != nil) == regression {
+			tasks = append(tasks, j)
+		}
+	}
+	if len(tasks) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"task"}
+	for i := range rep.Tasks[0].Particles {
+		if regression {
+			head = append(head, fmt.Sprintf("p%d MSE", i))
+		} else {
+			head = append(head, fmt.Sprintf("p%d acc", i))
+		}
+	}
+	if regression {
+		head = append(head, "ensemble MSE")
+	} else {
+		head = append(head, "ensemble acc", "Brier", "ECE", "NLL", "conf-acc")
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, j := range tasks {
+		t := rep.Tasks[j]
+		row := []string{t.Task}
+		if regression {
+			for _, p := range t.Particles {
+				row = append(row, fmt.Sprintf("%.4f", p.MSE))
+			}
+			row = append(row, fmt.Sprintf("%.4f", t.Ensemble.MSE))
+			fmt.Fprintln(tw, strings.Join(row, "\t"))
+			continue
+		}
+		for _, p := range t.Particles {
+			row = append(row, fmt.Sprintf("%.4f", p.Accuracy))
+		}
+		fmt.Fprintln(tw, strings.Join(append(row, classRow(t.Ensemble)...), "\t"))
+		if rep.Calibrated != nil && rep.Calibrated[j].Classification != nil {
+			row := []string{fmt.Sprintf("  T=%.3f", rep.Temperatures[j])}
+			for range t.Particles {
+				row = append(row, "")
+			}
+			fmt.Fprintln(tw, strings.Join(append(row, classRow(rep.Calibrated[j])...), "\t"))
+		}
+	}
+	return tw.Flush()
 }
 
 // classRow is a classification score's columns of the table.

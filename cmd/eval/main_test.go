@@ -15,6 +15,7 @@ import (
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
+	"github.com/mtsgd/mtsgd/metrics"
 )
 
 // trainSmall trains a tiny run of s with data from dataDir and returns its
@@ -192,7 +193,7 @@ func TestCelebAFixture(t *testing.T) {
 }
 
 // A checkpoint whose parameters are NaN is reported as diverged
-// (ErrDiverged, status 3), after -json and -reliability have written what
+// (experiment.ErrDiverged, status 6), after -json and -reliability have written what
 // they can: JSON with null for the non-finite scores, and the diagrams.
 func TestDivergedCheckpoint(t *testing.T) {
 	s := experiment.Defaults("multi-mnist")
@@ -216,8 +217,8 @@ func TestDivergedCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = run(context.Background(), o, &stdout)
-	if !errors.Is(err, ErrDiverged) || !strings.Contains(err.Error(), "particle 1's parameters") {
-		t.Fatalf("error %v, want ErrDiverged naming particle 1's parameters", err)
+	if !errors.Is(err, experiment.ErrDiverged) || !strings.Contains(err.Error(), "particle 1's parameters") {
+		t.Fatalf("error %v, want experiment.ErrDiverged naming particle 1's parameters", err)
 	}
 	var rep struct {
 		Tasks []struct {
@@ -244,7 +245,7 @@ func TestDivergedCheckpoint(t *testing.T) {
 	// The table says NaN, and eval still reports the divergence.
 	stdout.Reset()
 	o.JSON, o.Reliability = false, ""
-	if err := run(context.Background(), o, &stdout); !errors.Is(err, ErrDiverged) || !strings.Contains(stdout.String(), "NaN") {
+	if err := run(context.Background(), o, &stdout); !errors.Is(err, experiment.ErrDiverged) || !strings.Contains(stdout.String(), "NaN") {
 		t.Errorf("table: error %v, output %s", err, stdout.String())
 	}
 }
@@ -310,5 +311,41 @@ func TestTemperatureAndOOD(t *testing.T) {
 	}
 	if err := run(context.Background(), o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "-ood multi-mnist") {
 		t.Errorf("-ood of the run's own data set: %v", err)
+	}
+}
+
+// A run with classification and regression tasks prints one table per
+// kind, each under its own headers: the regression task's MSE is never
+// under an accuracy column.
+func TestTableMixedTasks(t *testing.T) {
+	class := metrics.Score{Classification: &metrics.Classification{Accuracy: 0.75, Brier: 0.3, ECE: 0.05, NLL: 0.6, Confidence: 0.7}}
+	reg := metrics.Score{Regression: &metrics.Regression{MSE: 112225.5}}
+	rep := Report{Checkpoint: "runs/x/best", Dataset: "files", Method: "mtsgd", Epoch: 3, Split: "test", Examples: 10,
+		Tasks: []engine.TaskScores{
+			{Task: "mass", Ensemble: reg, Particles: []metrics.Score{reg, reg}},
+			{Task: "species", Ensemble: class, Particles: []metrics.Score{class, class}},
+		}}
+	var b bytes.Buffer
+	if err := writeTable(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	header := ""
+	for _, l := range lines {
+		switch f := strings.Fields(l); {
+		case len(f) > 0 && f[0] == "task":
+			header = l
+		case len(f) > 0 && f[0] == "mass":
+			if !strings.Contains(header, "ensemble MSE") || strings.Contains(header, "acc") || !strings.Contains(l, "112225.5000") {
+				t.Errorf("regression row %q under header %q", l, header)
+			}
+		case len(f) > 0 && f[0] == "species":
+			if !strings.Contains(header, "ensemble acc") || strings.Contains(header, "MSE") {
+				t.Errorf("classification row %q under header %q", l, header)
+			}
+		}
+	}
+	if strings.Count(b.String(), "\ntask") != 2 {
+		t.Errorf("want two tables:\n%s", b.String())
 	}
 }

@@ -1,82 +1,3 @@
-// Command predict runs a trained ensemble on new inputs and writes, for
-// every example and task, the ensemble's prediction and how much its
-// particles disagree about it.
-//
-// Usage:
-//
-//	predict -ckpt DIR -data FILE.npz -out FILE.csv [-out FILE.npz] [flags]
-//
-// DIR is a checkpoint of a run on your own files (train -data; RUN/best,
-// RUN/last, or a run's directory for RUN/last). FILE.npz holds the inputs
-// as an array x shaped as the training inputs were (N×D or N×C×H×W, or
-// N×H×W for one channel; uint8 or float); a y array there is not read.
-// Or FILE.csv holds them as the training CSV did: a header, one example
-// per line, the input columns found by name; task columns are not read.
-// The inputs are normalised as the run's training split was (the
-// checkpoint records the transform), so the training files need not be
-// at hand.
-//
-// Flags:
-//
-//	-ckpt DIR       checkpoint (required)
-//	-data FILE      .npz or .csv file of inputs (required)
-//	-out FILE       where to write: FILE.csv, FILE.npz, or both with -out
-//	                given twice (required)
-//	-chunk N        examples read and predicted at a time (default 4096):
-//	                memory holds one chunk, whatever the file's size
-//	-show FILE.png  draw the 16 examples with the highest mutual
-//	                information, each with its index and the ensemble's
-//	                labels and confidences (inputs of 1 or 3 channels)
-//	-show-task NAME the classification task -show ranks by (default: the
-//	                first)
-//	-workers N      graphs run at once (default GOMAXPROCS)
-//	-device D       cpu (default) or cuda (a binary built with -tags gpu)
-//	-temperature    apply the checkpoint's temperatures (default true)
-//	-progress       progress bar on a terminal, else a log line every
-//	                tenth of the work (default true)
-//
-// For a classification task with classes c = 0..C−1, where p_i is
-// particle i's class probabilities (softmax) for the example and
-// p̄ = mean_i p_i the ensemble's, it writes:
-//
-//	probs                 p̄, C columns (CSV: TASK/p0, TASK/p1, …)
-//	label                 the first most probable class of p̄
-//	confidence            p̄[label]
-//	predictive_entropy    H[p̄] = −Σ_c p̄_c log p̄_c (nats)
-//	expected_entropy      mean_i H[p_i]
-//	mutual_information    H[p̄] − mean_i H[p_i], the particles'
-//	                      disagreement: 0 when they agree, up to log M
-//
-// and for a regression task the mean of the particles' predictions and
-// their standard deviation (over particles; population). The probs are
-// those eval's ensemble scores, after temperature scaling: where the
-// checkpoint records temperatures (a run with a validation split of at
-// least 100 examples fits one per task on it, go doc ./cmd/eval), probs and confidence are
-// softmax(log p̄ / T), which keeps the label; the three entropies are
-// always those of the particles' own probabilities. -temperature=false
-// writes p̄ as it is. The CSV has a header and one row per
-// example: index, then each task's columns, named TASK/probs's classes,
-// TASK/label, and so on; numbers as Go's shortest exact form. The NPZ
-// has one array per task and column: TASK/probs (N×C float64),
-// TASK/label (N int64), TASK/confidence, … (N float64).
-//
-// The outputs are all written or none: each goes to a temporary file
-// beside it, and all are renamed into place only once every one was
-// written. Before anything is computed, an output that is the -data
-// file (the same inode), lies in the checkpoint's data directory (beside
-// its training files), is a directory, or whose directory cannot be
-// written is refused.
-//
-// Exit statuses: 0 done; 1 error (an unreadable checkpoint, a failed
-// write: nothing is written); 2 bad command line or bad input: a flag,
-// an output refused as above, a checkpoint not of a run on -data files,
-// or an input file that is malformed or does not fit the model (the
-// message names the file, the array and the index); 3 interrupted by
-// SIGINT or SIGTERM, nothing written.
-//
-// Example:
-//
-//	predict -ckpt runs/mine/best -data new.npz -out pred.csv -out pred.npz
 package main
 
 import (
@@ -89,13 +10,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	log "github.com/sirupsen/logrus"
 
@@ -105,6 +23,7 @@ import (
 	"github.com/mtsgd/mtsgd/data/npz"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/progress"
@@ -128,51 +47,21 @@ type Options struct {
 	Temperature bool
 }
 
-// Exit statuses.
-const (
-	exitError       = 1
-	exitUsage       = 2
-	exitInterrupted = 3
-)
-
 // prepared is called with each output once it is written, before any is
 // put in place; tests interrupt predict there.
 var prepared = func(path string) {}
 
-// usageError is bad input found after the command line was read.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
-
 func main() {
-	opts, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "predict:", err)
-		os.Exit(exitUsage)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	status := report(run(ctx, opts))
-	stop()
-	os.Exit(status)
+	cli.Main(cli.Command[Options]{Name: "predict", Parse: parseFlags, Run: run, Explain: explain})
 }
 
-// report logs how a prediction ended and returns the exit status.
-func report(err error) int {
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, context.Canceled):
+// explain words an interruption: predict writes all its outputs or none.
+func explain(_ Options, err error) bool {
+	if cli.Status(err) == cli.ExitInterrupted {
 		log.Warn("interrupted by SIGINT or SIGTERM: nothing written")
-		return exitInterrupted
-	case errors.As(err, new(usageError)), errors.Is(err, data.ErrInvalid), errors.Is(err, experiment.ErrUnfit):
-		log.Error(err)
-		return exitUsage
+		return true
 	}
-	log.Error(err)
-	return exitError
+	return false
 }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
@@ -183,19 +72,19 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fmt.Fprintln(stderr, "Usage: predict -ckpt DIR -data FILE.npz -out FILE.csv [-out FILE.npz] [flags]   (see `go doc ./cmd/predict`)")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.Checkpoint, "ckpt", "", "checkpoint of a run on -data files, or its run directory for RUN/last (required)")
-	fs.StringVar(&o.Data, "data", "", ".npz file whose array x holds the inputs, or .csv file (required)")
-	fs.Func("out", "output file, .csv or .npz; give it twice for both (required)", func(v string) error {
+	cli.Checkpoint(fs, &o.Checkpoint, "of a run on -data files")
+	cli.Data(fs, &o.Data, ".npz file whose array x holds the inputs, or .csv file (required)")
+	cli.Out(fs, "output file, .csv or .npz; give it twice for both (required)", func(v string) error {
 		o.Out = append(o.Out, v)
 		return nil
 	})
 	fs.IntVar(&o.Chunk, "chunk", 4096, "examples read and predicted at a time")
 	fs.StringVar(&o.Show, "show", "", "write a PNG of the 16 examples with the highest mutual information (image inputs)")
 	fs.StringVar(&o.ShowTask, "show-task", "", "the classification task whose mutual information -show ranks by (default: the first)")
-	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "graphs run at once")
-	fs.StringVar(&o.Device, "device", "cpu", "where the networks predict: cpu or cuda (a build with -tags gpu)")
-	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
-	fs.BoolVar(&o.Temperature, "temperature", true, "apply the checkpoint's temperatures to the ensemble's probabilities")
+	cli.Workers(fs, &o.Workers, "")
+	cli.Device(fs, &o.Device, "")
+	cli.Progress(fs, &o.Progress)
+	cli.Temperature(fs, &o.Temperature, "the checkpoint's, applied to the ensemble's probabilities")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -231,19 +120,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	return o, cuda.CheckName(o.Device)
 }
 
-// checkpointDir is dir, or dir/last where dir is a run's directory.
-func checkpointDir(dir string) string {
-	if _, err := os.Stat(filepath.Join(dir, checkpoints.ManifestName)); errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(dir, "last", checkpoints.ManifestName)); err == nil {
-			return filepath.Join(dir, "last")
-		}
-	}
-	return dir
-}
-
 func run(ctx context.Context, o Options) error {
 	sysmem.CollectEarly()
-	dir := checkpointDir(o.Checkpoint)
+	dir := checkpoints.Locate(o.Checkpoint)
 	c, err := checkpoints.Load(dir)
 	if err != nil {
 		return err
@@ -253,7 +132,7 @@ func run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if s.Dataset != files.Name || s.Files == nil || s.Files.Input == nil {
-		return usageError{fmt.Errorf("%s is a run on %s; predict reads checkpoints of runs on your own files (train -data DIR); score it with eval", dir, s.Dataset)}
+		return cli.Usage(fmt.Errorf("%s is a run on %s; predict reads checkpoints of runs on your own files (train -data DIR); score it with eval", dir, s.Dataset))
 	}
 	if err := checkOutputs(o, s.Files.Dir); err != nil {
 		return err
@@ -269,7 +148,7 @@ func run(ctx context.Context, o Options) error {
 	}
 	dev, err := cuda.OpenNamed(o.Device)
 	if errors.Is(err, cuda.ErrNotBuilt) {
-		return usageError{err}
+		return cli.Usage(err)
 	}
 	if err != nil {
 		return err
@@ -288,11 +167,9 @@ func run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%s: %w", dir, err)
 	}
 	tasks := s.Files.DataTasks()
-	var top *topMI
-	if o.Show != "" {
-		if top, err = newTopMI(s.Files.Shape, tasks, o.ShowTask); err != nil {
-			return usageError{err}
-		}
+	top, err := showFor(&o, s.Files.Shape, tasks)
+	if err != nil {
+		return err
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "model": r.Settings.Model, "particles": len(r.Trainer.Particles),
 		"inputs": o.Data, "examples": in.Len()}).Info("predicting")
@@ -302,24 +179,74 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	w, err := newWriter(tmp, tasks, in.Len())
+	w, err := newWriter(tmp, tasks, in.Len(), s.Files.ID, noiseVariances(r, tasks))
 	if err != nil {
 		return err
 	}
 	defer w.close()
 	if o.Temperature {
-		w.temps = r.Temperatures()
-		if w.temps == nil {
-			log.Info("the checkpoint records no temperatures (a run without a validation split of 100 examples): probabilities as the ensemble gives them")
-		} else {
-			log.WithField("temperatures", w.temps).Info("temperature scaling")
-		}
+		w.useTemperatures(r.Temperatures())
 	}
+	if err := predictAll(ctx, o, r, in, first, w, top); err != nil {
+		return err
+	}
+	if err := writeOutputs(ctx, o, w, top, tasks); err != nil {
+		return err
+	}
+	for _, out := range o.outputs() {
+		log.WithField("file", out).Info("wrote")
+	}
+	if w.nonFinite > 0 {
+		return fmt.Errorf("%d predictions are not finite (NaN or Inf): the checkpoint has diverged; the files are written", w.nonFinite)
+	}
+	return nil
+}
+
+// showFor is what ranks the examples for -show, nil without it. The
+// predictions are what was asked for: on inputs that are not images the
+// picture is dropped (o.Show cleared) with a warning.
+func showFor(o *Options, shape []int, tasks []data.Task) (*topMI, error) {
+	if o.Show == "" {
+		return nil, nil
+	}
+	top, err := newTopMI(shape, tasks, o.ShowTask)
+	if errors.Is(err, errNotImages) {
+		log.WithField("show", o.Show).Warn(err.Error() + "; writing the predictions without it")
+		o.Show = ""
+		return nil, nil
+	}
+	if err != nil {
+		return nil, cli.Usage(err)
+	}
+	return top, nil
+}
+
+// useTemperatures applies temps, the checkpoint's, to the ensemble's
+// probabilities; nil: none recorded.
+func (w *writer) useTemperatures(temps []float64) {
+	w.temps = temps
+	if temps == nil {
+		log.Info("the checkpoint records no temperatures (a run without a validation split of 100 examples): probabilities as the ensemble gives them")
+		return
+	}
+	log.WithField("temperatures", temps).Info("temperature scaling")
+}
+
+// predictAll runs the ensemble on every chunk of in, first already
+// read, streaming each batch's figures to w and offering its examples to
+// top (nil: no -show).
+func predictAll(ctx context.Context, o Options, r *experiment.Run, in *files.Inputs, first *files.Set, w *writer, top *topMI) error {
 	bar := progress.New(o.Progress, "predict", "examples", in.Len())
-	done := 0
+	done, chunkStart := 0, 0
+	ids := func(set *files.Set, done, size int) []string {
+		if all := set.IDs(); all != nil {
+			return all[done-chunkStart : done-chunkStart+size]
+		}
+		return nil
+	}
 	for set := first; set != nil; {
 		err := r.Trainer.Predict(ctx, set, func(b *data.Batch, pred [][][]float64) error {
-			if err := w.batch(pred, b.Size()); err != nil {
+			if err := w.batch(pred, b.Size(), ids(set, done, b.Size())); err != nil {
 				return err
 			}
 			if top != nil {
@@ -336,14 +263,20 @@ func run(ctx context.Context, o Options) error {
 			bar.Finish()
 			return err
 		}
+		chunkStart = done
 		if set, err = in.Next(o.Chunk); err != nil {
 			bar.Finish()
 			return err
 		}
 	}
 	bar.Finish()
-	// Every output is written to a temporary file beside it and put in
-	// place only once all were written and no signal came meanwhile.
+	return nil
+}
+
+// writeOutputs writes every output to a temporary file beside it and
+// puts them all in place only once all were written and no signal came
+// meanwhile.
+func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks []data.Task) error {
 	var pending []*atomicfile.Pending
 	defer func() {
 		for _, p := range pending {
@@ -352,6 +285,7 @@ func run(ctx context.Context, o Options) error {
 	}()
 	for _, out := range o.outputs() {
 		var p *atomicfile.Pending
+		var err error
 		switch {
 		case out == o.Show:
 			p, err = atomicfile.Prepare(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) })
@@ -374,12 +308,6 @@ func run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	for _, out := range o.outputs() {
-		log.WithField("file", out).Info("wrote")
-	}
-	if w.nonFinite > 0 {
-		return fmt.Errorf("%d predictions are not finite (NaN or Inf): the checkpoint has diverged; the files are written", w.nonFinite)
-	}
 	return nil
 }
 
@@ -391,6 +319,9 @@ type column struct {
 	descr string // <f8 or <i8
 	f     *os.File
 	w     *bufio.Writer
+	// names, for a label column of a task whose classes have names: the
+	// CSV gives each label's name in a column TASK/class beside it.
+	names []string
 }
 
 // writer streams each batch's figures to one temporary file per column,
@@ -412,20 +343,61 @@ type writer struct {
 	// temps are the per-task temperatures applied to the ensemble's
 	// probabilities; nil for none.
 	temps []float64
+	// noise is each regression task's noise variance (noiseVariances),
+	// NaN where it is unknown.
+	noise []float64
+	// ids is the examples' identifiers (the CSV id column), streamed to
+	// a file as a length and the bytes; nil without an id column.
+	idName string
+	ids    *column
 }
 
-func newWriter(tmp string, tasks []data.Task, n int) (*writer, error) {
-	w := &writer{tasks: tasks, n: n}
+// noiseVariances is, per regression task, the variance the ensemble's
+// spread leaves out: the validation MSE of its mean at the checkpoint's
+// epoch, in the targets' units (NaN for a classification task, or
+// without a validation split). The predictive standard deviation is
+// sqrt(spread² + noise): the spread alone is the particles' disagreement,
+// far below the error it claims to measure.
+func noiseVariances(r *experiment.Run, tasks []data.Task) []float64 {
+	noise := make([]float64, len(tasks))
+	for j := range noise {
+		noise[j] = math.NaN()
+	}
+	for _, l := range r.History() {
+		if l.Epoch != r.Epoch() || l.Split != "valid" || l.Regression == nil {
+			continue
+		}
+		if j := slices.IndexFunc(tasks, func(t data.Task) bool { return t.Name == l.Task }); j >= 0 {
+			noise[j] = l.MSE
+		}
+	}
+	for j, t := range tasks {
+		if t.Kind == data.Regression && math.IsNaN(noise[j]) {
+			log.WithField("task", t.Name).Warn("no validation MSE at the checkpoint's epoch: the std is the particles' spread alone, which understates the error")
+		}
+	}
+	return noise
+}
+
+func newWriter(tmp string, tasks []data.Task, n int, idName string, noise []float64) (*writer, error) {
+	w := &writer{tasks: tasks, n: n, idName: idName, noise: noise}
+	if idName != "" {
+		f, err := os.Create(filepath.Join(tmp, "ids"))
+		if err != nil {
+			return nil, err
+		}
+		w.ids = &column{name: idName, f: f, w: bufio.NewWriterSize(f, 1<<16)}
+	}
 	for j, t := range tasks {
 		var cs []*column
 		if t.Kind == data.Classification {
 			cs = []*column{
-				{name: "probs", width: t.Classes, descr: "<f8"}, {name: "label", width: 1, descr: "<i8"},
+				{name: "probs", width: t.Classes, descr: "<f8"}, {name: "label", width: 1, descr: "<i8", names: t.ClassNames},
 				{name: "confidence", width: 1, descr: "<f8"}, {name: "predictive_entropy", width: 1, descr: "<f8"},
 				{name: "expected_entropy", width: 1, descr: "<f8"}, {name: "mutual_information", width: 1, descr: "<f8"},
 			}
 		} else {
-			cs = []*column{{name: "mean", width: 1, descr: "<f8"}, {name: "std", width: 1, descr: "<f8"}}
+			cs = []*column{{name: "mean", width: 1, descr: "<f8"}, {name: "std", width: 1, descr: "<f8"}, {name: "spread", width: 1, descr: "<f8"}}
 		}
 		for k, c := range cs {
 			c.name = t.Name + "/" + c.name
@@ -442,6 +414,9 @@ func newWriter(tmp string, tasks []data.Task, n int) (*writer, error) {
 }
 
 func (w *writer) close() {
+	if w.ids != nil {
+		w.ids.f.Close()
+	}
 	for _, cs := range w.cols {
 		for _, c := range cs {
 			if c.f != nil {
@@ -451,8 +426,25 @@ func (w *writer) close() {
 	}
 }
 
-// batch writes the figures of one batch of size examples.
-func (w *writer) batch(pred [][][]float64, size int) error {
+// batch writes the figures of one batch of size examples, whose
+// identifiers are ids (nil without an id column).
+func (w *writer) batch(pred [][][]float64, size int, ids []string) error {
+	if w.ids != nil {
+		if ids == nil {
+			ids = make([]string, size) // inputs without the column: empty
+		}
+		if len(ids) != size {
+			return fmt.Errorf("predict: %d identifiers for %d examples", len(ids), size)
+		}
+		for _, id := range ids {
+			var n [4]byte
+			binary.LittleEndian.PutUint32(n[:], uint32(len(id)))
+			w.ids.w.Write(n[:])
+			if _, err := w.ids.w.WriteString(id); err != nil {
+				return err
+			}
+		}
+	}
 	var buf [8]byte
 	put := func(c *column, v float64) error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -486,8 +478,12 @@ func (w *writer) batch(pred [][][]float64, size int) error {
 					d := pred[j][i][e] - mean
 					sq += d * d
 				}
-				sd := math.Sqrt(sq / float64(m))
-				if err := errors.Join(put(cs[0], mean), put(cs[1], sd)); err != nil {
+				spread := math.Sqrt(sq / float64(m))
+				sd := spread
+				if !math.IsNaN(w.noise[j]) {
+					sd = math.Sqrt(spread*spread + w.noise[j])
+				}
+				if err := errors.Join(put(cs[0], mean), put(cs[1], sd), put(cs[2], spread)); err != nil {
 					return err
 				}
 				w.lastMean[j] = append(w.lastMean[j], [2]float64{mean, sd})
@@ -549,14 +545,16 @@ func (w *writer) finish() error {
 	if w.rows != w.n {
 		return fmt.Errorf("predicted %d examples of %d", w.rows, w.n)
 	}
-	for _, cs := range w.cols {
-		for _, c := range cs {
-			if err := c.w.Flush(); err != nil {
-				return err
-			}
-			if _, err := c.f.Seek(0, io.SeekStart); err != nil {
-				return err
-			}
+	all := slices.Concat(w.cols...)
+	if w.ids != nil {
+		all = append(all, w.ids)
+	}
+	for _, c := range all {
+		if err := c.w.Flush(); err != nil {
+			return err
+		}
+		if _, err := c.f.Seek(0, io.SeekStart); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -597,6 +595,11 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 	return atomicfile.Prepare(path, 0o644, func(out io.Writer) error {
 		bw := bufio.NewWriterSize(out, 1<<16)
 		head := []string{"index"}
+		var ids *bufio.Reader
+		if w.ids != nil {
+			head = append(head, csvField(w.idName))
+			ids = bufio.NewReaderSize(w.ids.f, 1<<16)
+		}
 		var all []*column
 		readers := map[*column]*bufio.Reader{}
 		for _, cs := range w.cols {
@@ -611,6 +614,9 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 				} else {
 					head = append(head, c.name)
 				}
+				if c.names != nil {
+					head = append(head, strings.TrimSuffix(c.name, "/label")+"/class")
+				}
 			}
 		}
 		bw.WriteString(strings.Join(head, ",") + "\n")
@@ -623,6 +629,13 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 				}
 			}
 			line = strconv.AppendInt(line[:0], int64(e), 10)
+			if ids != nil {
+				id, err := readID(ids)
+				if err != nil {
+					return fmt.Errorf("reading back the identifiers: %w", err)
+				}
+				line = append(append(line, ','), csvField(id)...)
+			}
 			for _, c := range all {
 				for range c.width {
 					if _, err := io.ReadFull(readers[c], buf[:]); err != nil {
@@ -632,6 +645,13 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 					line = append(line, ',')
 					if c.descr == "<i8" {
 						line = strconv.AppendInt(line, int64(u), 10)
+						if c.names != nil {
+							name := ""
+							if k := int64(u); k >= 0 && k < int64(len(c.names)) {
+								name = c.names[k]
+							}
+							line = append(append(line, ','), csvField(name)...)
+						}
 					} else {
 						line = strconv.AppendFloat(line, math.Float64frombits(u), 'g', -1, 64)
 					}
@@ -644,4 +664,27 @@ func (w *writer) writeCSV(ctx context.Context, path string) (*atomicfile.Pending
 		}
 		return bw.Flush()
 	})
+}
+
+// readID reads one identifier as batch wrote it: its length, then its
+// bytes.
+func readID(r *bufio.Reader) (string, error) {
+	var n [4]byte
+	if _, err := io.ReadFull(r, n[:]); err != nil {
+		return "", err
+	}
+	b := make([]byte, binary.LittleEndian.Uint32(n[:]))
+	if _, err := io.ReadFull(r, b); err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// csvField is v as a CSV field: quoted, with its quotes doubled, where it
+// holds a separator, a quote or a line break (RFC 4180).
+func csvField(v string) string {
+	if !strings.ContainsAny(v, ",\"\r\n") {
+		return v
+	}
+	return `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
 }

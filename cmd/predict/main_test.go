@@ -18,6 +18,7 @@ import (
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/data/npz"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/metrics"
 )
 
@@ -189,6 +190,18 @@ func TestPredictMatchesEval(t *testing.T) {
 		if task.Kind == "regression" {
 			mean, _ := readNPZ(t, npzPath, task.Name+"/mean")
 			std, _ := readNPZ(t, npzPath, task.Name+"/std")
+			spread, _ := readNPZ(t, npzPath, task.Name+"/spread")
+			// The noise term: the validation MSE the run recorded at its
+			// epoch.
+			noise := math.NaN()
+			for _, l := range r.History() {
+				if l.Epoch == r.Epoch() && l.Split == "valid" && l.Task == task.Name {
+					noise = l.MSE
+				}
+			}
+			if math.IsNaN(noise) {
+				t.Fatalf("the run records no validation MSE for %s", task.Name)
+			}
 			reg, err := metrics.Regress(mean, labels[j])
 			if err != nil {
 				t.Fatal(err)
@@ -202,7 +215,8 @@ func TestPredictMatchesEval(t *testing.T) {
 				for i := range 3 {
 					sq += (parts[j][i][e] - m) * (parts[j][i][e] - m) / 3
 				}
-				close("std", std[e], math.Sqrt(sq), 1e-12)
+				close("spread", spread[e], math.Sqrt(sq), 1e-12)
+				close("std", std[e], math.Sqrt(sq+noise), 1e-12)
 			}
 			continue
 		}
@@ -285,7 +299,7 @@ func TestPredictMatchesEval(t *testing.T) {
 	}
 	wantHead := "index,quadrant/p0,quadrant/p1,quadrant/p2,quadrant/p3,quadrant/label,quadrant/confidence,quadrant/predictive_entropy," +
 		"quadrant/expected_entropy,quadrant/mutual_information,big/p0,big/p1,big/label,big/confidence,big/predictive_entropy," +
-		"big/expected_entropy,big/mutual_information,norm/mean,norm/std"
+		"big/expected_entropy,big/mutual_information,norm/mean,norm/std,norm/spread"
 	if len(rows) != n+1 || strings.Join(rows[0], ",") != wantHead {
 		t.Fatalf("%d rows, header %q", len(rows), strings.Join(rows[0], ","))
 	}
@@ -356,7 +370,7 @@ func TestBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = run(context.Background(), o)
-			if got := report(err); got != tc.status || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			if got := cli.Status(err); got != tc.status || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 				t.Errorf("status %d, error %v; want %d and %q", got, err, tc.status, tc.want)
 			}
 			if tc.status != 0 {
@@ -367,8 +381,8 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 	// uint8 inputs for a float-trained model are read as numbers too
-	// ("wrong dtype" above is float64 for float32: fine); an int64 x is
-	// refused.
+	// ("wrong dtype" above is float64 for float32: fine), and so is an
+	// int64 x.
 	f, _ := os.Create(filepath.Join(tmp, "int.npz"))
 	w := npz.NewWriter(f)
 	out, _ := w.Create("x", "<i8", []int{1, 5})
@@ -376,7 +390,7 @@ func TestBadInput(t *testing.T) {
 	w.Close()
 	f.Close()
 	o, _ := parseFlags([]string{"-ckpt", runDir, "-data", filepath.Join(tmp, "int.npz"), "-out", filepath.Join(tmp, "p.npz"), "-progress=false"}, &bytes.Buffer{})
-	if err := run(context.Background(), o); report(err) != 2 || !strings.Contains(err.Error(), "int.npz: array x: element type int64") {
+	if err := run(context.Background(), o); err != nil {
 		t.Errorf("int64 inputs: %v", err)
 	}
 	for _, tc := range []struct {

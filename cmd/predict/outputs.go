@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/mtsgd/mtsgd/internal/cli"
 )
 
 // outputs are the files predict writes: every -out, and -show's PNG.
@@ -33,13 +35,13 @@ func checkOutputs(o Options, dataDir string) error {
 		if st, err := os.Stat(out); err == nil {
 			switch {
 			case st.IsDir():
-				return usageError{fmt.Errorf("%s %s: a directory", flag, out)}
+				return cli.Usage(fmt.Errorf("%s %s: a directory", flag, out))
 			case dataErr == nil && os.SameFile(st, dataSt):
-				return usageError{fmt.Errorf("%s %s: the -data file %s itself; write predictions elsewhere", flag, out, o.Data)}
+				return cli.Usage(fmt.Errorf("%s %s: the -data file %s itself; write predictions elsewhere", flag, out, o.Data))
 			}
 			for _, s := range seen {
 				if os.SameFile(st, s) {
-					return usageError{fmt.Errorf("%s %s: the same file as another output", flag, out)}
+					return cli.Usage(fmt.Errorf("%s %s: the same file as another output", flag, out))
 				}
 			}
 			seen = append(seen, st)
@@ -48,15 +50,15 @@ func checkOutputs(o Options, dataDir string) error {
 		pst, err := os.Stat(parent)
 		switch {
 		case err != nil:
-			return usageError{fmt.Errorf("%s %s: %w", flag, out, err)}
+			return cli.Usage(fmt.Errorf("%s %s: %w", flag, out, err))
 		case !pst.IsDir():
-			return usageError{fmt.Errorf("%s %s: %s is not a directory", flag, out, parent)}
+			return cli.Usage(fmt.Errorf("%s %s: %s is not a directory", flag, out, parent))
 		case dataDir != "" && dirErr == nil && os.SameFile(pst, dirSt):
-			return usageError{fmt.Errorf("%s %s: in the checkpoint's data directory %s, beside its training files; write predictions elsewhere", flag, out, dataDir)}
+			return cli.Usage(fmt.Errorf("%s %s: in the checkpoint's data directory %s, beside its training files; write predictions elsewhere", flag, out, dataDir))
 		}
 		f, err := os.CreateTemp(parent, ".predict-check-*")
 		if err != nil {
-			return usageError{fmt.Errorf("%s %s: cannot write there: %w", flag, out, err)}
+			return cli.Usage(fmt.Errorf("%s %s: cannot write there: %w", flag, out, err))
 		}
 		f.Close()
 		os.Remove(f.Name())

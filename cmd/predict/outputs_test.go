@@ -12,6 +12,7 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/data/files"
+	"github.com/mtsgd/mtsgd/internal/cli"
 )
 
 // names lists dir's entries.
@@ -102,7 +103,7 @@ func TestOutputsNeverDestroyInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = run(context.Background(), o)
-			if status := report(err); status != 2 || !strings.Contains(err.Error(), tc.want) {
+			if status := cli.Status(err); status != 2 || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("status %d, error %v; want 2 and %q", status, err, tc.want)
 			}
 			for _, p := range inputs {
@@ -161,7 +162,7 @@ func TestOutputsAllOrNothing(t *testing.T) {
 				}
 			}
 			err = run(ctx, o)
-			if status := report(err); status != tc.status {
+			if status := cli.Status(err); status != tc.status {
 				t.Fatalf("status %d (%v), want %d", status, err, tc.status)
 			}
 			want := []string{"p.csv"}

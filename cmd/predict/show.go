@@ -1,32 +1,24 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"image"
-	"image/color"
-	"image/draw"
-	"image/png"
 	"io"
-	"math"
 	"slices"
 
-	"golang.org/x/image/font"
-	"golang.org/x/image/font/basicfont"
-	"golang.org/x/image/math/fixed"
-
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/imagegrid"
 )
 
 // Layout of the -show grid.
 const (
 	showCount = 16 // examples shown
-	showCols  = 4
-	showZoom  = 4  // screen pixels per image pixel
-	showPad   = 8  // space around each cell
-	showLineH = 14 // a line of basicfont.Face7x13
-	showChars = 26 // widest line, in characters
 	showTasks = 3  // task lines per cell
 )
+
+// errNotImages is newTopMI's error for inputs it cannot draw: predict
+// warns and writes the predictions without the picture.
+var errNotImages = errors.New("-show draws images of 1 or 3 channels")
 
 // shown is one example kept for the grid.
 type shown struct {
@@ -48,7 +40,7 @@ type topMI struct {
 // one with a mutual information.
 func newTopMI(shape []int, tasks []data.Task, name string) (*topMI, error) {
 	if len(shape) != 3 || (shape[0] != 1 && shape[0] != 3) {
-		return nil, fmt.Errorf("-show draws images of 1 or 3 channels; the inputs have shape %v", shape)
+		return nil, fmt.Errorf("%w; the inputs have shape %v", errNotImages, shape)
 	}
 	for j, t := range tasks {
 		if (name == "" || t.Name == name) && t.Kind == data.Classification {
@@ -84,47 +76,17 @@ func (t *topMI) offer(index int, mi float64, input []float32, labels func() []st
 // with its index, its mutual information and the ensemble's labels. Each
 // image is stretched to its own range, the inputs being normalised.
 func (t *topMI) write(w io.Writer, tasks []data.Task) error {
-	ch, h, wd := t.shape[0], t.shape[1], t.shape[2]
 	lines := 1 + min(len(tasks), showTasks)
-	cellW := max(wd*showZoom, showChars*7) + 2*showPad
-	cellH := h*showZoom + lines*showLineH + 2*showPad
-	rows := max(1, (len(t.keep)+showCols-1)/showCols)
-	img := image.NewRGBA(image.Rect(0, 0, showCols*cellW, rows*cellH))
-	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
+	cells := make([]imagegrid.Cell, len(t.keep))
 	for k, s := range t.keep {
-		x0, y0 := (k%showCols)*cellW+showPad, (k/showCols)*cellH+showPad
 		lo, hi := slices.Min(s.input), slices.Max(s.input)
-		scale := func(v float32) uint8 {
-			if hi == lo {
-				return 0
-			}
-			return uint8(math.Round(float64((v - lo) / (hi - lo) * 255)))
-		}
-		for r := range h * showZoom {
-			for c := range wd * showZoom {
-				at := (r/showZoom)*wd + c/showZoom
-				px := color.RGBA{A: 255}
-				if ch == 1 {
-					v := scale(s.input[at])
-					px.R, px.G, px.B = v, v, v
-				} else {
-					px.R, px.G, px.B = scale(s.input[at]), scale(s.input[h*wd+at]), scale(s.input[2*h*wd+at])
-				}
-				img.SetRGBA(x0+c, y0+r, px)
+		cells[k].Pixels = make([]float32, len(s.input))
+		for i, v := range s.input {
+			if hi > lo {
+				cells[k].Pixels[i] = (v - lo) / (hi - lo)
 			}
 		}
-		text := append([]string{fmt.Sprintf("#%d  MI %.3f (%s)", s.index, s.mi, tasks[t.task].Name)}, s.labels...)
-		for l, line := range text[:lines] {
-			drawText(img, x0, y0+h*showZoom+(l+1)*showLineH, line)
-		}
+		cells[k].Lines = append([]string{fmt.Sprintf("#%d  MI %.3f (%s)", s.index, s.mi, tasks[t.task].Name)}, s.labels...)
 	}
-	return png.Encode(w, img)
-}
-
-func drawText(img draw.Image, x, baseline int, text string) {
-	if r := []rune(text); len(r) > showChars {
-		text = string(r[:showChars-3]) + "..."
-	}
-	d := font.Drawer{Dst: img, Src: image.Black, Face: basicfont.Face7x13, Dot: fixed.P(x, baseline)}
-	d.DrawString(text)
+	return imagegrid.Write(w, t.shape, cells, lines)
 }

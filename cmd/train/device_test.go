@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 )
 
@@ -13,13 +14,13 @@ import (
 // that says how to build with CUDA; -device cpu opens nothing.
 func TestDeviceCUDAWithoutTheBuild(t *testing.T) {
 	dev, err := openDevice("cuda")
-	var usage usageError
+	var usage cli.UsageError
 	if dev != nil || !errors.As(err, &usage) || !errors.Is(err, cuda.ErrNotBuilt) {
 		t.Fatalf("openDevice(cuda) = %v, %v; want a usage error wrapping cuda.ErrNotBuilt", dev, err)
 	}
 	captureLog(t)
-	if got := report(err, t.TempDir()); got != exitUsage {
-		t.Errorf("exit status %d, want %d", got, exitUsage)
+	if got := cli.Status(err); got != cli.ExitUsage {
+		t.Errorf("exit status %d, want %d", got, cli.ExitUsage)
 	}
 	if dev, err := openDevice("cpu"); dev != nil || err != nil {
 		t.Errorf("openDevice(cpu) = %v, %v", dev, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/data/multimnist"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -222,10 +223,10 @@ func TestFilesBadInput(t *testing.T) {
 			}
 			captureLog(t)
 			err = run(context.Background(), o)
-			status := report(err, o.Out)
-			want := exitUsage
+			status := cli.Status(err)
+			want := cli.ExitUsage
 			if tc.name == "no directory" {
-				want = exitError // missing data, as for the built-in sets
+				want = cli.ExitError // missing data, as for the built-in sets
 			}
 			if status != want || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("status %d, error %v; want %d and %q", status, err, want, tc.want)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/curves"
 )
 
@@ -58,7 +59,7 @@ func TestLockSymlinkRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, log := trainTimed(t, tiny+" -epochs 1 -out "+out, time.Minute)
-	if status != exitError || !strings.Contains(log, "is a symbolic link, not a lock file") {
+	if status != cli.ExitError || !strings.Contains(log, "is a symbolic link, not a lock file") {
 		t.Errorf("status %d, want 1 refusing the symlink; log:\n%s", status, log)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep\n" {
@@ -82,7 +83,7 @@ func TestDataFIFORefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	status, log := trainTimed(t, tiny+" -epochs 1 -data-dir "+dataDir+" -out "+t.TempDir(), time.Minute)
-	if status != exitError || !strings.Contains(log, fifo+": not a regular file but a named pipe") {
+	if status != cli.ExitError || !strings.Contains(log, fifo+": not a regular file but a named pipe") {
 		t.Errorf("status %d, want 1 naming %s as a named pipe; log:\n%s", status, fifo, log)
 	}
 }
@@ -94,14 +95,14 @@ func TestUsageStatuses(t *testing.T) {
 	t.Run("MTSGD_MEMORY", func(t *testing.T) {
 		t.Setenv("MTSGD_MEMORY", "garbage")
 		status, log := trainTimed(t, tiny+" -epochs 1 -out "+t.TempDir(), time.Minute)
-		if status != exitUsage || !strings.Contains(log, `$MTSGD_MEMORY "garbage": not a size`) {
+		if status != cli.ExitUsage || !strings.Contains(log, `$MTSGD_MEMORY "garbage": not a size`) {
 			t.Errorf("status %d, want 2 naming $MTSGD_MEMORY; log:\n%s", status, log)
 		}
 	})
 	t.Run("-valid", func(t *testing.T) {
 		requireData(t)
 		status, log := trainTimed(t, tiny+" -epochs 1 -valid 200000 -out "+t.TempDir(), 5*time.Minute)
-		if status != exitUsage || !strings.Contains(log, "-valid 200000: leaves no training composites") {
+		if status != cli.ExitUsage || !strings.Contains(log, "-valid 200000: leaves no training composites") {
 			t.Errorf("status %d, want 2 naming -valid; log:\n%s", status, log)
 		}
 	})
@@ -189,7 +190,7 @@ func TestCheckpointSettingsMessages(t *testing.T) {
 			}
 			defer os.WriteFile(manifest, orig, 0o644)
 			status, log := trainTimed(t, "-resume "+out, 5*time.Minute)
-			if status != exitError || !strings.Contains(log, tc.want) {
+			if status != cli.ExitError || !strings.Contains(log, tc.want) {
 				t.Errorf("status %d, want 1 saying %q; log:\n%s", status, tc.want, log)
 			}
 		})
@@ -207,8 +208,8 @@ func TestInterruptible(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if !errors.Is(err, errLoadInterrupted) || report(err, "x") != exitInterrupted {
-			t.Errorf("error %v, status %d; want errLoadInterrupted, 3", err, report(err, "x"))
+		if !errors.Is(err, errLoadInterrupted) || cli.Status(err) != cli.ExitInterrupted {
+			t.Errorf("error %v, status %d; want errLoadInterrupted, 3", err, cli.Status(err))
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("interruptible waited for the load")

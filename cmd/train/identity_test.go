@@ -13,6 +13,7 @@ import (
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -132,8 +133,8 @@ func TestResumeChangedData(t *testing.T) {
 				}
 				return
 			}
-			if status := report(err, runDir); status != exitError || !strings.Contains(err.Error(), dataDir+tc.want) {
-				t.Errorf("status %d, error %v; want %d and %q", status, err, exitError, dataDir+tc.want)
+			if status := cli.Status(err); status != cli.ExitError || !strings.Contains(err.Error(), dataDir+tc.want) {
+				t.Errorf("status %d, error %v; want %d and %q", status, err, cli.ExitError, dataDir+tc.want)
 			}
 			if c.Epoch != 1 {
 				t.Errorf("refused, but last/ moved on to epoch %d", c.Epoch)

@@ -1,269 +1,3 @@
-// Command train moves an ensemble of particles towards several targets with
-// MT-SGD (Phan et al., NeurIPS 2022) or one of its baselines: points on the
-// paper's toy problems, or multi-task networks on its image data sets.
-//
-// Usage:
-//
-//	train -dataset NAME [flags]
-//	train -data DIR [flags]
-//
-// Data sets:
-//
-//	mog3   three mixtures of two 2-D Gaussians (the paper's Section 4.1.1);
-//	       particles start from N(0, 5·I)
-//	zdt3   the two ZDT3 objectives on [0,1]^30 as targets exp(−f_k)
-//	       (Section 4.1.2); particles start uniform on the box and are
-//	       clipped to [1e-6, 1−1e-6] after every step
-//	multi-mnist, multi-fashion, multi-fashion-mnist
-//	       two-task 36×36 composites of MNIST and Fashion-MNIST images
-//	       (Section 4.2), built from the raw IDX files (package
-//	       data/multimnist); each particle is a LeNet (package
-//	       models/lenet). Get the files with scripts/fetch-data.
-//	sarcos SARCOS inverse dynamics (Section 4.4): 21 inputs, 7 torques as
-//	       7 regression tasks, from DATA/sarcos/sarcos_inv.mat and
-//	       sarcos_inv_test.mat (package data/sarcos); each particle is an
-//	       MLP 21→256→256→256 with one linear head per task (package
-//	       models/mlp), trained on the mean squared error. Best checkpoint
-//	       by validation MSE.
-//	celeba CelebA face attributes (Section 4.3): binary tasks from
-//	       DATA/celeba in the official layout (img_align_celeba/,
-//	       list_attr_celeba.txt, list_eval_partition.txt; package
-//	       data/celeba), images resized to 64×64; each particle is a
-//	       ResNet-18 trunk with batch normalisation and one linear 512→2
-//	       head per task (package models/resnet18). By default the main
-//	       table's protocol: the first 10 attributes, the first 40,000
-//	       training images. Best checkpoint by validation accuracy.
-//	files  your own data, -data DIR: DIR/train.npz (optionally valid.npz
-//	       and test.npz; arrays x, N×D or N×C×H×W, uint8 or float, and y,
-//	       N×K, a column per task; or train.csv and so on, a column per
-//	       feature and task) and DIR/tasks.json naming the tasks and
-//	       their kinds (package data/files; docs/own-data.md). The
-//	       inputs are standardised with the training split's statistics
-//	       (tasks.json may say unit, x/255, or none), which the checkpoint
-//	       records with DIR. The model is -model, else picked from the
-//	       input shape: lenet for 1×36×36 images, resnet18 for 3×64×64,
-//	       else mlp (images flattened). Without valid.npz, -valid
-//	       examples (default a tenth) are held out at random (-seed);
-//	       without test.npz the validation split is also the test split.
-//	       Adam, lr 1e-3, batch 128, 30 epochs. Predict on new inputs
-//	       with cmd/predict.
-//
-// Methods (-method) are those registered with package experiment (`go
-// doc ./experiment Method`; train -h gives each one's help line). On
-// networks: mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear, linear-pref,
-// mgda, pareto-mtl, moo-svgd, single and svgd; `go doc ./experiment
-// Settings.Rules` says what each moves and how. On toy problems those
-// whose rule needs only positions and scores: mtsgd, linear, mgda,
-// moo-svgd and svgd (svgd and linear weight the targets equally). The
-// data sets, their defaults and their models come from package
-// experiment's registries too, the toy problems from package
-// particles/toy's.
-//
-// Flags for every data set:
-//
-//	-dataset NAME       data set (required, unless -data is given)
-//	-method NAME        update rule (default mtsgd)
-//	-particles M        number of particles (default 50 toy, 5 networks)
-//	-lr RATE            learning rate (default 0.03 toy, 0.001 Multi-MNIST,
-//	                    0.0001 SARCOS, 0.0005 CelebA)
-//	-optimizer NAME     adam or sgd (default sgd on Multi-MNIST, else adam)
-//	-momentum MU        SGD momentum (default 0.9); refused with adam
-//	-kernel-scale S     multiplies the median-heuristic RBF bandwidth (default 1)
-//	-repulsion RHO      weight of the kernel-gradient term; on networks, of
-//	                    the trunks' rule (default 1 toy problems; networks:
-//	                    the score scale's, see -score-scale)
-//	-seed N             fixes data generation, initialisation and shuffling
-//	                    (default 1)
-//	-out DIR            output directory (default runs/DATASET-METHOD-seedN)
-//	-progress           progress bar on a terminal, else a log line every
-//	                    tenth of the run or epoch (default true)
-//
-// Toy problems:
-//
-//	-steps N            optimiser steps (default 1000)
-//
-// Networks (defaults: the paper's setup for each data set; Multi-MNIST:
-// SGD, lr 0.001, batch 256, 100 epochs, multistep; SARCOS: Adam, lr 1e-4,
-// batch 512, 1000 epochs, constant rate; CelebA: Adam, lr 5e-4, batch 64,
-// 100 epochs, the rate × 0.85 every 10 epochs):
-//
-//	-data DIR           train on the files in DIR (-dataset files, above)
-//	-model NAME         lenet, mlp or resnet18 (default: the data set's;
-//	                    files: from the input shape); a model that cannot
-//	                    take the data's shape or tasks is status 2
-//	-hidden LIST        -model mlp: hidden layer widths (default
-//	                    256,256,256)
-//	-epochs N           passes over the training set (default 100 / 1000 / 100)
-//	-batch N            examples per step (default 256 / 512 / 64)
-//	-lr-schedule NAME   multistep, exponential or constant (default
-//	                    multistep / constant / exponential)
-//	-lr-milestones L    multistep: epochs at which the rate is multiplied by
-//	                    -lr-gamma (default 15,30,45,60,75,90); refused
-//	                    with another schedule
-//	-lr-gamma G         factor of each decay (default 0.5; CelebA 0.85)
-//	-lr-every N         exponential: epochs between decays (default 1;
-//	                    CelebA 10)
-//	-tasks SPEC         CelebA: the first N attributes ("10", "40") or
-//	                    attribute names separated by commas, each once
-//	                    (default 10)
-//	-preset NAME        MT-SGD's choices where the paper and the authors'
-//	                    code differ (default authors-params):
-//	                      paper    Algorithm 1 as printed: kernels over the
-//	                               parameters, four-term U, no warm-up,
-//	                               batch-mean scores with repulsion 1/N (the
-//	                               paper's posterior, its factor N in the
-//	                               learning rate)
-//	                      authors  the authors' code: kernels over the trunk's
-//	                               features and the heads' outputs, heads
-//	                               moved first, trunk scores normalised per
-//	                               coordinate across particles, U's first
-//	                               term only, one warm-up epoch, repulsion
-//	                               0.0015 (trunk) and 0.25 (heads)
-//	                      authors-params
-//	                               authors with the kernels over the
-//	                               parameters and one gradient evaluation
-//	                               per step (a third of the step time);
-//	                               the default, chosen on validation
-//	                    A flag below given with a preset overrides that
-//	                    choice alone; other methods than mtsgd take no
-//	                    preset (batch-mean scores, no warm-up, kernels over
-//	                    the parameters). See docs/mtsgd-choices.md.
-//	-kernel-on SPACE    params (the kernels compare the parameter vectors) or
-//	                    outputs (the trunk's features and each head's outputs
-//	                    on the batch; the repulsion goes back to the
-//	                    parameters by one more backward pass; needs -u-terms
-//	                    first with mtsgd)
-//	-order O            joint (one gradient evaluation moves trunks and heads)
-//	                    or heads-first (the heads move first and the trunks'
-//	                    task gradients are taken through the moved heads: a
-//	                    second gradient evaluation per step)
-//	-score-scale S      mean (the gradient of the batch-mean loss), sum (times
-//	                    N, the training set's size) or normalized (each task's
-//	                    trunk scores divided per coordinate by their norm over
-//	                    the particles); it also sets the repulsion defaults:
-//	                    mean 1/N and 1/N, sum 1 and 1, normalized 0.0015 and
-//	                    0.25 (trunk and heads)
-//	-u-terms T          full (Equation Uij-1's four terms) or first (the
-//	                    kernel-weighted score products only)
-//	-warmup N           first N epochs without kernel: plain gradient steps,
-//	                    each head its own task's, the trunk of particle i the
-//	                    mix (i/(M−1)·task 1 + (1 − i/(M−1))·task 2)/M
-//	                    (default: the preset's)
-//	-head-repulsion RHO weight of the heads' kernel-gradient term (default:
-//	                    the score scale's)
-//	-valid N            Multi-* data sets: training composites held out for
-//	                    validation, from source images no training composite
-//	                    uses (default 10000; 0: none); best/ is chosen on them.
-//	                    files without valid.npz: training examples held out
-//	                    (default -1: a tenth)
-//	-log-qp             mtsgd: log every step's min-norm QP (K, w*, duality
-//	                    gap, certified)
-//	-train-limit N      train on the first N training examples (default all;
-//	                    CelebA 40000, the paper's subset; 0: all)
-//	-test-limit N       evaluate on the first N test (and validation)
-//	                    examples (default all)
-//	-data-dir DIR       where data sets are looked for (default
-//	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
-//	-workers N          graphs run at once (default GOMAXPROCS)
-//	-device D           where each step's losses and gradients are computed:
-//	                    cpu (default) or cuda, the first GPU, in a binary
-//	                    built with -tags gpu (README, GPU); the update rules,
-//	                    evaluation and checkpoints run on the CPU, so a run
-//	                    resumes on either device. cuda in a build without
-//	                    the tag is status 2, on a host without a usable GPU
-//	                    status 1, both with the reason
-//	-dtype T            float32 or float64 graphs (default float32)
-//	-preview FILE       write a 4×4 grid of training examples with their
-//	                    labels to FILE (PNG) and exit
-//	-stats              print both splits' sizes and label histograms and exit
-//	                    (not with -preview)
-//	-checkpoint-every N also save DIR/last every N steps (default 0: at the
-//	                    end of each epoch only)
-//	-best-metric NAME   the metric, averaged over tasks, that selects DIR/best:
-//	                    accuracy (higher is better), nll, brier, ece or mse
-//	                    (lower is better), on the validation split where
-//	                    there is one (default accuracy; SARCOS: mse)
-//	-resume DIR         continue the run in DIR (or DIR/last) from DIR/last;
-//	                    only -epochs (at least 1, to extend the run),
-//	                    -workers, -device, -data-dir, -progress,
-//	                    -checkpoint-every, -best-metric and -data may be
-//	                    given with it. A run on your own files resumes on
-//	                    the files it trained on: the checkpoint records
-//	                    each file's SHA-256 (and tasks.json's), and a file
-//	                    changed, missing or new since is refused by name
-//	                    (status 1); -data DIR names the directory the
-//	                    files have moved to, the hashes deciding whether
-//	                    they are the same
-//	-overwrite          train into a -out that holds a run (last/, best/ or
-//	                    metrics.jsonl), deleting them when training starts;
-//	                    without it such a -out is refused before any data
-//	                    loads, and train says to give -resume DIR or another
-//	                    -out
-//
-// Toy problems write DIR/particles.csv (header particle,theta_0,…, one row
-// per particle, final positions) and DIR/particles.png (mog3: the particles
-// over the three densities' contours; zdt3: the particles in objective space
-// over the true Pareto front), and log where the particles ended.
-//
-// Networks are scored on the validation set (where there is one) and the
-// test set after every epoch: one log line per split and task with the
-// ensemble's accuracy, Brier score, ECE and NLL (the ensemble predicts the
-// mean of the particles' probabilities), and one JSON object per split,
-// task and epoch in DIR/metrics.jsonl, with every particle's scores too.
-// The last epoch also logs each particle's scores. After every epoch the
-// whole state goes to the checkpoint DIR/last, and to DIR/best when the
-// epoch beats the one DIR/best holds (package checkpoints; evaluate one
-// with eval -ckpt). A failed save ends training with an error. A NaN or
-// Inf in a loss, gradient or update direction stops training with an
-// error naming the step, particle and task.
-//
-// Before it allocates a run, train estimates the least memory the run
-// needs (the particles' vectors, the kernel matrices, the workers' graphs
-// at -batch, the evaluation's predictions) and refuses one that exceeds
-// this machine's memory (MemTotal in /proc/meminfo, or the cgroup's
-// limit; $MTSGD_MEMORY, e.g. 24G, replaces the figure), naming the flag to
-// lower and the estimate, with status 2. Networks are checked once their
-// data has loaded.
-//
-// A run directory belongs to one process: train and train -resume lock
-// DIR (the file DIR/.lock, which holds the owner's PID) until they end,
-// and a second process on the same DIR fails at once, naming the PID. The
-// kernel releases the lock of a process that dies, however it dies.
-//
-// SIGINT or SIGTERM during training saves DIR/last at the current step,
-// loads it back, and exits with status 3; train -resume DIR continues
-// exactly where it stopped, to the same parameters as a run never
-// stopped. If that save fails (a full disk, say), train exits with status
-// 4 and says what failed and which checkpoint, if any, is the last good
-// one.
-//
-// Exit statuses:
-//
-//	0  done
-//	1  error (a refused or locked -out, missing data, data changed
-//	   since the checkpoint, divergence, a failed save, ...)
-//	2  bad command line, including a run too big for this machine's
-//	   memory: the message names the flag to lower and the estimate
-//	   (networks: once the data has loaded; a checkpoint whose settings
-//	   are too big is status 1), a -valid larger than the data, a
-//	   $MTSGD_MEMORY that is not a size, a -model that cannot take the
-//	   data, and bad data: a file of -data DIR that is malformed or
-//	   inconsistent (the message names the file, the array and the
-//	   index)
-//	3  interrupted; DIR/last is saved and verified: train -resume DIR
-//	   (or interrupted while the data loaded, nothing written: rerun)
-//	4  interrupted, and saving DIR/last failed; the message names the
-//	   last good checkpoint
-//
-// docs/what-can-go-wrong.md says more.
-//
-// Examples:
-//
-//	train -dataset mog3 -method mtsgd -particles 50 -steps 1000 -lr 0.03 -seed 1 -out runs/mog3
-//	train -dataset multi-mnist -particles 5 -epochs 3 -seed 1 -out runs/mm3
-//	train -dataset multi-mnist -preset paper -out runs/mm-paper
-//	train -dataset celeba -tasks 10 -particles 5 -out runs/celeba
-//	train -data mydata -model mlp -hidden 128,128 -out runs/mine
 package main
 
 import (
@@ -273,19 +7,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
-	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/particles/toy"
@@ -314,6 +45,8 @@ type Options struct {
 	BestMetric      string // selects DIR/best
 	LogQP           bool   // log MT-SGD's QP (weights, certificate) every step
 	Overwrite       bool   // train into an Out that holds a run, replacing it
+
+	filesRead *filesFlags // how -data's files are read
 }
 
 // Flags that only one kind of data set reads, and those a resumed run may
@@ -326,62 +59,52 @@ var (
 	resumeFlags = []string{"resume", "epochs", "workers", "device", "data-dir", "data", "progress", "checkpoint-every", "best-metric", "log-qp"}
 )
 
-// Exit statuses.
-const (
-	exitError       = 1
-	exitUsage       = 2
-	exitInterrupted = 3 // stopped by a signal; the state is saved for -resume
-	exitUnsaved     = 4 // stopped by a signal, and saving the state failed
-)
-
 func main() {
-	opts, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "train:", err)
-		os.Exit(exitUsage)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	status := report(run(ctx, opts), opts.Out)
-	stop()
-	os.Exit(status)
+	cli.Main(cli.Command[Options]{Name: "train", Parse: parseFlags, Run: run, Explain: explain})
 }
 
-// usageError is a bad command line found only after the data loaded: a
-// network run too big for the machine's memory (sysmem.ErrTooBig).
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
-
-// report logs how a run that wrote to out ended and returns the exit
-// status.
-func report(err error, out string) int {
+// explain says how to go on after an interruption; other errors are
+// logged as they are.
+func explain(o Options, err error) bool {
 	switch {
-	case err == nil:
-		return 0
 	case errors.Is(err, experiment.ErrInterrupted):
-		log.WithField("checkpoint", filepath.Join(out, "last")).Warn("interrupted; continue with: train -resume " + out)
-		return exitInterrupted
+		log.WithField("checkpoint", filepath.Join(o.Out, "last")).Warn("interrupted; continue with: train -resume " + o.Out)
 	case errors.Is(err, errLoadInterrupted):
 		log.Warn(err.Error() + "; run the same command again")
-		return exitInterrupted
-	case errors.Is(err, experiment.ErrUnsaved):
-		log.Error(err)
-		return exitUnsaved
-	case errors.As(err, new(usageError)), errors.Is(err, data.ErrInvalid), errors.Is(err, experiment.ErrUnfit):
-		// A bad command line found once the data loaded, or bad data.
-		log.Error(err)
-		return exitUsage
+	default:
+		return false
 	}
-	log.Error(err)
-	return exitError
+	return true
 }
 
-// parseFlags reads the command line into Options and checks it.
+// parseFlags reads the command line into Options and checks it: a
+// resumed run's few flags, or a new run's, the flags not given taking the
+// data set's defaults.
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	var o Options
+	fs := newFlagSet(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err := sysmem.CheckEnv(); err != nil {
+		return o, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := o.filesRead.check(set); err != nil {
+		return o, err
+	}
+	if o.Resume != "" {
+		return resumeOptions(o, set)
+	}
+	return newRunOptions(o, set)
+}
+
+// newFlagSet declares train's flags into o.
+func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -389,33 +112,37 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		fmt.Fprintln(stderr, "       train -resume DIR [-epochs N] [-workers N] [-data-dir DIR] [-data DIR]")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&o.Dataset, "dataset", "", "data set: "+strings.Join(datasetNames(), ", ")+" (required)")
+	cli.SettingsFlags(fs, cli.Settings{Dataset: &o.Dataset, Particles: &o.Particles, LR: &o.LR, Optimizer: &o.Optimizer,
+		Epochs: &o.Epochs, TrainLimit: &o.TrainLimit, TestLimit: &o.TestLimit}, cli.SettingsHelp{
+		Dataset:    strings.Join(datasetNames(), ", ") + "; required",
+		Particles:  "default 50 for toy problems, 5 for networks",
+		LR:         "default 0.03 toy problems; " + byDataset(func(s experiment.Settings) any { return s.LR }),
+		Optimizer:  "default adam toy problems; " + byDataset(func(s experiment.Settings) any { return s.Optimizer }),
+		Epochs:     "networks; default " + byDataset(func(s experiment.Settings) any { return s.Epochs }),
+		TrainLimit: "networks; default " + byDataset(func(s experiment.Settings) any { return s.TrainLimit }),
+		TestLimit:  "networks",
+	})
 	fs.StringVar(&o.Method, "method", experiment.DefaultMethod, methodUsage())
-	fs.IntVar(&o.Particles, "particles", 0, "number of particles (default 50 for toy problems, 5 for networks)")
-	fs.Float64Var(&o.LR, "lr", 0, "learning rate (default 0.03 toy problems; "+byDataset(func(s experiment.Settings) any { return s.LR })+")")
-	fs.StringVar(&o.Optimizer, "optimizer", "", "optimiser: adam or sgd (default adam toy problems; "+byDataset(func(s experiment.Settings) any { return s.Optimizer })+")")
 	fs.Float64Var(&o.Momentum, "momentum", 0.9, "SGD momentum (with -optimizer sgd)")
 	fs.Float64Var(&o.KernelScale, "kernel-scale", 1, "multiplies the median-heuristic RBF bandwidth")
 	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term; for networks, of the trunks' (default 1 toy problems; networks: the score scale's, see -score-scale)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed: fixes data generation, initialisation and shuffling")
-	fs.StringVar(&o.Out, "out", "", "output directory (default runs/DATASET-METHOD-seedN)")
-	fs.BoolVar(&o.Progress, "progress", true, "show a progress bar on stderr")
+	cli.Out(fs, "output directory (default runs/DATASET-METHOD-seedN; -data DIR: runs/NAME-METHOD-seedN, NAME the last element of DIR)", func(v string) error { o.Out = v; return nil })
+	cli.Progress(fs, &o.Progress)
 
 	fs.IntVar(&o.Steps, "steps", 1000, "toy problems: optimiser steps")
 
-	fs.StringVar(&o.Data, "data", "", "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name+"; with -resume, the directory a run's files have moved to")
+	cli.Data(fs, &o.Data, "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name+"; with -resume, the directory a run's files have moved to")
+	o.filesRead = addFilesFlags(fs)
 	fs.StringVar(&o.Model, "model", "", "networks: the model, "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's; "+files.Name+": picked from the input shape)")
 	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+")")
-	fs.StringVar(&o.DataDir, "data-dir", "", "networks: data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
+	cli.DataDir(fs, &o.DataDir, "networks")
 	fs.StringVar(&o.Preview, "preview", "", "networks: write a grid of 16 training examples with their labels to this PNG file and exit")
 	fs.BoolVar(&o.Stats, "stats", false, "networks: print the data sets' sizes and label histograms and exit")
-	fs.IntVar(&o.Epochs, "epochs", 0, "networks: passes over the training set (default "+byDataset(func(s experiment.Settings) any { return s.Epochs })+")")
 	fs.IntVar(&o.Batch, "batch", 0, "networks: examples per step (default "+byDataset(func(s experiment.Settings) any { return s.Batch })+")")
 	fs.StringVar(&o.Tasks, "tasks", "", strings.Join(experiment.DatasetsWith(choosesTasks), ", ")+": the first N tasks, or task names separated by commas (default "+byDataset(func(s experiment.Settings) any {
 		return s.Tasks
 	}, choosesTasks)+")")
-	fs.IntVar(&o.TrainLimit, "train-limit", 0, "networks: train on the first N training examples only (0: all; default "+byDataset(func(s experiment.Settings) any { return s.TrainLimit })+")")
-	fs.IntVar(&o.TestLimit, "test-limit", 0, "networks: evaluate on the first N test examples only (0: all)")
 	fs.IntVar(&o.Warmup, "warmup", 0, "networks: epochs of plain gradient steps (no kernel) before the update rule (default: the preset's)")
 	fs.Float64Var(&o.HeadRepulsion, "head-repulsion", 0, "networks: weight of the kernel-gradient term of the heads' svgd (default: the score scale's, see -score-scale)")
 	fs.StringVar(&o.Preset, "preset", "", "networks: MT-SGD choices: "+presetNames()+" (default "+experiment.DefaultPreset+")")
@@ -430,46 +157,45 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Milestones, "lr-milestones", "15,30,45,60,75,90", "networks: multistep: epochs at which the rate is multiplied by -lr-gamma")
 	fs.Float64Var(&o.Gamma, "lr-gamma", 0, "networks: factor of each learning-rate decay (default "+byDataset(func(s experiment.Settings) any { return s.Gamma })+")")
 	fs.IntVar(&o.Every, "lr-every", 0, "networks: exponential: epochs between decays (default "+byDataset(func(s experiment.Settings) any { return s.Every })+")")
-	fs.IntVar(&o.Workers, "workers", runtime.GOMAXPROCS(0), "networks: graphs run at once")
-	fs.StringVar(&o.Device, "device", "cpu", "networks: where the training graphs run, cpu or cuda (a build with -tags gpu)")
+	cli.Workers(fs, &o.Workers, "networks")
+	cli.Device(fs, &o.Device, "networks")
 	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
 	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
 	fs.BoolVar(&o.LogQP, "log-qp", false, "networks, mtsgd: log every step's min-norm QP: K, the weights w*, the duality gap and whether it is certified")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "networks: train into a -out that holds a run (last/, best/, metrics.jsonl), replacing it")
-	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best: "+strings.Join(experiment.BestMetrics, ", ")+", on the validation split where there is one (default "+byDataset(func(s experiment.Settings) any {
+	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best on the validation split (without one, DIR/best is the last epoch): "+strings.Join(experiment.BestMetrics, ", ")+"; a regression task counts by its MSE under mse, else by its Gaussian NLL at the estimated variance (default "+byDataset(func(s experiment.Settings) any {
 		return experiment.DefaultBest(s.Dataset)
 	})+")")
-	if err := fs.Parse(args); err != nil {
+	return fs
+}
+
+// resumeOptions checks the flags of train -resume: the checkpoint fixes
+// all but those that say how to run.
+func resumeOptions(o Options, set map[string]bool) (Options, error) {
+	for name := range set {
+		if !slices.Contains(resumeFlags, name) {
+			return o, fmt.Errorf("-%s cannot be given with -resume: the checkpoint fixes it", name)
+		}
+	}
+	dir, err := resumeDir(o.Resume)
+	if err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	o.Resume, o.Out = dir, dir
+	if !set["epochs"] {
+		o.Epochs = 0 // keep the checkpoint's
+	} else if o.Epochs < 1 {
+		// 0 would otherwise read as "keep the checkpoint's".
+		return o, fmt.Errorf("-epochs must be at least 1, got %d", o.Epochs)
 	}
-	if err := sysmem.CheckEnv(); err != nil {
-		return o, err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if o.Resume != "" {
-		for name := range set {
-			if !slices.Contains(resumeFlags, name) {
-				return o, fmt.Errorf("-%s cannot be given with -resume: the checkpoint fixes it", name)
-			}
-		}
-		dir, err := resumeDir(o.Resume)
-		if err != nil {
-			return o, err
-		}
-		o.Resume, o.Out = dir, dir
-		if !set["epochs"] {
-			o.Epochs = 0 // keep the checkpoint's
-		} else if o.Epochs < 1 {
-			// 0 would otherwise read as "keep the checkpoint's".
-			return o, fmt.Errorf("-epochs must be at least 1, got %d", o.Epochs)
-		}
-		return o, nil
-	}
+	return o, nil
+}
+
+// newRunOptions checks a new run's flags and gives those not set the
+// data set's defaults (experiment.Defaults; for toy problems 50
+// particles and Adam at 0.03), a preset's, or the score scale's.
+func newRunOptions(o Options, set map[string]bool) (Options, error) {
 	if set["data"] {
 		switch o.Dataset {
 		case "":
@@ -484,7 +210,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		}
 		// The checkpoint records the directory: absolute, so that eval
 		// and train -resume find it from anywhere.
-		o.Files = &files.Spec{Dir: abs}
+		o.Files = o.filesRead.spec(abs)
 	}
 	if o.Dataset == "" {
 		return o, fmt.Errorf("-dataset is required (%s), or -data DIR for your own files", strings.Join(datasetNames(), ", "))
@@ -507,8 +233,37 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if m, err := experiment.LookupMethod(o.Method); !network && (err != nil || !m.Toy) {
 		return o, fmt.Errorf("-method %q is not one for toy problems (%s)", o.Method, strings.Join(toyMethods(), ", "))
 	}
-	// Flags not given take the data set's defaults (experiment.Defaults;
-	// for toy problems 50 particles and Adam at 0.03).
+	d, err := applyDefaults(&o, set, network)
+	if err != nil {
+		return o, err
+	}
+	if o.Out == "" {
+		name := o.Dataset
+		if o.Files != nil {
+			// Runs on two data directories must not share a default.
+			name = filepath.Base(o.Files.Dir)
+		}
+		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", name, o.Method, o.Seed)
+	}
+	if !set["model"] {
+		o.Model = d.Model
+	} else if _, err := experiment.LookupModel(o.Model); err != nil {
+		return o, fmt.Errorf("-%w", err)
+	}
+	if o.Hidden != "" && o.Model != "mlp" && o.Model != "" {
+		return o, fmt.Errorf("-hidden sizes the mlp's layers; the model is %s", o.Model)
+	}
+	if err := o.check(); err != nil {
+		return o, err
+	}
+	return o, conflicts(o, set)
+}
+
+// applyDefaults gives the flags of o not set the data set's defaults
+// (experiment.Defaults; for toy problems 50 particles and Adam at 0.03),
+// changed by -preset and -score-scale where given, and returns those
+// defaults.
+func applyDefaults(o *Options, set map[string]bool, network bool) (experiment.Settings, error) {
 	d := experiment.Defaults(o.Dataset).ForMethod(o.Method)
 	if !network {
 		d.Particles, d.LR, d.Optimizer = 50, 0.03, "adam"
@@ -517,7 +272,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if set["preset"] {
 		p, err := experiment.LookupPreset(o.Preset)
 		if err != nil {
-			return o, fmt.Errorf("-preset: %w", err)
+			return d, fmt.Errorf("-preset: %w", err)
 		}
 		p.Apply(&d)
 	}
@@ -551,21 +306,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 			apply()
 		}
 	}
-	if o.Out == "" {
-		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", o.Dataset, o.Method, o.Seed)
-	}
-	if !set["model"] {
-		o.Model = d.Model
-	} else if _, err := experiment.LookupModel(o.Model); err != nil {
-		return o, fmt.Errorf("-%w", err)
-	}
-	if o.Hidden != "" && o.Model != "mlp" && o.Model != "" {
-		return o, fmt.Errorf("-hidden sizes the mlp's layers; the model is %s", o.Model)
-	}
-	if err := o.check(); err != nil {
-		return o, err
-	}
-	return o, conflicts(o, set)
+	return d, nil
 }
 
 // conflicts refuses flags given together where one would be ignored, so

@@ -22,7 +22,9 @@ import (
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/curves"
+	"github.com/mtsgd/mtsgd/internal/imagegrid"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -140,13 +142,24 @@ func TestRejectsUnknownMethods(t *testing.T) {
 	}
 }
 
+// The default -out names the data set, or for -data DIR the directory,
+// so that runs on two directories do not meet in one run directory.
 func TestParseFlagsDefaultOut(t *testing.T) {
-	o, err := parseFlags([]string{"-dataset", "zdt3", "-method", "mgda", "-seed", "4"}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o.Out != filepath.Join("runs", "zdt3-mgda-seed4") {
-		t.Errorf("default -out = %q", o.Out)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-dataset", "zdt3", "-method", "mgda", "-seed", "4"}, "zdt3-mgda-seed4"},
+		{[]string{"-data", "penguins/", "-seed", "2"}, "penguins-mtsgd-seed2"},
+		{[]string{"-data", "/data/sales", "-method", "linear"}, "sales-linear-seed1"},
+	} {
+		o, err := parseFlags(tc.args, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Out != filepath.Join("runs", tc.want) {
+			t.Errorf("%q: default -out = %q, want runs/%s", tc.args, o.Out, tc.want)
+		}
 	}
 }
 
@@ -183,8 +196,8 @@ func TestStatsAndPreview(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cellW := 36*previewZoom + 2*previewPad
-			if b := img.Bounds(); b.Dx() < 4*cellW || b.Dy() < 4*36*previewZoom {
+			cellW := 36*imagegrid.Zoom + 2*imagegrid.Pad
+			if b := img.Bounds(); b.Dx() < 4*cellW || b.Dy() < 4*36*imagegrid.Zoom {
 				t.Errorf("preview is %v, too small for a 4×4 grid", b)
 			}
 		})
@@ -329,8 +342,8 @@ func TestInterruptAndResume(t *testing.T) {
 	}
 	err = cmd.Wait()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != exitInterrupted {
-		t.Fatalf("train exited with %v, want status %d; log:\n%s", err, exitInterrupted, log.String())
+	if !errors.As(err, &exit) || exit.ExitCode() != cli.ExitInterrupted {
+		t.Fatalf("train exited with %v, want status %d; log:\n%s", err, cli.ExitInterrupted, log.String())
 	}
 	if !strings.Contains(log.String(), "continue with: train -resume "+out) {
 		t.Errorf("log does not say how to resume:\n%s", log.String())

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
@@ -38,8 +39,8 @@ func TestRefusesRunsTooBig(t *testing.T) {
 			cmd.Env = append(os.Environ(), asMainEnv+"="+tc.args+" -progress=false -out "+t.TempDir())
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != exitUsage {
-				t.Fatalf("train exited with %v, want status %d; output:\n%s", err, exitUsage, out)
+			if !errors.As(err, &exit) || exit.ExitCode() != cli.ExitUsage {
+				t.Fatalf("train exited with %v, want status %d; output:\n%s", err, cli.ExitUsage, out)
 			}
 			for _, want := range append(tc.want, "more than the 24.0 GiB this machine has ($MTSGD_MEMORY)") {
 				if !strings.Contains(string(out), want) {

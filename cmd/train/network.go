@@ -15,12 +15,12 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/curves"
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	"github.com/mtsgd/mtsgd/internal/openblas"
 	"github.com/mtsgd/mtsgd/internal/progress"
-	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/metrics"
 	"github.com/mtsgd/mtsgd/particles"
@@ -37,7 +37,7 @@ func runNetwork(ctx context.Context, o Options) error {
 	if trains {
 		// Before the data loads (seconds to minutes), so that a locked
 		// or refused -out fails at once.
-		release, err := lockOut(o.Out, true)
+		release, err := cli.LockRun(o.Out, true)
 		if err != nil {
 			return err
 		}
@@ -57,7 +57,7 @@ func runNetwork(ctx context.Context, o Options) error {
 	var d experiment.Data
 	err = interruptible(ctx, func() (err error) { d, err = loadData(o.Settings, o.DataDir); return err })
 	if errors.As(err, new(*data.SettingError)) {
-		return usageError{err} // a flag asks for more than the data holds
+		return cli.Usage(err) // a flag asks for more than the data holds
 	}
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func runNetwork(ctx context.Context, o Options) error {
 	}
 	r, err := experiment.NewWith(o.Settings, d, experiment.Components{Device: dev}, o.Workers)
 	if errors.Is(err, sysmem.ErrTooBig) {
-		return usageError{err} // the flags ask for more than the machine has
+		return cli.Usage(err) // the flags ask for more than the machine has
 	}
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	if err := o.checkRunning(); err != nil {
 		return err
 	}
-	release, err := lockOut(o.Resume, false)
+	release, err := cli.LockRun(o.Resume, false)
 	if err != nil {
 		return err
 	}
@@ -155,8 +155,8 @@ func resumeNetwork(ctx context.Context, o Options) error {
 }
 
 // errLoadInterrupted is interruptible's error when the context ends
-// first.
-var errLoadInterrupted = errors.New("interrupted while the data loaded, before training began: nothing was written")
+// first: an interruption (status 3) with nothing saved to resume.
+var errLoadInterrupted = cli.Marked("interrupted while the data loaded, before training began: nothing was written", context.Canceled)
 
 // interruptible runs load, but returns errLoadInterrupted as soon as ctx
 // ends: loading CelebA's images takes minutes, and a signal must not wait
@@ -176,7 +176,7 @@ func interruptible(ctx context.Context, load func() error) error {
 func openDevice(name string) (gpu.Device, error) {
 	dev, err := cuda.OpenNamed(name)
 	if errors.Is(err, cuda.ErrNotBuilt) {
-		return nil, usageError{err}
+		return nil, cli.Usage(err)
 	}
 	if err != nil {
 		return nil, err
@@ -185,19 +185,6 @@ func openDevice(name string) (gpu.Device, error) {
 		log.WithField("device", dev.Name()).Info("GPU")
 	}
 	return dev, nil
-}
-
-// lockOut locks the run directory dir for this process (package
-// runlock), creating it if create is set, until release is called.
-func lockOut(dir string, create bool) (release func(), err error) {
-	if create {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("creating output directory: %w", err)
-		}
-	} else if _, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("no run to resume: %w", err)
-	}
-	return runlock.Hold(dir, func(err error) { log.Warn(err) })
 }
 
 // checkFresh refuses an o.Out that holds a run, unless o.Overwrite.
@@ -229,16 +216,25 @@ func loadData(s experiment.Settings, dataDir string) (experiment.Data, error) {
 		f["valid"] = d.Valid.Len()
 	}
 	log.WithFields(f).Info("built " + s.Dataset)
+	for _, n := range d.Notes {
+		log.Info(n)
+	}
 	return d, nil
 }
 
 // trainNetwork runs r to its last epoch with progress and log lines.
 func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
-	r.Out, r.CheckpointEvery = o.Out, o.CheckpointEvery
+	r.Out, r.CheckpointEvery, r.SaveEvery = o.Out, o.CheckpointEvery, saveEvery
 	if o.BestMetric != "" {
 		r.Best = o.BestMetric
 	}
+	log.Info(r.Selection())
+	if w := r.SelectionWarning(); w != "" {
+		log.Warn(w)
+	}
 	var bar *progress.Bar
+	var drawn time.Time // when curves.png was last drawn, and of which epoch
+	drawnEpoch := -1
 	parts := make([]string, len(r.TrainSet.Tasks()))
 	r.Hooks = experiment.Hooks{
 		EpochStart: func(epoch, batches, done int) {
@@ -258,7 +254,14 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 					Info("ensemble on " + r.Settings.Dataset + "/" + l.Split)
 			}
 		},
-		Metrics: func(history []experiment.MetricsLine) { drawCurves(r.Out, history) },
+		Metrics: func(history []experiment.MetricsLine) {
+			// Drawing takes longer than a small data set's epoch: at
+			// most every curvesEvery, and at the end.
+			if time.Since(drawn) >= curvesEvery || r.Epoch() == r.Settings.Epochs {
+				drawCurves(r.Out, history)
+				drawn, drawnEpoch = time.Now(), r.Epoch()
+			}
+		},
 	}
 	if o.LogQP {
 		r.Hooks.QP = func(step int, d particles.Diagnostics) {
@@ -269,15 +272,17 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 		}
 	}
 	start := time.Now()
-	if err := r.Train(ctx); err != nil {
-		if bar != nil {
-			bar.Finish()
-		}
-		return err
+	err := r.Train(ctx)
+	if bar != nil && err != nil {
+		bar.Finish()
 	}
-	// Drawn with each write of metrics.jsonl; again if it has gone.
-	if _, err := os.Lstat(filepath.Join(r.Out, curves.FileName)); errors.Is(err, os.ErrNotExist) && len(r.History()) > 0 {
+	// Drawn with the writes of metrics.jsonl; again where the last
+	// epochs were not drawn, or the file has gone.
+	if _, serr := os.Lstat(filepath.Join(r.Out, curves.FileName)); (drawnEpoch != r.Epoch() || errors.Is(serr, os.ErrNotExist)) && len(r.History()) > 0 {
 		drawCurves(r.Out, r.History())
+	}
+	if err != nil {
+		return err
 	}
 	for _, l := range r.History() {
 		if l.Epoch != r.Epoch() || l.Split != "test" {
@@ -293,6 +298,15 @@ func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
 	}).Info("done")
 	return nil
 }
+
+// curvesEvery is the least time between two drawings of curves.png
+// during a run; saveEvery between two saves of the checkpoints at an
+// epoch's end (experiment.Run.SaveEvery): a small data set's epochs take
+// less time than drawing or saving.
+const (
+	curvesEvery = 30 * time.Second
+	saveEvery   = 10 * time.Second
+)
 
 // drawCurves draws curves.png, a view of metrics.jsonl: failing to draw
 // it costs no training, so it is a warning.

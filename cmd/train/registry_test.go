@@ -78,7 +78,7 @@ func TestRegisteredMethodTrainsAndResumes(t *testing.T) {
 	if _, err := parseFlags([]string{"-h"}, &help); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
-	for _, want := range []string{testMethod + "  (tests) each trunk follows", testDataset + " (required)", "nll " + testDataset} {
+	for _, want := range []string{testMethod + "  (tests) each trunk follows", testDataset + "; required", "nll " + testDataset} {
 		if !strings.Contains(help.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, help.String())
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/runlock"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/internal/testenv"
@@ -88,8 +89,8 @@ func TestInterruptWhileSavingFails(t *testing.T) {
 			cmd.Process.Signal(os.Interrupt)
 		}
 	})
-	if status != exitUnsaved {
-		t.Fatalf("train exited with status %d, want %d; log:\n%s", status, exitUnsaved, log)
+	if status != cli.ExitUnsaved {
+		t.Fatalf("train exited with status %d, want %d; log:\n%s", status, cli.ExitUnsaved, log)
 	}
 	for _, want := range []string{"could not be saved", "not a directory", "the last good checkpoint is " + filepath.Join(out, "best") + " (epoch 1"} {
 		if !strings.Contains(log, want) {
@@ -109,13 +110,15 @@ func TestReport(t *testing.T) {
 		want int
 	}{
 		{nil, 0},
-		{fmt.Errorf("wrapped: %w", experiment.ErrInterrupted), exitInterrupted},
-		{fmt.Errorf("%w: disk full", experiment.ErrUnsaved), exitUnsaved},
-		{usageError{fmt.Errorf("%w: -batch 100000: the run needs at least 64.8 GiB", sysmem.ErrTooBig)}, exitUsage},
-		{fmt.Errorf("runs/x/last: %w: -batch 100000000", sysmem.ErrTooBig), exitError}, // a checkpoint's settings: no flag
-		{errors.New("diverged"), exitError},
+		{fmt.Errorf("wrapped: %w", experiment.ErrInterrupted), cli.ExitInterrupted},
+		{fmt.Errorf("%w: disk full", experiment.ErrUnsaved), cli.ExitUnsaved},
+		{cli.Usage(fmt.Errorf("%w: -batch 100000: the run needs at least 64.8 GiB", sysmem.ErrTooBig)), cli.ExitUsage},
+		{fmt.Errorf("runs/x/last: %w: -batch 100000000", sysmem.ErrTooBig), cli.ExitError}, // a checkpoint's settings: no flag
+		{errors.New("diverged"), cli.ExitError},
+		{fmt.Errorf("step 7, particle 2: %w", experiment.ErrDiverged), cli.ExitDiverged},
+		{errLoadInterrupted, cli.ExitInterrupted},
 	} {
-		if got := report(tc.err, "runs/x"); got != tc.want {
+		if got := cli.Status(tc.err); got != tc.want {
 			t.Errorf("%v: status %d, want %d", tc.err, got, tc.want)
 		}
 	}
@@ -233,7 +236,7 @@ func TestSecondProcessRefused(t *testing.T) {
 			}
 		}
 	})
-	if !tried || status != exitInterrupted {
-		t.Fatalf("train exited with %d, want %d; log:\n%s", status, exitInterrupted, log)
+	if !tried || status != cli.ExitInterrupted {
+		t.Fatalf("train exited with %d, want %d; log:\n%s", status, cli.ExitInterrupted, log)
 	}
 }

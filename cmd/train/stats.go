@@ -23,6 +23,7 @@ func writeStats(w io.Writer, d data.Dataset) error {
 	sum := make([]float64, len(tasks))
 	lo := make([]float64, len(tasks))
 	hi := make([]float64, len(tasks))
+	missing := make([]int, len(tasks))
 	for j, t := range tasks {
 		counts[j] = make([]int, t.Classes)
 		lo[j], hi[j] = math.Inf(1), math.Inf(-1)
@@ -31,6 +32,10 @@ func writeStats(w io.Writer, d data.Dataset) error {
 	for batches.Next() {
 		for j, t := range tasks {
 			for _, y := range batches.Batch().Targets[j] {
+				if y != y { // a missing label
+					missing[j]++
+					continue
+				}
 				if t.Kind == data.Classification {
 					c := int(y)
 					if c < 0 || c >= t.Classes {
@@ -48,8 +53,11 @@ func writeStats(w io.Writer, d data.Dataset) error {
 		return err
 	}
 	for j, t := range tasks {
+		if missing[j] > 0 {
+			fmt.Fprintf(w, "  %-14s %d labels missing\n", t.Name, missing[j])
+		}
 		if t.Kind == data.Regression {
-			fmt.Fprintf(w, "  %-14s regression: mean %.4g, min %.4g, max %.4g\n", t.Name, sum[j]/float64(d.Len()), lo[j], hi[j])
+			fmt.Fprintf(w, "  %-14s regression: mean %.4g, min %.4g, max %.4g\n", t.Name, sum[j]/float64(d.Len()-missing[j]), lo[j], hi[j])
 			continue
 		}
 		fewest, most := d.Len(), 0

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
@@ -40,8 +41,8 @@ func TestResumeTamperedCheckpoint(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.Want) {
 				t.Fatalf("error %v, want one saying %q", err, tc.Want)
 			}
-			if status := report(err, dir); status != exitError {
-				t.Errorf("status %d, want %d", status, exitError)
+			if status := cli.Status(err); status != cli.ExitError {
+				t.Errorf("status %d, want %d", status, cli.ExitError)
 			}
 		})
 	}

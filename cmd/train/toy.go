@@ -13,6 +13,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/progress"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
@@ -39,7 +40,7 @@ func runToy(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	release, err := lockOut(o.Out, true)
+	release, err := cli.LockRun(o.Out, true)
 	if err != nil {
 		return err
 	}

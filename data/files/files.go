@@ -3,10 +3,12 @@
 // (NumPy archives, numpy.savez) and tasks.json.
 //
 // Each archive holds two arrays: x, the inputs, N×D vectors or N×C×H×W
-// images (N×H×W is read as one channel), uint8, float32 or float64; and
-// y, the targets, N×K (N for one task), one column per task: class
-// indices 0..classes−1 for a classification task (any integer or float
-// type holding whole numbers), real values for a regression task.
+// images (N×H×W is read as one channel), of any number type NumPy
+// writes (uint8 kept as bytes, the others read as float32); and y, the
+// targets, N×K (N for one task), one column per task: class indices
+// 0..classes−1 for a classification task (any number type holding whole
+// numbers), real values for a regression task, NaN for a missing label.
+// An array in Fortran order is read in C order.
 // tasks.json names the tasks, in y's column order, and how inputs are
 // normalised:
 //
@@ -22,17 +24,26 @@
 // feature of a vector, minus its mean and divided by its standard
 // deviation, both computed on the training split), unit (divided by 255,
 // for 0-255 pixels: what the built-in image data sets do) or none. A
-// task may list "class_names". The normalisation computed on the
-// training split is part of the Spec a run's checkpoint records, so that
-// evaluation and prediction on new inputs apply the same transform; so
-// is the SHA-256 of each file read, so that a file changed since (a
-// label, under any input) is named by Spec.Agrees.
+// task may list "class_names"; without "classes", the training split's
+// labels give them. Regression targets are standardised on the training
+// split unless Options.RawTargets (the network learns (y − mean)/std;
+// the engine maps its outputs back: data.Task.Shift). What the training
+// split decided (normalisations, classes, categories) is part of the
+// Spec a run's checkpoint records, so that evaluation and prediction on
+// new inputs apply the same transform; so is the SHA-256 of each file
+// read, so that a file changed since (a label, under any input) is
+// named by Spec.Agrees.
 //
 // A split may be a CSV file instead (train.csv, valid.csv, test.csv),
-// for tabular data: a header, then one example per line; the columns
-// named as tasks are the targets, the others the input features. A
-// UTF-8 byte-order mark is skipped (in tasks.json too), and lines are
-// bounded by the header's columns (csv.go).
+// for tabular data as pandas' to_csv and R's write.csv write it: a
+// header, then one example per line; the columns named as tasks are the
+// targets, the others the inputs, but for an unnamed index column, the
+// id column and those tasks.json ignores. The separator is found from
+// the header, a UTF-8 byte-order mark is skipped (in tasks.json too),
+// booleans read as 1 and 0, text columns are one-hot encoded over the
+// training split's categories, string labels are classes, and a missing
+// label masks its task on that row (csv.go). Lines are bounded by the
+// header's columns.
 //
 // Without a validation split, Options.Valid training examples, drawn at random
 // with the seed, are held out for validation; without a test split, the
@@ -102,6 +113,23 @@ type TaskSpec struct {
 type Description struct {
 	Tasks []TaskSpec `json:"tasks"`
 	Input string     `json:"input,omitempty"`
+	// ID names the CSV column that identifies each row: carried with
+	// it, not an input. "" takes a column named "id" where there is one.
+	ID string `json:"id,omitempty"`
+	// Ignore lists CSV columns that are neither inputs nor targets.
+	Ignore []string `json:"ignore,omitempty"`
+	// Categorical lists CSV input columns one-hot encoded even where
+	// their values are numbers (a column of text is, without being
+	// listed).
+	Categorical []string `json:"categorical,omitempty"`
+}
+
+// Scale is how a regression task's targets are standardised: the
+// network learns (y − Mean)/Std, the mean and standard deviation of the
+// training split's targets.
+type Scale struct {
+	Mean float64 `json:"mean"`
+	Std  float64 `json:"std"`
 }
 
 // Normalization is the transform of the inputs: x' = (x − Mean[g]) /
@@ -128,6 +156,29 @@ type Spec struct {
 	// Columns are the input columns' names where the training split is
 	// a CSV file: predict finds them by name.
 	Columns []string `json:"columns,omitempty"`
+	// Categories are the categories of each one-hot encoded input
+	// column, in the order of its features.
+	Categories map[string][]string `json:"categories,omitempty"`
+	// ID is the CSV column carried as each row's identifier; Ignore the
+	// columns skipped (tasks.json's).
+	ID     string   `json:"id,omitempty"`
+	Ignore []string `json:"ignore,omitempty"`
+	// Sep is the CSV separator asked for ("": found from each file's
+	// header); Missing what a missing CSV input does (MissingError, "",
+	// or MissingDrop).
+	Sep     string `json:"sep,omitempty"`
+	Missing string `json:"missing,omitempty"`
+	// Targets is each regression task's target standardisation, by
+	// task name; nil where the targets are used as they are, as they
+	// were before it was recorded.
+	Targets map[string]Scale `json:"target_scale,omitempty"`
+	// RawTargets is Options.RawTargets: regression targets used as
+	// they are.
+	RawTargets bool `json:"raw_targets,omitempty"`
+	// Version is SpecVersion for a spec recorded with the fields above
+	// (Categories to RawTargets); 0 for one recorded before, whose data
+	// load as they did then (Options.Legacy).
+	Version int `json:"version,omitempty"`
 	// SHA256 is the SHA-256, in hex, of each file the data were read
 	// from (tasks.json and the splits' files), by file name: a changed
 	// label or pixel leaves the spec as it was, the hash does not. Nil
@@ -142,9 +193,25 @@ func (s *Spec) DataTasks() []data.Task {
 		tasks[j] = data.Task{Name: t.Name, Kind: data.Classification, Classes: t.Classes, ClassNames: t.ClassNames}
 		if t.Kind == "regression" {
 			tasks[j].Kind, tasks[j].Classes = data.Regression, 0
+			if sc, ok := s.Targets[t.Name]; ok {
+				tasks[j].Shift, tasks[j].Scale = sc.Mean, sc.Std
+			}
 		}
 	}
 	return tasks
+}
+
+// SpecVersion is the version of the specs Load writes.
+const SpecVersion = 1
+
+// Options are the loading options a run's spec asks for: those of a new
+// run, or those a restored run loaded its data with. valid and seed
+// are the run's -valid and -seed. A spec recorded before Version loads
+// its data as then: Options.Legacy.
+func (s *Spec) Options(valid int, seed uint64) Options {
+	legacy := s.Input != nil && s.Version == 0
+	return Options{Valid: valid, Seed: seed, Sep: s.Sep, Missing: s.Missing, ID: s.ID,
+		RawTargets: s.RawTargets || legacy, Legacy: legacy}
 }
 
 // ErrChanged is wrapped by Agrees' error: the data are not those a run
@@ -262,13 +329,31 @@ func (s *Spec) fieldDiffers(rec *Spec) string {
 			return msg
 		}
 	}
+	if msg := listDiffers("columns", s.Columns, rec.Columns, short); msg != "" {
+		return msg
+	}
+	for _, c := range s.Columns {
+		if msg := listDiffers("column "+short(c)+"'s categories", s.Categories[c], rec.Categories[c], short); msg != "" {
+			return msg
+		}
+	}
+	if s.ID != rec.ID {
+		return fmt.Sprintf("the id column is %s now, the run recorded %s", short(s.ID), short(rec.ID))
+	}
+	for _, t := range s.Tasks {
+		a, aok := s.Targets[t.Name]
+		b, bok := rec.Targets[t.Name]
+		if aok != bok || a != b {
+			return fmt.Sprintf("task %s's target scale is %+v now, the run recorded %+v", short(t.Name), a, b)
+		}
+	}
 	switch {
 	case s.Train != rec.Train:
 		return fmt.Sprintf("train_examples is %d now, the run recorded %d", s.Train, rec.Train)
 	case s.Valid != rec.Valid:
 		return fmt.Sprintf("valid_examples is %d now, the run recorded %d", s.Valid, rec.Valid)
 	}
-	return listDiffers("columns", s.Columns, rec.Columns, short)
+	return ""
 }
 
 // listDiffers names the first element in which the lists now and was
@@ -301,6 +386,25 @@ type Options struct {
 	Valid int
 	// Seed draws the held-out examples.
 	Seed uint64
+	// Sep is the CSV files' separator: "" finds it from each file's
+	// header (",", ";" or a tab, whichever it holds most of); ",", ";",
+	// "|", or "tab".
+	Sep string
+	// Missing is what a missing CSV input (an empty cell, NA, NaN) does:
+	// MissingError ("") refuses it, naming the file, line and column;
+	// MissingDrop drops the row. A missing target never drops its row:
+	// it masks that task's loss there.
+	Missing string
+	// ID names the CSV id column, over tasks.json's "id".
+	ID string
+	// RawTargets uses regression targets as they are; by default each
+	// regression task's are standardised with the training split's mean
+	// and standard deviation, and its predictions mapped back.
+	RawTargets bool
+	// Legacy loads a data directory as a run recorded before Spec.Version
+	// did: targets as they are, no column taken as the id or the index
+	// by its name, and the spec records no Version.
+	Legacy bool
 }
 
 // AutoValid, as Options.Valid, holds out a tenth of the training
@@ -312,6 +416,10 @@ const AutoValid = -1
 type Data struct {
 	Train, Valid, Test *Set
 	Spec               Spec
+	// Notes say what loading decided that a person should see: the
+	// input columns, categories and classes found, an index column
+	// skipped, rows dropped, missing labels, target scales.
+	Notes []string
 }
 
 // Load reads and checks the data directory dir.
@@ -335,9 +443,29 @@ func load(dir string, o Options) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := Spec{Dir: dir, Tasks: desc.Tasks}
-	tasks := spec.DataTasks()
-	train, err := readAt(dir, "train", tasks, nil, nil)
+	sep, err := ParseSep(o.Sep)
+	if err != nil {
+		return nil, &data.SettingError{Setting: "sep", Reason: err.Error()}
+	}
+	switch o.Missing {
+	case "", MissingError, MissingDrop:
+	default:
+		return nil, fmt.Errorf("%w: -missing %q is not %s or %s", data.ErrInvalid, o.Missing, MissingError, MissingDrop)
+	}
+	id := o.ID
+	if id == "" {
+		id = desc.ID
+	}
+	if o.Legacy {
+		o.RawTargets = true
+	}
+	spec := Spec{Dir: dir, Tasks: desc.Tasks, Sep: o.Sep, Missing: o.Missing, Ignore: desc.Ignore, RawTargets: o.RawTargets && !o.Legacy, Version: SpecVersion}
+	if o.Legacy {
+		spec.Version = 0
+	}
+	d := &Data{}
+	rd := &reading{dir: dir, sep: sep, desc: desc, id: id, tasks: spec.DataTasks(), missing: o.Missing, legacy: o.Legacy, notes: &d.Notes}
+	train, err := rd.split("train")
 	if err != nil {
 		return nil, err
 	}
@@ -346,12 +474,19 @@ func load(dir string, o Options) (*Data, error) {
 			data.ErrMissing, dir, TrainFile, TrainFile, TasksFile)
 	}
 	spec.Shape, spec.Columns = train.shape, train.columns
-	d := &Data{Train: train}
+	if rd.csv != nil {
+		spec.ID, spec.Categories = rd.csv.id, rd.csv.cats
+		if len(spec.Categories) == 0 {
+			spec.Categories = nil
+		}
+	}
+	spec.Tasks = taskSpecs(rd.tasks)
+	d.Train = train
 	for _, sp := range []struct {
 		base string
 		dst  **Set
 	}{{"valid", &d.Valid}, {"test", &d.Test}} {
-		if *sp.dst, err = readAt(dir, sp.base, tasks, train.shape, train.columns); err != nil {
+		if *sp.dst, err = rd.split(sp.base); err != nil {
 			return nil, err
 		}
 	}
@@ -375,6 +510,17 @@ func load(dir string, o Options) (*Data, error) {
 		return nil, err
 	}
 	spec.Input = norm
+	if err := d.labelNotes(); err != nil {
+		return nil, err
+	}
+	if !o.RawTargets {
+		if spec.Targets, err = d.Train.targetScales(); err != nil {
+			return nil, err
+		}
+		for name, sc := range spec.Targets {
+			d.Notes = append(d.Notes, fmt.Sprintf("task %s: regression targets standardised with the training split's mean %.6g and standard deviation %.6g; scores and predictions are in the data's units", name, sc.Mean, sc.Std))
+		}
+	}
 	spec.Train = d.Train.Len()
 	if d.Valid != nil {
 		spec.Valid = d.Valid.Len()
@@ -387,13 +533,225 @@ func load(dir string, o Options) (*Data, error) {
 			}
 		}
 	}
+	tasks := spec.DataTasks()
 	for _, s := range []*Set{d.Train, d.Valid, d.Test} {
 		if s != nil {
-			s.norm = norm
+			s.norm, s.tasks = norm, tasks
 		}
 	}
 	d.Spec = spec
 	return d, nil
+}
+
+// taskSpecs are tasks as a spec records them.
+func taskSpecs(tasks []data.Task) []TaskSpec {
+	specs := make([]TaskSpec, len(tasks))
+	for j, t := range tasks {
+		specs[j] = TaskSpec{Name: t.Name, Kind: t.Kind.String(), Classes: t.Classes, ClassNames: t.ClassNames}
+	}
+	return specs
+}
+
+// reading is how a data directory's splits are read: what tasks.json
+// and the options say, and what the training split decided.
+type reading struct {
+	dir     string
+	sep     rune
+	desc    Description
+	id      string // asked for; "" takes a column named "id"
+	tasks   []data.Task
+	missing string
+	shape   []int   // the training split's inputs; nil before it
+	csv     *schema // the training split's, where it is a CSV file
+	legacy  bool    // Options.Legacy
+	notes   *[]string
+}
+
+func (rd *reading) note(format string, args ...any) {
+	*rd.notes = append(*rd.notes, fmt.Sprintf(format, args...))
+}
+
+// split reads the split base of the directory, from base.npz or
+// base.csv; nil where there is neither.
+func (rd *reading) split(base string) (*Set, error) {
+	npzPath, csvPath := filepath.Join(rd.dir, base+".npz"), filepath.Join(rd.dir, base+".csv")
+	_, errNPZ := os.Stat(npzPath)
+	_, errCSV := os.Stat(csvPath)
+	switch {
+	case errNPZ == nil && errCSV == nil:
+		return nil, fmt.Errorf("%w: %s has both %s.npz and %s.csv: keep one", data.ErrInvalid, rd.dir, base, base)
+	case errNPZ == nil:
+		return rd.npz(npzPath, base)
+	case errCSV == nil:
+		return rd.csvSplit(csvPath, base)
+	case !errors.Is(errNPZ, fs.ErrNotExist):
+		return nil, errNPZ
+	case !errors.Is(errCSV, fs.ErrNotExist):
+		return nil, errCSV
+	}
+	return nil, nil
+}
+
+// npz reads a split's archive; the training split's decides the classes
+// tasks.json leaves out.
+func (rd *reading) npz(path, base string) (*Set, error) {
+	s, err := readSplit(path, base, rd.tasks, rd.shape, true)
+	if err != nil {
+		return nil, err
+	}
+	if rd.shape == nil {
+		for j, t := range rd.tasks {
+			if t.Kind == data.Classification && t.Classes == 0 {
+				largest := -1.0
+				for r := j; r < len(s.y); r += len(rd.tasks) {
+					if v := float64(s.y[r]); !math.IsNaN(v) {
+						largest = max(largest, v)
+					}
+				}
+				if rd.tasks[j].Classes, err = inferClasses(path, "y", t, largest, false); err != nil {
+					return nil, err
+				}
+				rd.note("task %s: %d classes, from the largest label of %s", t.Name, rd.tasks[j].Classes, filepath.Base(path))
+			}
+		}
+		rd.shape = s.shape
+	}
+	return s, nil
+}
+
+// csvSplit reads a split's CSV file. The training split's is read twice:
+// once to decide how (schema), once to read it.
+func (rd *reading) csvSplit(path, base string) (*Set, error) {
+	if rd.shape == nil {
+		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id, rd.legacy)
+		if err != nil {
+			return nil, err
+		}
+		sc.missing = rd.missing
+		s, dropped, err := readCSV(path, base, rd.sep, sc, lay)
+		if err != nil {
+			return nil, err
+		}
+		rd.csv, rd.tasks, rd.shape = sc, sc.tasks, s.shape
+		rd.csvNotes(path, sc, lay, names, dropped)
+		return s, nil
+	}
+	sc := rd.csv
+	if sc == nil {
+		// A CSV split beside a training archive: numeric columns, as
+		// many as the archive's features.
+		sc = &schema{tasks: rd.tasks, ignore: rd.desc.Ignore, missing: rd.missing, id: rd.id}
+		f, _, header, err := openCSV(path, rd.sep, true)
+		if err != nil {
+			return nil, err
+		}
+		f.Close()
+		_, inputs, _, err := trainLayout(path, header, rd.tasks, "", rd.desc.Ignore, rd.legacy)
+		if err != nil {
+			return nil, err
+		}
+		sc.columns = inputs
+		sc.index()
+		if len(rd.shape) != 1 || sc.width != rd.shape[0] {
+			return nil, fmt.Errorf("%w: %s: inputs of shape %v, the training split's are %v", data.ErrInvalid, path, []int{sc.width}, rd.shape)
+		}
+	}
+	s, dropped, err := readCSV(path, base, rd.sep, sc, nil)
+	if err != nil {
+		return nil, err
+	}
+	if dropped > 0 {
+		rd.note("%s: dropped %d rows with a missing input (-missing drop)", filepath.Base(path), dropped)
+	}
+	return s, nil
+}
+
+// csvNotes says what reading the training CSV decided.
+func (rd *reading) csvNotes(path string, sc *schema, lay *layout, names []string, dropped int) {
+	base := filepath.Base(path)
+	if lay.indexed {
+		rd.note("%s: the first column has no name (%q): taken as the row index, not an input", base, names[0])
+	}
+	if sc.id != "" {
+		rd.note("%s: column %q identifies the rows (the id), not an input", base, sc.id)
+	}
+	var cols []string
+	for _, c := range sc.columns {
+		if cs, ok := sc.cats[c]; ok {
+			c = fmt.Sprintf("%s (categorical, %d categories: %s)", c, len(cs), listShort(cs))
+		}
+		cols = append(cols, c)
+	}
+	rd.note("%s: %d input columns, %d features: %s", base, len(sc.columns), sc.width, strings.Join(cols, ", "))
+	for j, t := range sc.tasks {
+		if rd.desc.Tasks[j].ClassNames == nil && t.ClassNames != nil {
+			rd.note("task %s: %d classes from the training split's labels, in sorted order: %s", t.Name, t.Classes, listShort(t.ClassNames))
+		} else if t.Kind == data.Classification && rd.desc.Tasks[j].Classes == 0 && t.ClassNames == nil {
+			rd.note("task %s: %d classes, from the largest label of %s", t.Name, t.Classes, base)
+		}
+	}
+	if dropped > 0 {
+		rd.note("%s: dropped %d rows with a missing input (-missing drop)", base, dropped)
+	}
+}
+
+// labelNotes counts each task's missing labels in the training split,
+// and refuses a task without one there.
+func (d *Data) labelNotes() error {
+	k := len(d.Train.tasks)
+	for j, t := range d.Train.tasks {
+		missing := 0
+		for i := range d.Train.Len() {
+			if math.IsNaN(float64(d.Train.y[d.Train.rows(i)*k+j])) {
+				missing++
+			}
+		}
+		switch {
+		case missing == d.Train.Len():
+			return fmt.Errorf("%w: %s: task %s has no label in the training split: every one is missing", data.ErrInvalid, d.Train.path, t.Name)
+		case missing > 0:
+			d.Notes = append(d.Notes, fmt.Sprintf("task %s: %d of the %d training labels are missing: those rows train the other tasks, and scores skip them", t.Name, missing, d.Train.Len()))
+		}
+	}
+	return nil
+}
+
+// targetScales are the mean and standard deviation of each regression
+// task's targets on the split (a constant target's deviation is 1).
+func (s *Set) targetScales() (map[string]Scale, error) {
+	var out map[string]Scale
+	k := len(s.tasks)
+	for j, t := range s.tasks {
+		if t.Kind != data.Regression {
+			continue
+		}
+		var sum, n float64
+		for i := range s.Len() {
+			if v := float64(s.y[s.rows(i)*k+j]); !math.IsNaN(v) {
+				sum += v
+				n++
+			}
+		}
+		mean := sum / n
+		var sq float64
+		for i := range s.Len() {
+			if v := float64(s.y[s.rows(i)*k+j]); !math.IsNaN(v) {
+				sq += (v - mean) * (v - mean)
+			}
+		}
+		std := math.Sqrt(sq / n)
+		if !(std > 0) {
+			std = 1
+		}
+		if math.IsInf(mean, 0) || math.IsInf(std, 0) {
+			return nil, fmt.Errorf("%w: %s: task %s's targets overflow float64 statistics", data.ErrInvalid, s.path, t.Name)
+		}
+		if out == nil {
+			out = map[string]Scale{}
+		}
+		out[t.Name] = Scale{Mean: mean, Std: std}
+	}
+	return out, nil
 }
 
 func pathOf(s *Set) string {
@@ -456,14 +814,21 @@ func ReadDescription(path string) (Description, error) {
 		return desc, bad("no tasks")
 	}
 	seen := map[string]bool{}
+	for j := range desc.Tasks {
+		// classes left out: class_names give them, or the training
+		// split's labels do.
+		if t := &desc.Tasks[j]; t.Kind == "classification" && t.Classes == 0 && t.ClassNames != nil {
+			t.Classes = len(t.ClassNames)
+		}
+	}
 	for j, t := range desc.Tasks {
 		switch {
 		case CheckTaskName(t.Name) != nil:
 			return desc, bad("task %d: %v", j, CheckTaskName(t.Name))
 		case seen[t.Name]:
 			return desc, bad("task %d: name %q used twice", j, t.Name)
-		case t.Kind == "classification" && t.Classes < 2:
-			return desc, bad("task %s: a classification task needs \"classes\" of at least 2, got %d", t.Name, t.Classes)
+		case t.Kind == "classification" && (t.Classes < 0 || t.Classes == 1):
+			return desc, bad("task %s: a classification task needs \"classes\" of at least 2 (or none, to count them from the labels), got %d", t.Name, t.Classes)
 		case t.Kind == "regression" && (t.Classes != 0 || t.ClassNames != nil):
 			return desc, bad("task %s: a regression task has no classes", t.Name)
 		case t.Kind != "classification" && t.Kind != "regression":
@@ -471,7 +836,35 @@ func ReadDescription(path string) (Description, error) {
 		case t.ClassNames != nil && len(t.ClassNames) != t.Classes:
 			return desc, bad("task %s: %d class names for %d classes", t.Name, len(t.ClassNames), t.Classes)
 		}
+		if t.ClassNames != nil {
+			names := map[string]bool{}
+			for _, n := range t.ClassNames {
+				if names[n] {
+					return desc, bad("task %s: class name %q twice", t.Name, n)
+				}
+				names[n] = true
+			}
+		}
 		seen[t.Name] = true
+	}
+	cols := map[string]string{}
+	for _, list := range []struct {
+		field string
+		names []string
+	}{{"id", []string{desc.ID}}, {"ignore", desc.Ignore}, {"categorical", desc.Categorical}} {
+		for _, name := range list.names {
+			switch {
+			case name == "" && list.field == "id":
+			case name == "" || strings.TrimSpace(name) != name:
+				return desc, bad("%s: column name %q is empty or has surrounding spaces", list.field, name)
+			case seen[name]:
+				return desc, bad("%s: %q is a task", list.field, name)
+			case cols[name] != "":
+				return desc, bad("column %q is in both %s and %s", name, cols[name], list.field)
+			default:
+				cols[name] = list.field
+			}
+		}
 	}
 	switch desc.Input {
 	case "":
@@ -554,6 +947,7 @@ type Set struct {
 	index      []int     // example i is row index[i]; nil: row i
 	norm       *Normalization
 	columns    []string // input columns' names, from a CSV file
+	ids        []string // each row's id, from a CSV file's id column
 }
 
 func (s *Set) Name() string       { return s.name }
@@ -568,6 +962,19 @@ func (s *Set) Len() int {
 
 // Path is the file the split was read from.
 func (s *Set) Path() string { return s.path }
+
+// IDs are the examples' identifiers, in order, from a CSV file's id
+// column (Description.ID); nil without one.
+func (s *Set) IDs() []string {
+	if s.ids == nil || s.index == nil {
+		return s.ids
+	}
+	ids := make([]string, len(s.index))
+	for i, r := range s.index {
+		ids[i] = s.ids[r]
+	}
+	return ids
+}
 
 // HasTargets reports whether the split has targets (y).
 func (s *Set) HasTargets() bool { return s.y != nil }
@@ -670,28 +1077,6 @@ func holdOut(s *Set, n int, seed uint64) (train, valid *Set, err error) {
 	return &tr, &va, nil
 }
 
-// readAt reads the split base of dir, from base.npz or base.csv; nil
-// where there is neither. shape and columns, if not nil, are the
-// training split's.
-func readAt(dir, base string, tasks []data.Task, shape []int, columns []string) (*Set, error) {
-	npzPath, csvPath := filepath.Join(dir, base+".npz"), filepath.Join(dir, base+".csv")
-	_, errNPZ := os.Stat(npzPath)
-	_, errCSV := os.Stat(csvPath)
-	switch {
-	case errNPZ == nil && errCSV == nil:
-		return nil, fmt.Errorf("%w: %s has both %s.npz and %s.csv: keep one", data.ErrInvalid, dir, base, base)
-	case errNPZ == nil:
-		return readSplit(npzPath, base, tasks, shape, true)
-	case errCSV == nil:
-		return readCSV(csvPath, base, tasks, shape, columns)
-	case !errors.Is(errNPZ, fs.ErrNotExist):
-		return nil, errNPZ
-	case !errors.Is(errCSV, fs.ErrNotExist):
-		return nil, errCSV
-	}
-	return nil, nil
-}
-
 // readSplit reads one archive: x, and y if it has one (needY: it must).
 // shape, if not nil, is the input shape x must have.
 func readSplit(path, split string, tasks []data.Task, shape []int, needY bool) (*Set, error) {
@@ -756,23 +1141,37 @@ func (s *Set) readInputs(f *npz.File, want []int) error {
 	if want != nil && !slices.Equal(want, s.shape) {
 		return s.bad("x", "inputs of shape %v, the training split's are %v", s.shape, want)
 	}
-	switch {
-	case a.DType.Kind == 'u' && a.DType.Size == 1:
+	if a.DType.Kind == 'u' && a.DType.Size == 1 {
 		s.bytes = make([]byte, a.Len)
-		return a.ReadBytes(s.bytes)
-	case a.DType.Float():
-		s.floats = make([]float32, a.Len)
-		if err := a.ReadFloat32(s.floats); err != nil {
-			return err
-		}
-		for k, v := range s.floats {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return s.bad("x", "example %d, element %d is %v (inputs must be finite)", k/s.size, k%s.size, v)
-			}
-		}
-		return nil
+		return readC(a, s.bytes, a.ReadBytes)
 	}
-	return s.bad("x", "element type %s: inputs must be uint8, float32 or float64", a.DType)
+	// Any other number type (integers, booleans, float16) is converted
+	// to float32: the array's size was checked against its entry above,
+	// so this allocates at most 4 bytes per byte of the file.
+	s.floats = make([]float32, a.Len)
+	if err := readC(a, s.floats, a.ReadFloat32); err != nil {
+		return err
+	}
+	for k, v := range s.floats {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return s.bad("x", "example %d, element %d is %v (inputs must be finite)", k/s.size, k%s.size, v)
+		}
+	}
+	return nil
+}
+
+// readC reads all of a into dst with read, in C order: an array stored
+// in Fortran order (pandas' to_numpy, a transposed array) is reordered.
+func readC[T any](a *npz.Array, dst []T, read func([]T) error) error {
+	if !a.Fortran {
+		return read(dst)
+	}
+	src := make([]T, len(dst))
+	if err := read(src); err != nil {
+		return err
+	}
+	npz.ToC(dst, src, a.Shape)
+	return nil
 }
 
 // readTargets reads y and checks it against the inputs and the tasks.
@@ -791,11 +1190,15 @@ func (s *Set) readTargets(f *npz.File) error {
 		return s.bad("y", "shape %v: want N×%d, one column per task of %s (%s)", a.Shape, k, TasksFile, taskNames(s.tasks))
 	}
 	y := make([]float64, a.Len)
-	if err := a.ReadFloat64(y); err != nil {
+	if err := readC(a, y, a.ReadFloat64); err != nil {
 		return err
 	}
 	s.y = make([]float32, len(y))
 	for i, v := range y {
+		if math.IsNaN(v) { // a missing label: the row trains the other tasks
+			s.y[i] = float32(v)
+			continue
+		}
 		if msg := checkTarget(s.tasks[i%k], v); msg != "" {
 			return s.bad("y", "y[%d, %d] = %v%s", i/k, i%k, v, msg)
 		}
@@ -810,7 +1213,10 @@ func checkTarget(t data.Task, v float64) string {
 	switch {
 	case t.Kind == data.Regression && (math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32):
 		return fmt.Sprintf(": task %s's target must be a finite float32", t.Name)
-	case t.Kind == data.Classification && (v != math.Trunc(v) || v < 0 || v >= float64(t.Classes)):
+	case t.Kind == data.Classification && t.Classes == 0 && (v != math.Trunc(v) || v < 0):
+		// classes to be counted from the training split's labels
+		return fmt.Sprintf(" is not a class of task %s (a whole number from 0)", t.Name)
+	case t.Kind == data.Classification && t.Classes > 0 && (v != math.Trunc(v) || v < 0 || v >= float64(t.Classes)):
 		return fmt.Sprintf(" is not a class of task %s (0..%d)", t.Name, t.Classes-1)
 	}
 	return ""
@@ -832,6 +1238,7 @@ type Inputs struct {
 	path  string
 	f     *npz.File
 	x     *npz.Array
+	whole *Set // x read whole, where it is stored in Fortran order
 	csv   *csvInputs
 	spec  *Spec
 	tasks []data.Task
@@ -888,10 +1295,15 @@ func (in *Inputs) open() error {
 	if shape == nil || !slices.Equal(shape, in.spec.Shape) || dims[0] == 0 {
 		return s.bad("x", "shape %v: the model was trained on N×%s inputs", dims, shapeString(in.spec.Shape))
 	}
-	if !(in.x.DType.Kind == 'u' && in.x.DType.Size == 1) && !in.x.DType.Float() {
-		return s.bad("x", "element type %s: inputs must be uint8, float32 or float64", in.x.DType)
-	}
 	in.shape, in.n = shape, dims[0]
+	if in.x.Fortran {
+		// Stored column by column: no chunk of examples is contiguous,
+		// so the inputs are read whole (as training reads a split).
+		in.x.Close()
+		in.x = nil
+		in.whole = &Set{path: in.path}
+		return in.whole.readInputs(in.f, in.spec.Shape)
+	}
 	return nil
 }
 
@@ -919,16 +1331,22 @@ func (in *Inputs) Next(n int) (*Set, error) {
 	if len(s.shape) == 3 {
 		s.per = s.shape[1] * s.shape[2]
 	}
-	if in.csv != nil {
+	switch {
+	case in.csv != nil:
 		if err := in.csv.next(in.path, s, m); err != nil {
 			return nil, err
 		}
-	} else if in.x.DType.Kind == 'u' {
+		s.ids = in.csv.ids
+	case in.whole != nil && in.whole.bytes != nil:
+		s.bytes = in.whole.bytes[in.done*s.size : (in.done+m)*s.size]
+	case in.whole != nil:
+		s.floats = in.whole.floats[in.done*s.size : (in.done+m)*s.size]
+	case in.x.DType.Kind == 'u' && in.x.DType.Size == 1:
 		s.bytes = make([]byte, m*s.size)
 		if err := in.x.ReadBytes(s.bytes); err != nil {
 			return nil, err
 		}
-	} else {
+	default:
 		s.floats = make([]float32, m*s.size)
 		if err := in.x.ReadFloat32(s.floats); err != nil {
 			return nil, err

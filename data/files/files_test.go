@@ -217,10 +217,15 @@ func TestMalformed(t *testing.T) {
 			writeArrays(t, filepath.Join(dir, TestFile), map[string]array{
 				"x": {"<f4", []int{4, 2}, x4}, "y": {"<f8", []int{4, 2}, append(yOK, yOK...)}})
 		}, []string{"test.npz: array x: inputs of shape [2], the training split's are [4]"}, data.ErrInvalid, 0},
-		{"wrong dtype x", func(t *testing.T, dir string) {
+		{"string x", func(t *testing.T, dir string) {
 			writeArrays(t, filepath.Join(dir, TrainFile), map[string]array{
-				"x": {"<i8", []int{2, 4}, make([]int64, 8)}, "y": {"<f8", []int{2, 2}, yOK}})
-		}, []string{"train.npz: array x: element type int64"}, data.ErrInvalid, 0},
+				"x": {"<f8", []int{2, 4}, make([]float64, 8)}, "y": {"<f8", []int{2, 2}, yOK}})
+			raw(t, filepath.Join(dir, TrainFile), "<U2")
+		}, []string{"train.npz: array x", "<U2"}, data.ErrInvalid, 0},
+		{"float16 infinity", func(t *testing.T, dir string) {
+			writeArrays(t, filepath.Join(dir, TrainFile), map[string]array{
+				"x": {"<f2", []int{2, 4}, []uint16{0, 0, 0, 0x7c00, 0, 0, 0, 0}}, "y": {"<f8", []int{2, 2}, yOK}})
+		}, []string{"train.npz: array x: example 0, element 3 is +Inf"}, data.ErrInvalid, 0},
 		{"complex x", func(t *testing.T, dir string) {
 			writeArrays(t, filepath.Join(dir, TrainFile), map[string]array{
 				"x": {"<f8", []int{2, 4}, make([]float64, 8)}, "y": {"<f8", []int{2, 2}, yOK}})
@@ -450,7 +455,9 @@ func TestCSV(t *testing.T) {
 	}{
 		{"train.csv", "a,digit,b,size,c\n1,0,2,x,3\n", `train.csv: line 2, column "size": "x" is not a number`},
 		{"train.csv", "a,digit,b,size,c\n1,0,2,1,3\n1,3,2,1,3\n", `train.csv: line 3, column "digit": 3 is not a class of task digit (0..2)`},
-		{"train.csv", "a,digit,b,size,c\n1,0,NaN,1,3\n", `train.csv: line 2, column "b": NaN (inputs must be finite`},
+		{"train.csv", "a,digit,b,size,c\n1,0,NaN,1,3\n", `train.csv: column "b" has no values, every one missing`},
+		{"train.csv", "a,digit,b,size,c\n1,0,NaN,1,3\n1,0,2,1,3\n", `train.csv: line 2, column "b": a missing value ("NaN"); fill it in, or drop such rows with -missing drop`},
+		{"train.csv", "a,digit,b,size,c\n1,0,inf,1,3\n", `train.csv: line 2, column "b": +Inf (inputs must be finite`},
 		{"train.csv", "a,b,size,c\n1,2,1,3\n", "train.csv: no column for task digit"},
 		{"train.csv", "a,digit,b,size,c\n1,0,2,1\n", "train.csv: record on line 2: wrong number of fields"},
 		{"train.csv", "a,digit,a,size\n1,0,2,1\n", `column 3, "a", is empty or named twice`},

@@ -11,6 +11,12 @@
 // error, not an allocation. Every error about a file's content wraps
 // data.ErrInvalid and names the file and the array.
 //
+// Element types are what NumPy and pandas write of numbers: booleans,
+// integers of 8 to 64 bits, float16, float32 and float64, either byte
+// order. An array in Fortran order (numpy.asfortranarray, or what
+// DataFrame.to_numpy often gives) is read in its storage order, and
+// ToC puts it in C order.
+//
 // github.com/sbinet/npyio writes the same format (the tests check that
 // what it writes reads back here); its reader is not used, because it
 // slices its header without bounds checks (a header without a newline
@@ -52,13 +58,16 @@ var Magic = []byte("\x93NUMPY")
 
 // A DType is an array's element type, from the header's descr.
 type DType struct {
-	Kind  byte // 'u' unsigned, 'i' signed integer, 'f' float
+	Kind  byte // 'u' unsigned, 'i' signed integer, 'f' float, 'b' boolean
 	Size  int  // bytes per element: 1, 2, 4 or 8
 	Order binary.ByteOrder
 }
 
 // String is the type as NumPy names it, e.g. float32.
 func (d DType) String() string {
+	if d.Kind == 'b' {
+		return "bool"
+	}
 	name := map[byte]string{'u': "uint", 'i': "int", 'f': "float"}[d.Kind]
 	return fmt.Sprintf("%s%d", name, 8*d.Size)
 }
@@ -66,9 +75,9 @@ func (d DType) String() string {
 // Float reports whether d is a floating-point type.
 func (d DType) Float() bool { return d.Kind == 'f' }
 
-// ParseDType reads a descr such as "<f4", "|u1" or ">i8". Other types
-// (booleans, complex numbers, strings, objects, structured types) are
-// errors.
+// ParseDType reads a descr such as "<f4", "|u1", ">i8", "|b1" or "<f2".
+// Other types (complex numbers, strings, objects, structured types,
+// dates) are errors.
 func ParseDType(descr string) (DType, error) {
 	if len(descr) != 3 {
 		return DType{}, fmt.Errorf("element type %q is not a number type NumPy writes as <f4, |u1, ...", descr)
@@ -89,10 +98,12 @@ func ParseDType(descr string) (DType, error) {
 	case 'u', 'i':
 		ok = d.Size == 1 || d.Size == 2 || d.Size == 4 || d.Size == 8
 	case 'f':
-		ok = d.Size == 4 || d.Size == 8
+		ok = d.Size == 2 || d.Size == 4 || d.Size == 8
+	case 'b':
+		ok = d.Size == 1
 	}
 	if !ok {
-		return DType{}, fmt.Errorf("element type %q is not an integer or a float32/float64", descr)
+		return DType{}, fmt.Errorf("element type %q is not a boolean, an integer or a float16/32/64", descr)
 	}
 	return d, nil
 }
@@ -101,9 +112,13 @@ func ParseDType(descr string) (DType, error) {
 type Header struct {
 	Descr string
 	DType DType
-	// Shape is the array's shape, C order (row-major); empty for a
-	// scalar.
+	// Shape is the array's shape; empty for a scalar.
 	Shape []int
+	// Fortran is true where the elements are stored in Fortran
+	// (column-major) order, the first index varying fastest: what
+	// numpy.save writes of a transposed or pandas-made array. The
+	// readers give them in that order; ToC reorders them.
+	Fortran bool
 	// Len is the number of elements, the product of Shape.
 	Len int
 	// Bytes is the length of the header, magic and padding included:
@@ -209,7 +224,7 @@ func parseDict(s string) (Header, error) {
 			switch {
 			case p.word("False"):
 			case p.word("True"):
-				return h, errors.New("Fortran order (column-major): save the array with numpy.ascontiguousarray")
+				h.Fortran = true
 			default:
 				return h, errors.New("fortran_order is not True or False")
 			}
@@ -498,8 +513,16 @@ func (a *Array) ReadBytes(dst []byte) error {
 func (a *Array) float64(b []byte) float64 {
 	o := a.DType.Order
 	switch a.DType.Kind {
+	case 'b':
+		if b[0] != 0 {
+			return 1
+		}
+		return 0
 	case 'f':
-		if a.DType.Size == 4 {
+		switch a.DType.Size {
+		case 2:
+			return Half(o.Uint16(b))
+		case 4:
 			return float64(math.Float32frombits(o.Uint32(b)))
 		}
 		return math.Float64frombits(o.Uint64(b))
@@ -523,6 +546,59 @@ func (a *Array) float64(b []byte) float64 {
 		return float64(int32(o.Uint32(b)))
 	}
 	return float64(int64(o.Uint64(b)))
+}
+
+// Half is the value of an IEEE 754 half-precision number (NumPy's
+// float16), exactly.
+func Half(h uint16) float64 {
+	sign := 1.0
+	if h&0x8000 != 0 {
+		sign = -1
+	}
+	exp, frac := int(h>>10&0x1f), float64(h&0x3ff)
+	switch exp {
+	case 0: // zero or subnormal
+		return sign * math.Ldexp(frac, -24)
+	case 0x1f:
+		if frac != 0 {
+			return math.NaN()
+		}
+		return math.Inf(int(sign))
+	}
+	return sign * math.Ldexp(1024+frac, exp-25)
+}
+
+// ToC reorders the elements of an array of the given shape from Fortran
+// order (src, the first index varying fastest) into C order (dst, the
+// last index varying fastest): the transpose of its storage.
+func ToC[T any](dst, src []T, shape []int) {
+	if len(shape) < 2 {
+		copy(dst, src)
+		return
+	}
+	// strides[k] is index k's step in src.
+	strides := make([]int, len(shape))
+	step := 1
+	for k, d := range shape {
+		strides[k] = step
+		step *= d
+	}
+	idx := make([]int, len(shape))
+	last := len(shape) - 1
+	off := 0
+	for i := range dst {
+		dst[i] = src[off]
+		// Advance the C-order index, the last dimension fastest.
+		for k := last; k >= 0; k-- {
+			idx[k]++
+			off += strides[k]
+			if idx[k] < shape[k] {
+				break
+			}
+			off -= idx[k] * strides[k]
+			idx[k] = 0
+		}
+	}
 }
 
 // read reads n elements in chunks, calling put with each element's

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,10 +186,10 @@ func TestMalformed(t *testing.T) {
 		{"header cut", "unexpected EOF", npy(ok, nil)[:20], zip.Store},
 		{"no newline", "", npy("{'descr': '<f4'", nil)[:25], zip.Store},
 		{"not a dict", "not a dict", npy("[1, 2]", body), zip.Store},
-		{"bool", "not an integer", npy("{'descr': '|b1', 'fortran_order': False, 'shape': (8,), }", body), zip.Store},
-		{"complex", "not an integer", npy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", body), zip.Store},
+		{"complex", "not a boolean, an integer", npy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", body), zip.Store},
 		{"string", "not a number type", npy("{'descr': '<U10', 'fortran_order': False, 'shape': (1,), }", body), zip.Store},
-		{"fortran", "Fortran", npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", body), zip.Store},
+		{"fortran order", "fortran_order is not True or False", npy("{'descr': '<f4', 'fortran_order': 1, 'shape': (2,), }", body), zip.Store},
+		{"float128", "not a number type", npy("{'descr': '<f16', 'fortran_order': False, 'shape': (1,), }", body), zip.Store},
 		{"missing shape", "no \"shape\"", npy("{'descr': '<f4', 'fortran_order': False, }", body), zip.Store},
 		{"unknown key", "unknown key", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", body), zip.Store},
 		{"key twice", "twice", npy("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", body), zip.Store},
@@ -350,6 +351,75 @@ func TestWriterRefusesNames(t *testing.T) {
 			t.Errorf("%q: %v", tc.names, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%q: %v, want an error saying %q", tc.names, err, tc.want)
+		}
+	}
+}
+
+// Booleans, float16 and Fortran-order arrays, as NumPy and pandas write
+// them, read as their values: a boolean as 0 or 1, a float16 exactly,
+// and ToC puts a Fortran-order array's elements in C order.
+func TestBoolHalfFortran(t *testing.T) {
+	for _, tc := range []struct {
+		name, descr string
+		body        []byte
+		want        []float64
+	}{
+		{"bool", "|b1", []byte{0, 1, 2, 0}, []float64{0, 1, 1, 0}},
+		// 0, 1, −2, 65504 (the largest), 2^-24 (the smallest subnormal), +Inf
+		{"float16", "<f2", []byte{0, 0, 0, 0x3c, 0, 0xc0, 0xff, 0x7b, 1, 0, 0, 0x7c}, []float64{0, 1, -2, 65504, math.Ldexp(1, -24), math.Inf(1)}},
+		{"float16 big-endian", ">f2", []byte{0x3c, 0, 0x35, 0x55}, []float64{1, 0.333251953125}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dict := "{'descr': '" + tc.descr + "', 'fortran_order': False, 'shape': (" + string(rune('0'+len(tc.want))) + ",), }"
+			f := open(t, rawArchive(t, zip.Store, npy(dict, tc.body)))
+			a, err := f.Array("x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float64, len(tc.want))
+			if err := a.ReadFloat64(got); err != nil {
+				t.Fatal(err)
+			}
+			if !equal(got, tc.want) {
+				t.Errorf("%v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A 2×3 array [[1 2 3] [4 5 6]] stored in Fortran order.
+	body := make([]byte, 0, 24)
+	for _, v := range []float32{1, 4, 2, 5, 3, 6} {
+		body = binary.LittleEndian.AppendUint32(body, math.Float32bits(v))
+	}
+	f := open(t, rawArchive(t, zip.Store, npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", body)))
+	a, err := f.Array("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make([]float32, 6)
+	if err := a.ReadFloat32(src); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]float32, 6)
+	ToC(dst, src, a.Shape)
+	if !a.Fortran || !slices.Equal(dst, []float32{1, 2, 3, 4, 5, 6}) {
+		t.Errorf("fortran %v, C order %v", a.Fortran, dst)
+	}
+	// Three dimensions: element (i, j, k) of a 2×3×4 array is at
+	// i + 2j + 6k in Fortran order.
+	shape := []int{2, 3, 4}
+	fsrc := make([]int, 24)
+	for i := range 2 {
+		for j := range 3 {
+			for k := range 4 {
+				fsrc[i+2*j+6*k] = 100*i + 10*j + k
+			}
+		}
+	}
+	c := make([]int, 24)
+	ToC(c, fsrc, shape)
+	for n, v := range c {
+		if want := 100*(n/12) + 10*(n/4%3) + n%4; v != want {
+			t.Fatalf("C element %d = %d, want %d", n, v, want)
 		}
 	}
 }

@@ -318,11 +318,30 @@ func Grid(w io.Writer, rows [][]*plot.Plot, width, height vg.Length) error {
 	canvases := plot.Align(rows, tiles, dc)
 	for i := range rows {
 		for j, p := range rows[i] {
+			roomForLegend(p, canvases[i][j])
 			p.Draw(canvases[i][j])
 		}
 	}
 	_, err := vgimg.PngCanvas{Canvas: img}.WriteTo(w)
 	return err
+}
+
+// roomForLegend raises the top of p's y axis so that a legend at the
+// top of its data area lies above every curve: curves end where they
+// are best, often at the top, where the legend would hide them. A legend
+// taller than half the data area is left where it is.
+func roomForLegend(p *plot.Plot, c draw.Canvas) {
+	if !p.Legend.Top || !(p.Y.Max > p.Y.Min) {
+		return
+	}
+	da := p.DataCanvas(c)
+	height := da.Max.Y - da.Min.Y
+	legend := p.Legend.Rectangle(da)
+	need := legend.Max.Y - legend.Min.Y + p.Legend.Padding + vg.Points(4)
+	if legend.Max.Y <= legend.Min.Y || need > height/2 {
+		return
+	}
+	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)*float64(height/(height-need))
 }
 
 // OverTime draws methods against each other on the test split over

@@ -2,6 +2,8 @@ package curves
 
 import (
 	"bytes"
+	"fmt"
+	"image/color"
 	"image/png"
 	"math"
 	"os"
@@ -10,6 +12,11 @@ import (
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/metrics"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // history is epochs of two tasks on the valid and test splits, with two
@@ -77,5 +84,34 @@ func TestMethods(t *testing.T) {
 	}
 	if err := Methods(&bytes.Buffer{}, "multi-mnist", []string{"mgda"}, nil); err == nil {
 		t.Error("no runs drew")
+	}
+}
+
+// After roomForLegend, the legend at the top of a panel lies above the
+// highest point of every curve, however many entries it has (up to half
+// the panel), and the panel's lower bound is kept.
+func TestLegendAboveCurves(t *testing.T) {
+	for _, entries := range []int{1, 3, 6} {
+		p := plot.New()
+		for k := range entries {
+			// Rising curves that end at the top right, where a legend sits.
+			xy := plotter.XYs{{X: 0, Y: 0.2}, {X: 5, Y: 0.9 + 0.01*float64(k)}, {X: 10, Y: 0.97}}
+			if err := addLine(p, xy, color.Black, 1, fmt.Sprintf("method %d", k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p.Legend.Top = true
+		c := draw.New(vgimg.New(5*vg.Inch, 3.5*vg.Inch))
+		lo := p.Y.Min
+		roomForLegend(p, c)
+		if p.Y.Min != lo {
+			t.Errorf("%d entries: y minimum moved from %v to %v", entries, lo, p.Y.Min)
+		}
+		da := p.DataCanvas(c)
+		_, y := p.Transforms(&da)
+		legend := p.Legend.Rectangle(da)
+		if top := y(0.97); !(legend.Min.Y > top) {
+			t.Errorf("%d entries: the legend's bottom %v is not above the curves' top %v", entries, legend.Min.Y, top)
+		}
 	}
 }

@@ -1,6 +1,6 @@
 package openblas
 
-import "golang.org/x/sys/cpu"
+import "github.com/mtsgd/mtsgd/internal/asm"
 
 // wideCores are the OpenBLAS kernel sets written for AVX2 or wider, by
 // the names openblas_get_corename gives them. A processor OpenBLAS does
@@ -19,12 +19,13 @@ type features struct {
 	avx512  bool // AVX-512 F, CD, BW, DQ and VL: SkylakeX's kernels
 }
 
-// thisCPU reads the features of the processor the program runs on.
+// thisCPU is the features of the processor the program runs on, as
+// internal/asm reads them.
 func thisCPU() features {
-	x := cpu.X86
+	x := asm.CPU
 	return features{
-		avx2FMA: x.HasAVX2 && x.HasFMA,
-		avx512:  x.HasAVX512F && x.HasAVX512CD && x.HasAVX512BW && x.HasAVX512DQ && x.HasAVX512VL,
+		avx2FMA: x.AVX2 && x.FMA,
+		avx512:  x.AVX512F && x.AVX512CD && x.AVX512BW && x.AVX512DQ && x.AVX512VL,
 	}
 }
 

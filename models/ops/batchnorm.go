@@ -7,6 +7,7 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
+	"github.com/mtsgd/mtsgd/internal/asm"
 	"github.com/mtsgd/mtsgd/internal/gpu"
 )
 
@@ -253,11 +254,11 @@ func bnParamGradChannels[T float](op *bnGradParam, x, g, dBeta []T, c0, c1 int) 
 			xs := x[off : off+f.hw]
 			xs = xs[:len(gs)]
 			if g32, ok := any(gs).([]float32); ok && len(gs)%4 == 0 {
-				bnSums4Float32(g32, any(xs).([]float32), m, &sumG, &sumGX)
+				asm.BNSums4Float32(g32, any(xs).([]float32), m, &sumG, &sumGX)
 				continue
 			}
-			addTo4(&sumG, gs)
-			centeredDot4(&sumGX, gs, xs, m)
+			asm.AddTo4(&sumG, gs)
+			asm.CenteredDot4(&sumGX, gs, xs, m)
 		}
 		dBeta[c] = T((sumG[0] + sumG[1]) + (sumG[2] + sumG[3]))
 		op.gammas[c] = ((sumGX[0] + sumGX[1]) + (sumGX[2] + sumGX[3])) * s
@@ -332,10 +333,10 @@ func bnInputGradChannels[T float](f *bnOp, x []T, in [][]T, dx []T, c0, c1 int) 
 			xs := x[off : off+f.hw]
 			out := dx[off : off+f.hw]
 			if g32, ok := any(gs).([]float32); ok && len(gs)%4 == 0 {
-				affine2Float32(any(out).([]float32), g32, any(xs).([]float32), k, c0, c1)
+				asm.Affine2Float32(any(out).([]float32), g32, any(xs).([]float32), k, c0, c1)
 				continue
 			}
-			affine(out, gs, xs, k, c0, c1)
+			asm.Affine(out, gs, xs, k, c0, c1)
 		}
 	}
 }
@@ -403,29 +404,5 @@ func bnRunning[T float](op *bnRunningOp, x, gamma, beta, mean, variance, y []T) 
 				y[off+j] = T(float64(xv)*k + d)
 			}
 		}
-	}
-}
-
-// centeredDot4 adds g[j]·(x[j] − m) into four partial sums in turn (the
-// last len(g) mod 4 terms into the first).
-func centeredDot4[T float](sum *[4]float64, g, x []T, m float64) {
-	x = x[:len(g)]
-	j := 0
-	for ; j+4 <= len(g); j += 4 {
-		sum[0] += float64(g[j]) * (float64(x[j]) - m)
-		sum[1] += float64(g[j+1]) * (float64(x[j+1]) - m)
-		sum[2] += float64(g[j+2]) * (float64(x[j+2]) - m)
-		sum[3] += float64(g[j+3]) * (float64(x[j+3]) - m)
-	}
-	for ; j < len(g); j++ {
-		sum[0] += float64(g[j]) * (float64(x[j]) - m)
-	}
-}
-
-// affine sets dst[j] = (k·g[j] + c0) + c1·x[j], computed in float64.
-func affine[T float](dst, g, x []T, k, c0, c1 float64) {
-	x, dst = x[:len(g)], dst[:len(g)]
-	for j, gv := range g {
-		dst[j] = T(k*float64(gv) + c0 + c1*float64(x[j]))
 	}
 }

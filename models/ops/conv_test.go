@@ -272,7 +272,7 @@ func benchPatches(b *testing.B, back bool) {
 
 // BenchmarkCol2imClearing times col2im as LeNet's second layer runs it in
 // the step: the patches' gradient cleared as it is read
-// (addRunsClearingFloat32), reporting patch values read per second.
+// (asm.AddRunsClearingFloat32), reporting patch values read per second.
 func BenchmarkCol2imClearing(b *testing.B) {
 	g := geometry{n: 10, c: 10, h: 14, w: 14, o: 20, k: 5, stride: 1, oh: 10, ow: 10}
 	cols := make([]float32, g.rows()*g.n*g.positions())

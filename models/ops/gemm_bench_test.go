@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 
+	"github.com/mtsgd/mtsgd/internal/asm"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // the BLAS of the README's build, with -tags openblas
 )
 
@@ -19,7 +20,7 @@ import (
 // particle, of several particles stacked into one product. It reports
 // the arithmetic rate, to say what stacking would gain
 // (docs/performance.md), in the BLAS and, with AVX-512, in our own
-// kernels (kernels.go). Filter gradients are summed in two halves, as
+// routines (gemm.go, internal/asm). Filter gradients are summed in two halves, as
 // the step sums them (sumOverPositions).
 //
 //	go test -tags openblas ./models/ops -run '^$' -bench LeNetProducts -benchtime 5x
@@ -40,10 +41,10 @@ func BenchmarkLeNetProducts(b *testing.B) {
 		patches := sawtooth(c.rows*c.cols, 13)
 		for _, s := range c.stacks {
 			o := c.filters * s
-			for _, kernels := range productKernels() {
-				b.Run(fmt.Sprintf("%s/o=%d/%s", c.layer, o, kernels), func(b *testing.B) {
-					defer func(own bool) { useAVX512 = own }(useAVX512)
-					useAVX512 = kernels == "own"
+			for _, by := range productPaths() {
+				b.Run(fmt.Sprintf("%s/o=%d/%s", c.layer, o, by), func(b *testing.B) {
+					defer func(own bool) { asm.UseAVX512 = own }(asm.UseAVX512)
+					asm.UseAVX512 = by == "own"
 					if c.filterGrad {
 						g, dw := sawtooth(o*c.cols, 7), make([]float32, o*c.rows)
 						for range b.N {
@@ -64,10 +65,10 @@ func BenchmarkLeNetProducts(b *testing.B) {
 	}
 }
 
-// productKernels names the kernels BenchmarkLeNetProducts compares: the
-// BLAS, and our own where the processor has AVX-512 (kernels.go).
-func productKernels() []string {
-	if useAVX512 {
+// productPaths names what BenchmarkLeNetProducts compares: the BLAS, and
+// our own routines where the processor has AVX-512 (gemm.go).
+func productPaths() []string {
+	if asm.UseAVX512 {
 		return []string{"blas", "own"}
 	}
 	return []string{"blas"}

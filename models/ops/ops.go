@@ -33,15 +33,26 @@
 // All ops work in float32 and float64, the dtype of their inputs, with
 // gonum's BLAS (blas32, blas64), which a build can switch to another
 // implementation with blas32.Use and blas64.Use; on a processor with
-// AVX-512, LeNet's thin float32 products run in kernels of this
-// package's own instead, its convolutions reading their inputs rather
-// than patches (kernels.go, taps.go).
+// AVX-512, LeNet's thin float32 products run in the project's own
+// assembly instead (internal/asm), its convolutions reading their inputs
+// rather than patches (gemm.go, taps.go).
 //
 // A convolution whose output only a pool reads runs that pool in its own
 // run and makes the pool's gradient in its own gradient's layout
 // (convOp's pool, convGradMatrix's pool), so that the convolution's
 // output and the pool's input gradient are never written out whole; the
 // values are the same to the bit.
+//
+// The files follow the ops: conv.go (the convolution), geometry.go (its
+// sizes, taps, im2col and col2im), convgrad.go, convfiltergrad.go,
+// convinputgrad.go and biasgrad.go (its gradient ops), taps.go,
+// pooledgrad.go and winograd.go (its faster products), pool.go,
+// relu.go, batchnorm.go, linear.go, loss.go and copy.go (the other ops),
+// gemm.go (what computes a product), help.go (helping), replay.go,
+// held.go and stack.go (record, replay, stacking), device.go and
+// device_ops.go (the ops on a GPU), products.go (counting a graph's
+// arithmetic) and switches.go (the faster paths tests turn off to
+// compare).
 package ops
 
 import (
@@ -51,9 +62,6 @@ import (
 	"sync/atomic"
 
 	"github.com/chewxy/hm"
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -212,93 +220,3 @@ func dense(v gorgonia.Value, what string) (*tensor.Dense, error) {
 
 // data returns t's elements as []T.
 func data[T float](t *tensor.Dense) []T { return t.Data().([]T) }
-
-// gemm is C = A·B + beta·C (with op(A), op(B) as tA, tB say) for
-// row-major matrices, in T's precision.
-//
-// Where a goroutine is helping (Help), a large product runs in two row
-// blocks, one of them on the helper: the same bits either way.
-func gemm[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	gemmBy(kernelFor(tA, tB, m, n, k, beta), tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
-}
-
-// gemmBy is gemm in the kernel given (kernels.go).
-func gemmBy[T float](kern productKernel, tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if cut := helpCut(m, n, k); cut > 0 && helpWaiting() {
-		rest := rowStart(tA, cut, lda)
-		offerHalf(
-			func() { gemmBy(kern, tA, tB, cut, n, k, a, lda, b, ldb, beta, c, ldc) },
-			func() { gemmBy(kern, tA, tB, m-cut, n, k, a[rest:], lda, b, ldb, beta, c[cut*ldc:], ldc) },
-		)
-		return
-	}
-	switch kern {
-	case rowsProduct:
-		rowsGemm(m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, beta == 1, any(c).([]float32), ldc)
-	case dotsProduct:
-		dotsGemm(m, n, k, any(a).([]float32), lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-	default:
-		gemmWhole(tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
-	}
-}
-
-// rowStart is where row r of op(A) begins in A's values: a row of A, or
-// with tA a column.
-func rowStart(tA blas.Transpose, r, lda int) int {
-	if tA == blas.Trans {
-		return r
-	}
-	return r * lda
-}
-
-// sumOverPositions is C (m × n) = A·Bᵀ, for A (m × k) and B (n × k) with
-// a long k, as a filter gradient's sum over every position of every image
-// of the batch: where B is large, the sum over k's first half
-// into C plus the sum over its second half, computed apart (in part) and
-// added after. A helper (Help) may compute either half; the sums, and so
-// the bits, are the same whoever does.
-func sumOverPositions[T float](m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, part *scratch[T]) {
-	if n*k < minHalvedSum || k < 2*splitPositions {
-		gemm(blas.NoTrans, blas.Trans, m, n, k, a, lda, b, ldb, 0, c, ldc)
-		return
-	}
-	cut := k / 2 / splitPositions * splitPositions
-	second := part.get(m * n)
-	offerHalf(
-		func() { gemm(blas.NoTrans, blas.Trans, m, n, cut, a, lda, b, ldb, 0, c, ldc) },
-		func() { gemm(blas.NoTrans, blas.Trans, m, n, k-cut, a[cut:], lda, b[cut:], ldb, 0, second, n) },
-	)
-	addRows(c, ldc, second, m, n)
-}
-
-// addRows adds add (m × n, packed) into C (m × n, ldc apart): the second
-// half of a sum over positions into the first.
-func addRows[T float](c []T, ldc int, add []T, m, n int) {
-	for i := range m {
-		row, a := c[i*ldc:i*ldc+n], add[i*n:(i+1)*n]
-		for j := range row {
-			row[j] += a[j]
-		}
-	}
-}
-
-// minHalvedSum is the fewest values of B for which sumOverPositions
-// halves the sum. It depends on B alone, not on A's rows, so that a
-// product of many runs' output gradients stacked (StackFilterGrads,
-// StackAcross) sums each run's entries as that run's own product would.
-// Changing it changes bits.
-const minHalvedSum = 1 << 20
-
-// splitPositions aligns sumOverPositions' cut: 16 values, a 64-byte line
-// of float32s.
-const splitPositions = 16
-
-// gemmWhole is gemm in one call of the BLAS.
-func gemmWhole[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	switch a := any(a).(type) {
-	case []float32:
-		blas32.Implementation().Sgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-	case []float64:
-		blas64.Implementation().Dgemm(tA, tB, m, n, k, 1, a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
-	}
-}

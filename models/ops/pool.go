@@ -2,10 +2,11 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // ReLUMaxPool2d adds max(0, ·) followed by k×k max-pooling with stride
@@ -43,10 +44,6 @@ func ReLUMaxPool2d(x *gorgonia.Node, k, stride, pad int) (*gorgonia.Node, error)
 	}
 	return y, nil
 }
-
-// foldPools lets a convolution run the pool that reads its output
-// (convOp's pool); tests turn it off to compare.
-var foldPools = true
 
 // poolOp is ReLU followed by max-pooling.
 type poolOp struct {
@@ -201,102 +198,29 @@ func pool2x2[T float](g geometry, x, y []T, argmax []int32) {
 // and no padding, so that every window lies inside the input.
 func (g geometry) twoByTwo() bool { return g.k == 2 && g.stride == 2 && g.pad == 0 }
 
-// pool2x2Float32 is pool2x2 for float32 without branches on the data:
-// a window's maximum and argmax are picked by comparing the values' bits
-// as integers (which orders non-negative floats as their values) and
-// selecting with masks: the comparisons' branches, taken at random, made
-// the loop 1.4 times as slow (BenchmarkPool2x2). Four windows at a
-// time are compared in SSE2 registers (pool2x2QuadsFloat32, in
-// assembly on amd64), the rest of a row in Go. Results are those of the
-// general loop, bit for bit, NaNs included: a value only wins if it is
-// greater than the best so far, and a NaN or a value ≤ 0 never is
-// (TestPool2x2Float32).
+// pool2x2Float32 is pool2x2 for float32 without branches on the data,
+// a plane at a time (asm.MaxPool2x2Float32): the same outputs and
+// argmaxes, bit for bit, NaNs included (TestPool2x2Float32), where the
+// comparisons' branches, taken at random, made the loop 1.4 times as
+// slow (BenchmarkPool2x2).
 func pool2x2Float32(g geometry, x, y []float32, argmax []int32) {
 	hw, p := g.h*g.w, g.positions()
-	quads := g.ow / 4 * 4
 	for plane := range g.n * g.c {
 		in := x[plane*hw : (plane+1)*hw]
 		out, arg := y[plane*p:(plane+1)*p], argmax[plane*p:(plane+1)*p]
-		if useAVX512 {
-			pool2x2OctsFloat32(in, out, arg, g.w, g.oh, g.ow)
-			continue
-		}
-		if quads > 0 {
-			pool2x2QuadsFloat32(in, out, arg, g.w, g.oh, g.ow)
-		}
-		if quads < g.ow {
-			pool2x2Windows(in, out, arg, g.w, g.oh, g.ow, quads, g.ow)
-		}
+		asm.MaxPool2x2Float32(in, out, arg, g.w, g.oh, g.ow)
 	}
 }
 
-// pool2x2Windows is pool2x2Float32 on one plane (w columns) for the
-// outputs of columns from ≤ ox < to of each of its oh rows of ow.
-func pool2x2Windows(in, out []float32, arg []int32, w, oh, ow, from, to int) {
-	for oy := range oh {
-		top := 2 * oy * w
-		r0, r1 := in[top:top+2*to], in[top+w:top+w+2*to]
-		o, a := out[oy*ow:oy*ow+to], arg[oy*ow:oy*ow+to]
-		for ox := from; ox < to; ox++ {
-			j := 2 * ox
-			best, at := int32(0), int32(-1)
-			best, at = greaterBits(best, at, r0[j], int32(top+j))
-			best, at = greaterBits(best, at, r0[j+1], int32(top+j+1))
-			best, at = greaterBits(best, at, r1[j], int32(top+w+j))
-			best, at = greaterBits(best, at, r1[j+1], int32(top+w+j+1))
-			o[ox], a[ox] = math.Float32frombits(uint32(best)), at
-		}
-	}
-}
-
-// greaterBits returns (v's bits, i) if v > the float whose bits are best
-// (non-negative, at most +Inf's), and (best, at) otherwise. A negative v
-// or a NaN counts as 0, which never wins.
-func greaterBits(best, at int32, v float32, i int32) (int32, int32) {
-	b := reluBits(v)
-	m := (best - b) >> 31 // all ones iff b > best
-	return best ^ ((best ^ b) & m), at ^ ((at ^ i) & m)
-}
-
-// pool2x2MaxFloat32 is pool2x2Float32 without the argmaxes: each
-// window's largest value's bits, a negative value or a NaN counting as
-// +0, which gives the same outputs bit for bit (TestPool2x2Float32).
+// pool2x2MaxFloat32 is pool2x2Float32 without the argmaxes
+// (asm.MaxPool2x2ValuesFloat32): the same outputs bit for bit
+// (TestPool2x2Float32).
 func pool2x2MaxFloat32(g geometry, x, y []float32) {
 	hw, p := g.h*g.w, g.positions()
-	quads := g.ow / 4 * 4
 	for plane := range g.n * g.c {
 		in, out := x[plane*hw:(plane+1)*hw], y[plane*p:(plane+1)*p]
-		if quads > 0 {
-			pool2x2QuadsMaxFloat32(in, out, g.w, g.oh, g.ow)
-		}
-		if quads < g.ow {
-			pool2x2MaxWindows(in, out, g.w, g.oh, g.ow, quads, g.ow)
-		}
+		asm.MaxPool2x2ValuesFloat32(in, out, g.w, g.oh, g.ow)
 	}
-}
-
-// pool2x2MaxWindows is pool2x2MaxFloat32 on one plane (w columns) for
-// the outputs of columns from ≤ ox < to of each of its oh rows of ow.
-func pool2x2MaxWindows(in, out []float32, w, oh, ow, from, to int) {
-	for oy := range oh {
-		top := 2 * oy * w
-		r0, r1 := in[top:top+2*to], in[top+w:top+w+2*to]
-		o := out[oy*ow : oy*ow+to]
-		for ox := from; ox < to; ox++ {
-			j := 2 * ox
-			m := max(reluBits(r0[j]), reluBits(r0[j+1]), reluBits(r1[j]), reluBits(r1[j+1]))
-			o[ox] = math.Float32frombits(uint32(m))
-		}
-	}
-}
-
-// reluBits is v's bits as an integer, which orders non-negative floats
-// as their values, with a negative v or a NaN as 0 (+0's bits).
-func reluBits(v float32) int32 {
-	b := int32(math.Float32bits(v))
-	b &^= b >> 31                // negative (sign bit set): 0
-	b &^= (0x7f800000 - b) >> 31 // NaN (above +Inf's bits): 0
-	return b
 }
 
 func (op *poolOp) DiffWRT(int) []bool { return []bool{true} }
@@ -372,8 +296,8 @@ func poolBackwardPlanes[T float](g geometry, argmax []int32, dy, dx []T, lo, hi 
 // poolGradPlane sets one plane's gradient dx (h·w values) to zero plus
 // each output's gradient dy at its argmax.
 func poolGradPlane[T float](g geometry, argmax []int32, dy, dx []T) {
-	if dy32, ok := any(dy).([]float32); ok && useAVX512 && g.twoByTwo() && g.h == 2*g.oh && g.w == 2*g.ow {
-		pool2x2GradFloat32(dy32, argmax, any(dx).([]float32), g.w, g.oh, g.ow)
+	if dy32, ok := any(dy).([]float32); ok && g.twoByTwo() && g.h == 2*g.oh && g.w == 2*g.ow {
+		asm.MaxPool2x2GradFloat32(dy32, argmax, any(dx).([]float32), g.w, g.oh, g.ow)
 		return
 	}
 	clear(dx)

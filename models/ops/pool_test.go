@@ -8,6 +8,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 type poolCase struct{ n, c, h, w, k, stride, pad int }
@@ -118,7 +120,7 @@ func TestPool2x2Float32(t *testing.T) {
 		h, w    int
 	}{
 		// 7×11: the last row and column are in no window; 5 outputs a
-		// row, one quad (pool2x2QuadsFloat32) and one window after it.
+		// row, one quad (four windows in SSE2) and one window after it.
 		{true, 7, 11}, {false, 7, 11},
 		// LeNet's pools: 14 and 5 outputs a row; then 8, quads only; 3,
 		// no quad.
@@ -144,7 +146,7 @@ func TestPool2x2Float32(t *testing.T) {
 		want, got := make([]float32, outs), make([]float32, outs)
 		wantArg, gotArg := make([]int32, outs), make([]int32, outs)
 		pool2x2(g, x, want, wantArg)
-		if useAVX512 {
+		if asm.UseAVX512 {
 			// The AVX-512 loop, then the SSE2 one below.
 			pool2x2Float32(g, x, got, gotArg)
 			for i := range want {
@@ -152,9 +154,9 @@ func TestPool2x2Float32(t *testing.T) {
 					t.Fatalf("AVX-512: %d×%d, special %v, output %d: %v at %d, want %v at %d", tc.h, tc.w, special, i, got[i], gotArg[i], want[i], wantArg[i])
 				}
 			}
-			useAVX512 = false
+			asm.UseAVX512 = false
 			pool2x2Float32(g, x, got, gotArg)
-			useAVX512 = true
+			asm.UseAVX512 = true
 		} else {
 			pool2x2Float32(g, x, got, gotArg)
 		}
@@ -204,50 +206,6 @@ func BenchmarkPool2x2(b *testing.B) {
 			poolBackwardPlanes(g, arg, y, dx, 0, g.n*g.c)
 		}
 	})
-}
-
-// TestPool2x2Grad checks the AVX-512 gradient of 2×2 pooling
-// (pool2x2GradFloat32) against the Go loop bit for bit: planes of 1 to
-// 15 by 1 to 20 windows (a chunk of eight, its remainder), gradients
-// with signed zeros, infinities and NaNs, and outputs whose argmax is
-// any of the window's four inputs or none (ReLU's zero).
-func TestPool2x2Grad(t *testing.T) {
-	needAVX512(t)
-	defer func() { useAVX512 = true }()
-	rng := rand.New(rand.NewPCG(41, 42))
-	for range 200 {
-		oh, ow := 1+rng.IntN(15), 1+rng.IntN(20)
-		g := geometry{n: 1 + rng.IntN(3), c: 1 + rng.IntN(2), h: 2 * oh, w: 2 * ow, k: 2, stride: 2, oh: oh, ow: ow}
-		g.o = g.c
-		p, planes := g.positions(), g.n*g.c
-		dy := make([]float32, planes*p)
-		argmax := make([]int32, planes*p)
-		for i := range dy {
-			dy[i] = float32(rng.NormFloat64())
-			if rng.IntN(4) == 0 {
-				dy[i] = specialFloat32(rng)
-			}
-			oy, ox := (i%p)/ow, (i%p)%ow
-			argmax[i] = int32((2*oy+rng.IntN(2))*g.w + 2*ox + rng.IntN(2))
-			if rng.IntN(3) == 0 {
-				argmax[i] = -1
-			}
-		}
-		want := make([]float32, planes*g.h*g.w)
-		got := make([]float32, len(want))
-		for i := range got {
-			got[i] = float32(rng.NormFloat64()) // every value must be written
-		}
-		useAVX512 = false
-		poolBackwardPlanes(g, argmax, dy, want, 0, planes)
-		useAVX512 = true
-		poolBackwardPlanes(g, argmax, dy, got, 0, planes)
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%d×%d windows: dx[%d] bits %#x, want %#x", oh, ow, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
-			}
-		}
-	}
 }
 
 // TestFoldedPoolsSameBits checks that a convolution feeding a pool runs

@@ -1,9 +1,10 @@
 package ops
 
 import (
-	"math"
 	"slices"
 	"sync"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // A convolution whose output feeds a max-pool alone (LeNet's layers,
@@ -20,12 +21,12 @@ import (
 //
 //   - one input channel and no input gradient (the images: LeNet's
 //     conv1): the filter gradient sums the input's windows at the
-//     argmaxes (gemmPoolTapsKxR), the rows of up to three passes of a
+//     argmaxes (asm.ConvPoolTaps), the rows of up to three passes of a
 //     particle, which share its argmaxes, reading each window once;
 //   - otherwise (conv2): the input is kept laid out rows × columns ×
 //     channels (hwcInput), so that a window's row is k·C values in a
-//     row; the filter gradient sums those windows (gemmPoolRowsKxV) and
-//     the input gradient adds each filter into them (gemmPoolBackKxV),
+//     row; the filter gradient sums those windows (asm.ConvPoolRows) and
+//     the input gradient adds each filter into them (asm.ConvPoolBack),
 //     an image at a time, then put back in the graph's layout.
 //
 // The bias gradient, the dense gradient's channel sums, is made as before
@@ -34,51 +35,26 @@ import (
 // order (each tap's products over the pool outputs in order), so their
 // last bits differ from the dense products' (TestPooledFilterGrad).
 
-// pooledGrads lets a convolution's gradient matrix hold its pool's
-// gradient (above); tests turn it off to compare.
-var pooledGrads = true
-
-// maxPoolTaps is the widest filter gemmPoolTapsKxR takes.
-const maxPoolTaps = 14
-
-// The filters gemmPoolRowsKxV and gemmPoolBackKxV take: k×k over
-// channels whose k·C values a window row holds fit in V vectors, with
-// k ≤ maxPoolRowsTaps and V ≤ maxPoolRowsVectors.
-const (
-	maxPoolRowsTaps    = 7
-	maxPoolRowsVectors = 4
-)
-
-type (
-	poolRowsFunc func(v *float32, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, divOW, skip, cBytes int)
-	poolBackFunc func(v *float32, arg *float32, entries int, w *float32, dx *float32, rowX, divOW, skip, cBytes int)
-)
-
-// poolTapsFunc is a pool taps kernel, gemmPoolTapsKxR (internal/genkernels
-// documents them). arg holds int32 positions as float32 bits: the
-// gradient matrix's row holds them beside the values.
-type poolTapsFunc func(v *float32, ldv int, arg *float32, entries, images int, x *float32, imageX, rowX int, dw *float32, lddw, divOW, skip int)
-
 // pooledRowsFit reports whether op may write the pool's gradient in
 // place of the dense one (see above), but for the element type and
 // whether the products read their input, known at its run; and with hwc
 // whether the gradients read the input laid out rows × columns ×
-// channels (gemmPoolRowsKxV, gemmPoolBackKxV) rather than one channel
-// (gemmPoolTapsKxR, which makes no input gradient).
+// channels (asm.ConvPoolRows, asm.ConvPoolBack) rather than one channel
+// (asm.ConvPoolTaps, which makes no input gradient).
 func (op *convGradMatrix) pooledRowsFit() (fit, hwc bool) {
 	g, c := op.g, op.fwd
 	if op.pool == nil || g.stride != 1 || g.pad != 0 {
 		return false, false
 	}
 	switch v := (g.k*g.c + 15) / 16; {
-	case g.c == 1 && !c.inputGrad && g.k <= maxPoolTaps:
-	case g.k <= maxPoolRowsTaps && v <= maxPoolRowsVectors:
+	case g.c == 1 && !c.inputGrad && g.k <= asm.MaxPoolTaps:
+	case g.k <= asm.MaxPoolRowsTaps && v <= asm.MaxPoolRowsVectors:
 		hwc = true
 	default:
 		return false, false
 	}
 	// Two values per pool output must fit in a row's share of an image,
-	// and the kernels divide an image's positions, below 2¹⁶.
+	// and the routines divide an image's positions, below 2¹⁶.
 	if 2*op.pool.fwd.g.positions() > g.positions() || g.positions() >= 1<<16 {
 		return false, false
 	}
@@ -113,22 +89,22 @@ func poolToPooledRows(g geometry, pool *poolOp, dy, dst []float32, part [][4]flo
 				v := dst[o*row+n*pp:][:pp]
 				off := dst[o*row+g.n*pp+n*pp:][:pp]
 				if order != nil {
-					pooledEntriesInOrder(v, off, grad, arg, order)
+					asm.PooledEntriesInOrder(v, off, grad, arg, order)
 					continue
 				}
-				pooledEntriesFloat32(v, off, grad, arg)
+				asm.PooledEntriesFloat32(v, off, grad, arg)
 			}
 			if part == nil {
 				continue
 			}
 			o := o0
-			if p%4 == 0 && useAVX2 {
+			if p%4 == 0 && asm.UseAVX2 {
 				for ; o+4 <= o1; o += 4 {
 					for j := range 4 {
 						at := (n*g.o + o + j) * pp
 						poolGradPlane(pool.g, pool.argmax[at:at+pp], dy[at:at+pp], planes[j*p:(j+1)*p])
 					}
-					sum4PlanesFloat32(planes, p, p, (*[4][4]float64)(part[o:o+4]))
+					asm.Sum4PlanesFloat32(planes, p, p, (*[4][4]float64)(part[o:o+4]))
 				}
 			}
 			for ; o < o1; o++ {
@@ -136,10 +112,10 @@ func poolToPooledRows(g geometry, pool *poolOp, dy, dst []float32, part [][4]flo
 				plane := planes[:p]
 				poolGradPlane(pool.g, pool.argmax[at:at+pp], dy[at:at+pp], plane)
 				if p%4 == 0 {
-					copySum4Float32(plane, plane, &part[o])
+					asm.CopySum4Float32(plane, plane, &part[o])
 					continue
 				}
-				addTo4(&part[o], plane)
+				asm.AddTo4(&part[o], plane)
 			}
 		}
 	})
@@ -150,38 +126,9 @@ func poolToPooledRows(g geometry, pool *poolOp, dy, dst []float32, part [][4]flo
 // half of a helped run takes its own.
 var planeScratch = sync.Pool{New: func() any { return new([]float32) }}
 
-// pooledEntries writes a plane's pool outputs' entries: v[q] = grad[q]
-// and arg[q] = argmax[q] (as float32 bits) where the output has an
-// argmax, both zero where the ReLU stopped its gradient (argmax −1),
-// without a branch on it: it goes either way at random. With AVX-512
-// pooledEntriesFloat32 does the same sixteen outputs at a time.
-func pooledEntries(v, arg, grad []float32, argmax []int32) {
-	v, arg = v[:len(argmax)], arg[:len(argmax)]
-	grad = grad[:len(argmax)]
-	for q, a := range argmax {
-		keep := uint32(^(a >> 31)) // all ones where a ≥ 0
-		v[q] = math.Float32frombits(math.Float32bits(grad[q]) & keep)
-		arg[q] = math.Float32frombits(uint32(a) & keep)
-	}
-}
-
-// pooledEntriesInOrder is pooledEntries taking the pool outputs in the
-// given order.
-//
-//go:noinline
-func pooledEntriesInOrder(v, arg, grad []float32, argmax []int32, order []int32) {
-	v, arg = v[:len(order)], arg[:len(order)]
-	for j, q := range order {
-		a := argmax[q]
-		keep := uint32(^(a >> 31))
-		v[j] = math.Float32frombits(math.Float32bits(grad[q]) & keep)
-		arg[j] = math.Float32frombits(uint32(a) & keep)
-	}
-}
-
 // spreadOrder is an order of a pool's outputs (g its geometry) in which
 // two outputs in a row are three or more apart in a row or a column, so
-// that the windows gemmPoolBackKxV adds into one after the other seldom
+// that the windows asm.ConvPoolBack adds into one after the other seldom
 // overlap: a load of values that the stores just before it wrote in part
 // waits for them to reach the cache. It takes the outputs by their rows
 // and columns modulo 3, then in order.
@@ -203,22 +150,19 @@ func spreadOrder(g geometry) []int32 {
 // gradients (poolToPooledRows), ld values apart, over the batch x: g.o
 // rows per run, and runs in groups of share (a particle's passes) whose
 // argmaxes are the same, so that two or three runs' rows may read each
-// window once (gemmPoolTapsKx2, Kx3) where their argmaxes are indeed
+// window once (asm.ConvPoolTaps of two or three rows) where their argmaxes are indeed
 // equal. Each row's gradient is its own chain of sums, the same alone or
 // with others, so a helper may take some of the rows.
 func pooledFilterGrad(g geometry, pp int, rows []float32, ld, m, share int, x []float32, dw []float32, lddw int) {
 	entries := g.n * pp
 	divOW := (1<<32 + g.ow - 1) / g.ow // ⌈2³²/ow⌉: a·divOW >> 32 = ⌊a/ow⌋ for a < 2¹⁶
-	// units are the rows a kernel call takes: the first, and how many
+	// units are the rows a routine takes: the first, and how many
 	// runs' rows g.o apart share its argmaxes (one to three, as many as
-	// a kernel takes).
+	// a routine takes).
 	type unit struct{ row, rows int }
 	units := make([]unit, 0, m)
 	argmaxes := func(r int) []float32 { return rows[r*ld+entries:][:entries] }
-	most := 1
-	for most < 3 && poolTapsKernels[g.k][most+1] != nil {
-		most++
-	}
+	most := min(3, asm.ConvPoolTapsRows(g.k))
 	runs := m / g.o
 	for run := 0; run < runs; {
 		// The runs that may join this one: the rest of its group.
@@ -245,14 +189,14 @@ func pooledFilterGrad(g geometry, pp int, rows []float32, ld, m, share int, x []
 				clear(dw[(u.row+i*g.o)*lddw:][:g.k*g.k])
 			}
 			row := rows[u.row*ld:]
-			poolTapsKernels[g.k][n](&row[0], 4*g.o*ld, &row[entries], pp, g.n, &x[0], 4*g.h*g.w, 4*g.w, &dw[u.row*lddw], 4*g.o*lddw, divOW, g.w-g.ow)
+			asm.ConvPoolTaps(g.k, n, &row[0], 4*g.o*ld, &row[entries], pp, g.n, &x[0], 4*g.h*g.w, 4*g.w, &dw[u.row*lddw], 4*g.o*lddw, divOW, g.w-g.ow)
 		}
 	})
 }
 
 // hwcInput sets dst to the batch x (images of channels × rows ×
 // columns) laid out rows × columns × channels, with 64 values to spare
-// after the last image for the kernels' whole vectors; idx is
+// after the last image for the routines' whole vectors; idx is
 // hwcIndices(g).
 func hwcInput(g geometry, x []float32, dst *scratch[float32], idx []int32) {
 	size := g.h * g.w * g.c
@@ -260,14 +204,14 @@ func hwcInput(g geometry, x []float32, dst *scratch[float32], idx []int32) {
 	*dst = out
 	clear(out[g.n*size:])
 	for n := range g.n {
-		gatherFloat32(out[n*size:][:size], x[n*size:][:size], idx)
+		asm.GatherFloat32(out[n*size:][:size], x[n*size:][:size], idx)
 	}
 }
 
 // hwcIndices returns, for each value of an image laid out rows × columns
 // × channels, its index in the image laid out channels × rows × columns
 // (toHWC), and the other way round (toCHW): the transposes as gathers
-// (gatherFloat32).
+// (asm.GatherFloat32).
 func hwcIndices(g geometry) (toHWC, toCHW []int32) {
 	hw := g.h * g.w
 	toHWC, toCHW = make([]int32, hw*g.c), make([]int32, hw*g.c)
@@ -282,17 +226,16 @@ func hwcIndices(g geometry) (toHWC, toCHW []int32) {
 
 // pooledFilterGradHWC is pooledFilterGrad for an input of several
 // channels laid out rows × columns × channels (hwcInput): each row's
-// window rows are summed in a kernel's lanes, kx and channel, then put in
+// window rows are summed in a routine's lanes, kx and channel, then put in
 // the filters' order.
 func pooledFilterGradHWC(g geometry, pp int, rows []float32, ld, m int, x []float32, dw []float32, lddw int) {
 	entries, v := g.n*pp, (g.k*g.c+15)/16
 	divOW := (1<<32 + g.ow - 1) / g.ow
-	kernel := poolRowsKernels[g.k][v]
 	helpRange(m, m*entries*g.k*v*16, func(r0, r1 int) {
 		var sums [28 * 16]float32
 		for r := r0; r < r1; r++ {
 			row := rows[r*ld:]
-			kernel(&row[0], &row[entries], pp, g.n, &x[0], 4*g.h*g.w*g.c, 4*g.w*g.c, &sums[0], divOW, g.w-g.ow, 4*g.c)
+			asm.ConvPoolRows(g.k, v, &row[0], &row[entries], pp, g.n, &x[0], 4*g.h*g.w*g.c, 4*g.w*g.c, &sums[0], divOW, g.w-g.ow, 4*g.c)
 			out := dw[r*lddw:][:g.rows()]
 			for ky := range g.k {
 				for kx := range g.k {
@@ -308,16 +251,15 @@ func pooledFilterGradHWC(g geometry, pp int, rows []float32, ld, m int, x []floa
 // pooledInputGrad is the input gradient dx (images of channels × rows ×
 // columns) from g.o rows of pooled gradients, ld values apart: for each
 // image, each filter's values times each of its pool outputs' gradient
-// added into the window at the argmax (gemmPoolBackKxV), in an image laid
+// added into the window at the argmax (asm.ConvPoolBack), in an image laid
 // out rows × columns × channels, then put in dx's order and cleared for
 // the next. Each entry of dx is the same sum of products as col2im of
 // wᵀ·G makes (the dense gradient's zeros aside), in another order. Each
 // image is its own: a helper may take some of the images. The
-// transposes are gathers: it needs AVX-512, as the kernels do.
+// transposes are gathers: it needs AVX-512, as the routines do.
 func pooledInputGrad(g geometry, st *convState[float32], w []float32, rows []float32, ld int, pp int, dx []float32) {
 	entries, v := g.n*pp, (g.k*g.c+15)/16
 	divOW := (1<<32 + g.ow - 1) / g.ow
-	kernel := poolBackKernels[g.k][v]
 	// The filters laid out as their windows: k rows of k·C values, kx
 	// then channel, each row in v vectors.
 	size := g.k * v * 16
@@ -344,9 +286,9 @@ func pooledInputGrad(g geometry, st *convState[float32], w []float32, rows []flo
 		for n := a; n < b; n++ {
 			for f := range g.o {
 				row := rows[f*ld:]
-				kernel(&row[n*pp], &row[entries+n*pp], pp, &wh[f*size], &img[0], 4*g.w*g.c, divOW, g.w-g.ow, 4*g.c)
+				asm.ConvPoolBack(g.k, v, &row[n*pp], &row[entries+n*pp], pp, &wh[f*size], &img[0], 4*g.w*g.c, divOW, g.w-g.ow, 4*g.c)
 			}
-			gatherFloat32(dx[n*hw*g.c:][:hw*g.c], img, st.toCHW)
+			asm.GatherFloat32(dx[n*hw*g.c:][:hw*g.c], img, st.toCHW)
 			clear(img)
 		}
 	})

@@ -2,10 +2,11 @@ package ops
 
 import (
 	"fmt"
-	"math"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // ReLU adds max(0, x) to x's graph. Its gradient passes the output's
@@ -140,7 +141,7 @@ func reluBackward[T float](y, g, dx []T) {
 	if y32, ok := any(y).([]float32); ok {
 		g32, dx32 := any(g).([]float32), any(dx).([]float32)
 		helpRange(len(y32), len(y32), func(lo, hi int) {
-			reluBackwardFloat32(y32[lo:hi], g32[lo:hi], dx32[lo:hi])
+			asm.ReLUGradFloat32(y32[lo:hi], g32[lo:hi], dx32[lo:hi])
 		})
 		return
 	}
@@ -261,29 +262,5 @@ func spread[T float](g []T, hw int, dx []T) {
 		for i := range hw {
 			dx[p*hw+i] = v
 		}
-	}
-}
-
-// reluBackwardFloat32 is reluBackward without a branch on the sign of y,
-// which half of a layer's values take at random: y > 0 exactly when
-// y's bits, less one, are below +Inf's (zeros, negatives and NaNs are
-// not), and dx takes g's bits or none. The same values to the bit as the
-// branching loop (TestReLUBackwardFloat32), several times faster.
-//
-// With AVX-512 it takes sixteen values a step (reluGradFloat32), the
-// same bits again.
-func reluBackwardFloat32(y, g, dx []float32) {
-	g, dx = g[:len(y)], dx[:len(y)]
-	if useAVX512 && len(y) >= 16 {
-		n := len(y) &^ 15
-		reluGradFloat32(&y[0], &g[0], &dx[0], n)
-		y, g, dx = y[n:], g[n:], dx[n:]
-	}
-	for i, v := range y {
-		var keep uint32
-		if math.Float32bits(v)-1 < 0x7f800000 {
-			keep = ^uint32(0)
-		}
-		dx[i] = math.Float32frombits(math.Float32bits(g[i]) & keep)
 	}
 }

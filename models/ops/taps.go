@@ -3,13 +3,16 @@ package ops
 import (
 	"slices"
 	"sync"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // A convolution with stride 1, no padding and output rows of 8 to 32
 // positions (LeNet's layers: 28 and 10) can skip its patch matrix where
 // the processor has AVX-512: its forward product and its filter gradient
-// read each tap's values from the input itself, in the kernels
-// gemmTapVRowsR and gemmTapVDots (kernels_amd64.s). The patches of
+// read each tap's values from the input itself (asm.ConvTapRows and
+// asm.ConvTapDots), and its input gradient adds each tap's gradient
+// back into shifted planes (asm.ConvTapBack). The patches of
 // LeNet's conv1 over a batch of 256 are 65 MB, made once per worker and
 // step, those of conv2 26 MB, made for every particle; the inputs are 1.3
 // and 2 MB, and an image's 5 or 8 KB stay in the core's first cache
@@ -17,13 +20,14 @@ import (
 // positions is two vectors of 16; rows of up to 16 are one vector each,
 // up to four rows at a time.
 //
-// The forward product's entries are the very chains of gemmRows over
+// The forward product's entries are the very chains of asm.GemmRows over
 // the patches (TestTapsMatchPatches: the same bits). The filter
 // gradient's lanes are another grouping of the positions than
-// gemmDots's or the BLAS's (each output row's columns mod 16 for rows of
-// more than 16, each image's positions mod 16 for shorter rows, not the
-// batch's positions), so its last bits differ; like gemmDots's, they do
-// not depend on how many runs are stacked or who computes which half.
+// asm.GemmDots's or the BLAS's (each output row's columns mod 16 for rows
+// of more than 16, each image's positions mod 16 for shorter rows, not
+// the batch's positions), so its last bits differ; like asm.GemmDots's,
+// they do not depend on how many runs are stacked or who computes which
+// half.
 
 // tapsMinRow and tapsMaxRow bound the output rows read from the input:
 // below 8 positions a row, most of a vector's lanes would idle.
@@ -32,31 +36,10 @@ const (
 	tapsMaxRow = 32
 )
 
-// maxTapVectors is the most vectors of 16 columns a tap rows kernel
-// computes for each row of filters, and maxTapRows the most rows of
-// filters one computes (internal/genkernels' tapRows: 10 with one or two
-// vectors, 6 with three, 5 with four).
-const (
-	maxTapVectors = 4
-	maxTapRows    = 10
-)
-
-// tapRowsFunc is a tap rows kernel, gemmTapVRowsR, and tapDotsFunc a tap
-// dots kernel, gemmTapVDotsRAxRB (internal/genkernels documents them).
-type (
-	tapBackFunc func(grad *float32, ldg int, wt *float32, taps int, offs *int, dxs *float32, mask int)
-	tapRowsFunc func(w *float32, ldw int, x *float32, offs *int, k int, c *float32, ldc, masks, stepX, stepC int)
-	tapDotsFunc func(gm *float32, ldg int, x *float32, offs *int, part *float32, ldp, images, rows, rowG, rowX, imageX, imageG, masks int)
-)
-
-// tappedPatches turns the reading of patches from the input on or off
-// (TestTapsChangeLittle compares both).
-var tappedPatches = true
-
 // readsTaps reports whether g's products read its input rather than
 // patches, in float32.
 func readsTaps(g geometry) bool {
-	return tappedPatches && useAVX512 && g.stride == 1 && g.pad == 0 && g.ow >= tapsMinRow && g.ow <= tapsMaxRow
+	return tappedPatches && asm.UseAVX512 && g.stride == 1 && g.pad == 0 && g.ow >= tapsMinRow && g.ow <= tapsMaxRow
 }
 
 // tapVectors is how many vectors of 16 columns an output row of ow
@@ -78,21 +61,11 @@ func tapBlock(g geometry, y int) (outRows, vectors, masks, stepX, stepC int) {
 	if g.ow > 16 {
 		return 1, 2, tapRowMasks(g.ow), 64, 64
 	}
-	outRows = min(maxTapVectors, g.oh-y)
+	outRows = min(asm.MaxTapVectors, g.oh-y)
 	for v := range outRows {
 		masks |= tapRowMasks(g.ow) << (16 * v)
 	}
 	return outRows, outRows, masks, 4 * g.w, 4 * g.ow
-}
-
-// mostTapRows is the most rows of filters a tap rows kernel of v vectors
-// computes.
-func mostTapRows(v int) int {
-	r := maxTapRows
-	for tapRowsKernels[v][r] == nil {
-		r--
-	}
-	return r
 }
 
 // tapOffsets returns, for each row (c, i, j) of g's filters, the byte
@@ -121,7 +94,7 @@ func tapsInput[T float](op *convOp, st *convState[T], x []T) bool {
 		return false
 	}
 	keep := op.keepCols
-	hwc := op.hwcInput && pooledGrads && useAVX512
+	hwc := op.hwcInput && pooledGrads && asm.UseAVX512
 	switch {
 	case keep && hwc:
 		st32 := any(st).(*convState[float32])
@@ -163,10 +136,7 @@ func tapForward(g geometry, offs []int, x, w []float32, m int, c []float32, ldc,
 				outRows, v, masks, stepX, stepC := tapBlock(g, y)
 				in := x[n*g.c*g.h*g.w+y*g.w:]
 				out := c[(n-n0)*p+y*g.ow:]
-				most := mostTapRows(v)
-				for i0 := 0; i0 < m; i0 += most {
-					tapRowsKernels[v][min(most, m-i0)](&w[i0*rows], rows, &in[0], &offs[0], rows, &out[i0*ldc], ldc, masks, stepX, stepC)
-				}
+				asm.ConvTapRows(v, m, w, rows, &in[0], offs, rows, out, ldc, masks, stepX, stepC)
 				y += outRows
 			}
 		}
@@ -201,17 +171,17 @@ func tapFilterGrad(g geometry, offs []int, gm []float32, ldg int, x []float32, m
 // (LeNet's conv1: 2 images).
 func tapFilterGradRows(g geometry, offs []int, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
 	rows, p, hw := g.rows(), g.positions(), g.c*g.h*g.w
-	buf, part := laneSums(m * rows)
-	defer dotsParts.Put(buf)
+	buf, part := asm.LaneSums(m * rows)
+	defer asm.PutLaneSums(buf)
 	v, masks, rowG, rowX, imageX := tapVectors(g.ow), tapRowMasks(g.ow), 4*g.ow, 4*g.w, 4*(hw-g.oh*g.w)
 	block := max(1, 1600/p)
 	for b0 := n0; b0 < n1; b0 += block {
 		images := min(block, n1-b0)
-		forTiles(m, rows, 5, 5, func(shape tileShape, r, t int) {
-			tapDotsKernels[v][shape](&gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, 0, masks)
+		asm.ForTiles(m, rows, 5, 5, func(shape asm.Tile, r, t int) {
+			asm.ConvTapDots(v, shape, &gm[r*ldg+b0*p], ldg, &x[b0*hw], &offs[t], &part[(r*rows+t)*16], rows, images, g.oh, rowG, rowX, imageX, 0, masks)
 		})
 	}
-	sumLanes(part, m, rows, 0, dw, lddw)
+	asm.SumLanes(part, m, rows, 0, dw, lddw)
 }
 
 // flatTaps lays a block of images out so that every tap's values over an
@@ -225,10 +195,10 @@ func tapFilterGradRows(g geometry, offs []int, gm []float32, ldg int, x []float3
 // 10 vectors. (Rows of 17 to 32, two vectors, gain too little to pay for
 // the copies: tapFilterGradRows.)
 type flatTaps struct {
-	g     geometry // what it is laid out for, but for the batch size
-	plane int      // values per (channel, kx) plane: h·ow
-	runs  []tapRun // one channel's copies: the input's rows into its k planes
-	offs  []int    // each tap's byte offset from an image's first plane
+	g     geometry  // what it is laid out for, but for the batch size
+	plane int       // values per (channel, kx) plane: h·ow
+	runs  []asm.Run // one channel's copies: the input's rows into its k planes
+	offs  []int     // each tap's byte offset from an image's first plane
 	x     []float32
 	dx    []float32 // an image's planes of input gradient (tapInputGrad), zeros between uses
 }
@@ -247,7 +217,7 @@ func (f *flatTaps) layout(g geometry) {
 	f.runs = f.runs[:0]
 	for kx := range g.k {
 		for y := range g.h {
-			f.runs = append(f.runs, tapRun{pos: int32(kx*f.plane + y*g.ow), at: int32(y*g.w + kx), n: int32(g.ow)})
+			f.runs = append(f.runs, asm.Run{Pos: int32(kx*f.plane + y*g.ow), At: int32(y*g.w + kx), N: int32(g.ow)})
 		}
 	}
 	f.offs = f.offs[:0]
@@ -268,7 +238,7 @@ func (f *flatTaps) fill(g geometry, x []float32, b0, images int) {
 	}
 	for i := range images {
 		for c := range g.c {
-			copyRunsFloat32(f.x[(i*g.c+c)*planes:][:planes], x[((b0+i)*g.c+c)*chw:][:chw], f.runs)
+			asm.CopyRunsFloat32(f.x[(i*g.c+c)*planes:][:planes], x[((b0+i)*g.c+c)*chw:][:chw], f.runs)
 		}
 	}
 }
@@ -285,8 +255,8 @@ const flatBlockPositions = 800
 // positions left over (fewer than 16) under a mask.
 func tapFilterGradFlat(g geometry, gm []float32, ldg int, x []float32, m int, dw []float32, lddw, n0, n1 int) {
 	rows, p := g.rows(), g.positions()
-	buf, part := laneSums(m * rows)
-	defer dotsParts.Put(buf)
+	buf, part := asm.LaneSums(m * rows)
+	defer asm.PutLaneSums(buf)
 	f := flatScratch.Get().(*flatTaps)
 	defer flatScratch.Put(f)
 	f.layout(g)
@@ -297,36 +267,33 @@ func tapFilterGradFlat(g geometry, gm []float32, ldg int, x []float32, m int, dw
 		images := min(block, n1-b0)
 		f.fill(g, x, b0, images)
 		gb := gm[b0*p:]
-		forTiles(m, rows, 5, 5, func(shape tileShape, r, t int) {
+		asm.ForTiles(m, rows, 5, 5, func(shape asm.Tile, r, t int) {
 			lanes := &part[(r*rows+t)*16]
 			if whole > 0 {
-				tapDotsKernels[1][shape](&gb[r*ldg], ldg, &f.x[0], &f.offs[t], lanes, rows, images, whole, 64, 64, image-64*whole, 4*rest, 0xFFFF)
+				asm.ConvTapDots(1, shape, &gb[r*ldg], ldg, &f.x[0], &f.offs[t], lanes, rows, images, whole, 64, 64, image-64*whole, 4*rest, 0xFFFF)
 			}
 			if rest > 0 {
-				tapDotsKernels[1][shape](&gb[r*ldg+16*whole], ldg, &f.x[16*whole], &f.offs[t], lanes, rows, images, 1, 4*p, image, 0, 0, 1<<rest-1)
+				asm.ConvTapDots(1, shape, &gb[r*ldg+16*whole], ldg, &f.x[16*whole], &f.offs[t], lanes, rows, images, 1, 4*p, image, 0, 0, 1<<rest-1)
 			}
 		})
 	}
-	sumLanes(part, m, rows, 0, dw, lddw)
+	asm.SumLanes(part, m, rows, 0, dw, lddw)
 }
-
-// maxBackFilters is the most filters gemmTapBackO takes.
-const maxBackFilters = 22
 
 // tapsBack reports whether g's input gradient in float32 is read back
 // into shifted planes (tapInputGrad) rather than made through patches.
-func tapsBack(g geometry) bool { return readsTaps(g) && g.o <= maxBackFilters }
+func tapsBack(g geometry) bool { return readsTaps(g) && g.o <= asm.MaxBackFilters }
 
 // tapInputGrad is dx = col2im(wᵀ·G) without the patches' gradient: for
 // each image, every tap's gradient over the image's output positions,
-// sixteen at a time (gemmTapBackO), is added into the image's planes
+// sixteen at a time (asm.ConvTapBack), is added into the image's planes
 // laid out as flatTaps lays out the input, where a tap's positions are
 // one run; then the planes are added into dx's rows and cleared for the
-// next image (addRunsClearingFloat32). Each entry of dx is thus the same
+// next image (asm.AddRunsClearingFloat32). Each entry of dx is thus the same
 // sum of the same products as col2im makes of wᵀ·G, in another order
 // (over the filter rows ky of each column kx, then the columns), so its
 // last bits differ (TestTapInputGrad). The taps run in the order of ky,
-// then c and kx, so that no two of a kernel's eight add into the same
+// then c and kx, so that no two of a routine's eight add into the same
 // values. Each image's planes are its own: a helper may take some of the
 // images.
 func tapInputGrad(g geometry, st *convState[float32], w, gm []float32, ldg int, dx []float32) {
@@ -349,7 +316,6 @@ func tapInputGrad(g geometry, st *convState[float32], w, gm []float32, ldg int, 
 			wt[i*g.o+f] = w[f*rows+t]
 		}
 	}
-	kernel := tapBackKernels[g.o]
 	helpRange(g.n, g.n*rows*p, func(a, b int) {
 		f := flatScratch.Get().(*flatTaps)
 		defer flatScratch.Put(f)
@@ -364,10 +330,10 @@ func tapInputGrad(g geometry, st *convState[float32], w, gm []float32, ldg int, 
 				if p-j < 16 {
 					mask = 1<<(p-j) - 1
 				}
-				kernel(&gm[n*p+j], ldg, &wt[0], rows, &st.backOffs[0], &f.dx[j], mask)
+				asm.ConvTapBack(g.o, &gm[n*p+j], ldg, &wt[0], rows, &st.backOffs[0], &f.dx[j], mask)
 			}
 			for c := range g.c {
-				addRunsClearingFloat32(dx[(n*g.c+c)*hw:][:hw], f.dx[c*g.k*f.plane:][:g.k*f.plane], f.runs)
+				asm.AddRunsClearingFloat32(dx[(n*g.c+c)*hw:][:hw], f.dx[c*g.k*f.plane:][:g.k*f.plane], f.runs)
 			}
 		}
 	})

@@ -8,6 +8,8 @@ import (
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // randomTapGeometry is a geometry whose products read taps from the
@@ -24,7 +26,7 @@ func (g geometry) String() string {
 	return fmt.Sprintf("n=%d c=%d %d×%d, %d filters %d×%d", g.n, g.c, g.h, g.w, g.o, g.k, g.k)
 }
 
-// TestTapsMatchPatches checks tapForward against gemmRows over the
+// TestTapsMatchPatches checks tapForward against asm.GemmRows over the
 // patches im2col makes, bit for bit, on 40 seeded geometries with up to
 // 23 rows of filters (stacked particles), so every kernel from one row
 // to ten is met.
@@ -42,7 +44,7 @@ func TestTapsMatchPatches(t *testing.T) {
 		patches := make([]float32, rows*np)
 		im2col(g, x, 0, g.n, patches, np)
 		want := make([]float32, m*np)
-		rowsGemm(m, np, rows, w, rows, patches, np, false, want, np)
+		asm.GemmRows(m, np, rows, w, rows, patches, np, false, want, np)
 		got := make([]float32, m*np)
 		tapForward(g, tapOffsets(g), x, w, m, got, np, 0, g.n)
 		for i := range want {
@@ -97,7 +99,7 @@ func TestTapFilterGrad(t *testing.T) {
 }
 
 // TestTapInputGrad checks tapInputGrad on 40 seeded geometries (up to
-// maxBackFilters filters, so that every kernel's eight-tap and one-tap
+// asm.MaxBackFilters filters, so that every kernel's eight-tap and one-tap
 // loops and masked last vectors are met) against col2im of wᵀ·G summed
 // in float64, within the bound of TestTapFilterGrad for sums of
 // o·k·k products, over two runs of the same state (the planes must be
@@ -107,7 +109,7 @@ func TestTapInputGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 3))
 	for range 40 {
 		g := randomTapGeometry(rng)
-		g.o = 1 + rng.IntN(maxBackFilters)
+		g.o = 1 + rng.IntN(asm.MaxBackFilters)
 		if !tapsBack(g) {
 			t.Fatalf("%v: input gradient not read back into planes", g)
 		}

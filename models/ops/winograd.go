@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/blas"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // Winograd's minimal filtering F(2×2, 3×3) (Lavin and Gray, "Fast
@@ -38,10 +40,6 @@ import (
 //	Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]
 //	G  = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]
 //	Aᵀ = [1 1 1 0; 0 1 −1 −1]
-
-// winogradConvs lets convolutions that fit (winogradFits) use Winograd's
-// products; tests turn it off to compare.
-var winogradConvs = true
 
 // winogradFits reports whether op's float32 runs use Winograd's
 // products: a 3×3 convolution of stride 1 and padding 1 with output
@@ -196,7 +194,7 @@ func winoBlockedInputGrad(g geometry, st *convState[float32], gm, w, dx []float3
 			n0, n1 := b*images, min(g.n, (b+1)*images)
 			t0, tb := n0*tpi, (n1-n0)*tpi
 			for o := range g.o {
-				gradTiles(z[o*tb:], bs, gm[o*g.n*g.positions():], idx[t0:t0+tb], g.ow)
+				asm.WinogradGradTiles(z[o*tb:], bs, gm[o*g.n*g.positions():], idx[t0:t0+tb], g.ow)
 			}
 			var beta float32 = 1
 			if b == b0 {
@@ -210,9 +208,9 @@ func winoBlockedInputGrad(g geometry, st *convState[float32], gm, w, dx []float3
 			}
 			hw := g.h * g.w
 			for c := range g.c {
-				inputTiles(d[c*tb:], bs, tb)
+				asm.WinogradInputTiles(d[c*tb:], bs, tb)
 				for n := n0; n < n1; n++ {
-					foldTiles(dx[(n*g.c+c)*hw:][:hw], d[c*tb+(n-n0)*tpi:], st.winoFold)
+					asm.WinogradFold(dx[(n*g.c+c)*hw:][:hw], d[c*tb+(n-n0)*tpi:], st.winoFold)
 				}
 			}
 		}
@@ -347,84 +345,21 @@ func outputTransform(g geometry, m []float32, o0, o1 int, bias, out []float32) {
 func gradTransform(g geometry, gm []float32, idx []int32, o0, o1 int, z []float32) {
 	t, np := g.tiles(), g.n*g.positions()
 	for o := o0; o < o1; o++ {
-		gradTiles(z[o*t:], spaced(g.o*t), gm[o*np:][:np], idx, g.ow)
+		asm.WinogradGradTiles(z[o*t:], spaced(g.o*t), gm[o*np:][:np], idx, g.ow)
 	}
 }
 
 // gradTileIndex lists, for each tile t of the batch, the offset of its
 // top left entry in a channel's row (batch·positions) of the output
-// gradient's matrix.
-func gradTileIndex(g geometry) []int32 {
-	th, tw := g.oh/2, g.ow/2
-	idx := make([]int32, 0, g.tiles())
-	for n := range g.n {
-		for ty := range th {
-			for tx := range tw {
-				idx = append(idx, int32(n*g.positions()+2*ty*g.ow+2*tx))
-			}
-		}
-	}
-	return idx
-}
-
-// gradTilesGo is gradTiles in Go: z[ξ·zs + t] = (A Ȳ_t Aᵀ)[ξ] for the
-// tiles t < len(idx), Ȳ_t being the 2×2 entries of src (rows ow apart)
-// from idx[t] on.
-func gradTilesGo(z []float32, zs int, src []float32, idx []int32, ow int) {
-	for t, at := range idx {
-		top := src[at:][:2]
-		bottom := src[int(at)+ow:][:2]
-		// tmp = A Ȳ (4×2), then tmp Aᵀ by rows.
-		tmp := [4][2]float32{
-			{top[0], top[1]},
-			{top[0] + bottom[0], top[1] + bottom[1]},
-			{top[0] - bottom[0], top[1] - bottom[1]},
-			{-bottom[0], -bottom[1]},
-		}
-		for i := range 4 {
-			r := &tmp[i]
-			z[(4*i+0)*zs+t] = r[0]
-			z[(4*i+1)*zs+t] = r[0] + r[1]
-			z[(4*i+2)*zs+t] = r[0] - r[1]
-			z[(4*i+3)*zs+t] = -r[1]
-		}
-	}
-}
+// gradient's matrix (asm.WinogradTileIndex).
+func gradTileIndex(g geometry) []int32 { return asm.WinogradTileIndex(g.n, g.oh, g.ow) }
 
 // filterGradTransform sets dw[o][c] (3×3) to Gᵀ M G from the summed
 // products m[ξ][o][c]; each filter's is its own, so a helper may take
 // half of them.
 func filterGradTransform(g geometry, m, dw []float32) {
 	ms := spaced(g.o * g.c)
-	helpRange(g.o*g.c, 16*g.o*g.c, func(lo, hi int) {
-		if useAVX512 {
-			winoFilterTilesFloat32(dw[lo*9:hi*9], m[lo:], ms)
-			return
-		}
-		filterTilesGo(dw[lo*9:hi*9], m[lo:], ms)
-	})
-}
-
-// filterTilesGo sets each filter f < len(dw)/9 of dw (3×3) to Gᵀ M G,
-// M_ξ being m[ξ·ms + f].
-func filterTilesGo(dw, m []float32, ms int) {
-	for f := range len(dw) / 9 {
-		// tmp = Gᵀ M (3×4), by columns.
-		var tmp [3][4]float32
-		for j := range 4 {
-			m0, m1, m2, m3 := m[(0+j)*ms+f], m[(4+j)*ms+f], m[(8+j)*ms+f], m[(12+j)*ms+f]
-			tmp[0][j] = m0 + (m1+m2)*0.5
-			tmp[1][j] = (m1 - m2) * 0.5
-			tmp[2][j] = (m1+m2)*0.5 + m3
-		}
-		k := dw[f*9 : f*9+9]
-		for i := range 3 {
-			r := &tmp[i]
-			k[3*i+0] = r[0] + (r[1]+r[2])*0.5
-			k[3*i+1] = (r[1] - r[2]) * 0.5
-			k[3*i+2] = (r[1]+r[2])*0.5 + r[3]
-		}
-	}
+	helpRange(g.o*g.c, 16*g.o*g.c, func(lo, hi int) { asm.WinogradFilterTiles(dw[lo*9:hi*9], m[lo:], ms) })
 }
 
 // inputGradTransform sets the planes of channels c0 ≤ c < c1 of dx
@@ -436,32 +371,9 @@ func inputGradTransform(g geometry, d []float32, fold []int32, c0, c1 int, dx []
 	t, tpi, hw := g.tiles(), g.tiles()/g.n, g.h*g.w
 	ds := spaced(g.c * t)
 	for c := c0; c < c1; c++ {
-		inputTiles(d[c*t:], ds, t)
+		asm.WinogradInputTiles(d[c*t:], ds, t)
 		for n := range g.n {
-			foldTiles(dx[(n*g.c+c)*hw:][:hw], d[c*t+n*tpi:], fold)
-		}
-	}
-}
-
-// inputTilesGo is inputTiles in Go: d[ξ·ds + t] set to (B D_t Bᵀ)[ξ]
-// in place, for t < n.
-func inputTilesGo(d []float32, ds, n int) {
-	for at := range n {
-		// tmp = B D (4×4), by columns, then tmp Bᵀ by rows.
-		var tmp [4][4]float32
-		for j := range 4 {
-			d0, d1, d2, d3 := d[(0+j)*ds+at], d[(4+j)*ds+at], d[(8+j)*ds+at], d[(12+j)*ds+at]
-			tmp[0][j] = d0
-			tmp[1][j] = d1 - d2 + d3
-			tmp[2][j] = d1 + d2 - d0
-			tmp[3][j] = -d3
-		}
-		for i := range 4 {
-			r := &tmp[i]
-			d[(4*i+0)*ds+at] = r[0]
-			d[(4*i+1)*ds+at] = r[1] - r[2] + r[3]
-			d[(4*i+2)*ds+at] = r[1] + r[2] - r[0]
-			d[(4*i+3)*ds+at] = -r[3]
+			asm.WinogradFold(dx[(n*g.c+c)*hw:][:hw], d[c*t+n*tpi:], fold)
 		}
 	}
 }
@@ -475,47 +387,7 @@ func foldTable(g geometry) []int32 { return foldTableSpaced(g, spaced(g.c*g.tile
 
 // foldTableSpaced is foldTable for transforms ds apart.
 func foldTableSpaced(g geometry, ds int) []int32 {
-	th, tw, hw := g.oh/2, g.ow/2, g.h*g.w
-	table := make([]int32, 4*hw)
-	for i := range table {
-		table[i] = -1
-	}
-	for r := range g.h {
-		for q := range g.w {
-			slot := 0
-			for ty := range th {
-				i := r - (2*ty - 1)
-				if i < 0 || i >= 4 {
-					continue
-				}
-				for tx := range tw {
-					j := q - (2*tx - 1)
-					if j < 0 || j >= 4 {
-						continue
-					}
-					table[slot*hw+r*g.w+q] = int32((4*i+j)*ds + ty*tw + tx)
-					slot++
-				}
-			}
-		}
-	}
-	return table
-}
-
-// foldTilesGo is foldTiles in Go: plane[p] set to the sum over the four
-// rows s of fold of d[fold[s·len(plane) + p]], skipping −1, in the rows'
-// order, from +0.
-func foldTilesGo(plane, d []float32, fold []int32) {
-	hw := len(plane)
-	for p := range plane {
-		var sum float32
-		for s := range 4 {
-			if at := fold[s*hw+p]; at >= 0 {
-				sum += d[at]
-			}
-		}
-		plane[p] = sum
-	}
+	return asm.WinogradFoldTable(g.h, g.w, g.oh, g.ow, ds)
 }
 
 // spaced is the distance between the 16 matrices of a transform of n
@@ -559,32 +431,4 @@ func putScratch(b []float32) {
 	winoScratch.Lock()
 	defer winoScratch.Unlock()
 	winoScratch.free = append(winoScratch.free, b)
-}
-
-// gradTiles, inputTiles and foldTiles (and filterGradTransform) run in
-// AVX-512 where the machine has it (winograd_amd64.s), sixteen tiles,
-// positions or filters at a time, with the same arithmetic in the same
-// order as the Go loops.
-func gradTiles(z []float32, zs int, src []float32, idx []int32, ow int) {
-	if useAVX512 {
-		winoGradTilesFloat32(z, zs, src, idx, ow)
-		return
-	}
-	gradTilesGo(z, zs, src, idx, ow)
-}
-
-func inputTiles(d []float32, ds, n int) {
-	if useAVX512 {
-		winoInputTilesFloat32(d, ds, n)
-		return
-	}
-	inputTilesGo(d, ds, n)
-}
-
-func foldTiles(plane, d []float32, fold []int32) {
-	if useAVX512 {
-		winoFoldFloat32(plane, d, fold)
-		return
-	}
-	foldTilesGo(plane, d, fold)
 }

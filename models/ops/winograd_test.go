@@ -3,7 +3,6 @@ package ops
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -322,69 +321,5 @@ func window(plane []float32, h, w, r0, q0 int, d *[4][4]float32) {
 				d[i][j] = 0
 			}
 		}
-	}
-}
-
-// TestWinogradKernels checks the AVX-512 transforms against their Go
-// loops, bit for bit, on random values over geometries whose tile and
-// position counts are and are not multiples of sixteen (the masked
-// last vector), with signed zeros among the values.
-func TestWinogradKernels(t *testing.T) {
-	needAVX512(t)
-	rng := rand.New(rand.NewPCG(24, 0))
-	random := func(n int) []float32 {
-		v := make([]float32, n)
-		for i := range v {
-			switch rng.IntN(10) {
-			case 0:
-				v[i] = float32(math.Copysign(0, -1))
-			default:
-				v[i] = float32(rng.NormFloat64())
-			}
-		}
-		return v
-	}
-	same := func(what string, g geometry, got, want []float32) {
-		t.Helper()
-		for i := range want {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Fatalf("%s, %+v: [%d] = %v, want %v", what, g, i, got[i], want[i])
-			}
-		}
-	}
-	for _, s := range [][3]int{{1, 2, 2}, {3, 2, 2}, {5, 4, 4}, {2, 8, 6}, {1, 10, 12}, {4, 16, 16}, {15, 2, 2}, {17, 2, 2}} {
-		n, h, w := s[0], s[1], s[2]
-		g := geometry{n: n, c: 3, h: h, w: w, o: 2, k: 3, stride: 1, pad: 1, oh: h, ow: w}
-		tiles := g.tiles()
-		// The output gradient's transform, one channel.
-		src := random(g.n * g.positions())
-		idx := gradTileIndex(g)
-		zs := tiles + 5
-		got, want := random(16*zs), make([]float32, 16*zs)
-		copy(want, got)
-		winoGradTilesFloat32(got, zs, src, idx, g.ow)
-		gradTilesGo(want, zs, src, idx, g.ow)
-		same("grad tiles", g, got, want)
-		// The input gradient's: tiles in place, then a plane's fold.
-		ds := spaced(g.c * tiles)
-		got = random(16 * ds)
-		want = slices.Clone(got)
-		winoInputTilesFloat32(got, ds, tiles)
-		inputTilesGo(want, ds, tiles)
-		same("input tiles", g, got, want)
-		fold := foldTable(g)
-		plane, wantPlane := random(g.h*g.w), make([]float32, g.h*g.w)
-		tpi := tiles / g.n
-		winoFoldFloat32(plane, got[tpi*(g.n-1):], fold)
-		foldTilesGo(wantPlane, want[tpi*(g.n-1):], fold)
-		same("fold", g, plane, wantPlane)
-		// The filter gradient's, of g.o·g.c + 15 filters.
-		filters := g.o*g.c + 15
-		ms := filters + 3
-		m := random(16 * ms)
-		gotDW, wantDW := random(9*filters), make([]float32, 9*filters)
-		winoFilterTilesFloat32(gotDW, m, ms)
-		filterTilesGo(wantDW, m, ms)
-		same("filter tiles", g, gotDW, wantDW)
 	}
 }
