@@ -123,3 +123,37 @@ func TestFilesModelUnfit(t *testing.T) {
 		t.Errorf("lenet on vectors: %v", err)
 	}
 }
+
+// On a training split smaller than a batch the graphs take the split's
+// size, not the batch's (rows beyond it would only be computed and
+// weighed zero); a split larger than the graphs is evaluated in several
+// batches, every example once.
+func TestGraphsFitSmallData(t *testing.T) {
+	for _, c := range []struct{ rows, batch, want int }{
+		{rows: 12, batch: 16, want: 12},
+		{rows: 40, batch: 16, want: 16},
+	} {
+		dir := t.TempDir()
+		writeVectors(t, dir, c.rows, 0)
+		s := filesSettings(dir)
+		s.Batch, s.Valid = c.batch, 0
+		d, _, err := LoadData(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := New(s, d, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Trainer.Config().Batch; got != c.want {
+			t.Errorf("%d rows, batch %d: the graphs take %d rows, want %d", c.rows, c.batch, got, c.want)
+		}
+		out, _, err := r.Trainer.Outputs(context.Background(), d.Train)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(out[1][0]); got != c.rows {
+			t.Errorf("%d rows, batch %d: %d regression outputs, want one per row", c.rows, c.batch, got)
+		}
+	}
+}

@@ -85,8 +85,9 @@ func TestMemoryOfCelebARun(t *testing.T) {
 	}
 }
 
-// shaped is a data set of no examples with the given tasks and input
-// shape, to build a model from.
+// shaped is a data set with the given tasks and input shape, to build a
+// model from: it claims more examples than a batch (so that the graphs
+// take whole batches) but holds none.
 type shaped struct {
 	tasks []data.Task
 	shape []int
@@ -95,7 +96,7 @@ type shaped struct {
 func (d shaped) Name() string                            { return "shaped" }
 func (d shaped) Tasks() []data.Task                      { return d.tasks }
 func (d shaped) InputShape() []int                       { return d.shape }
-func (d shaped) Len() int                                { return 0 }
+func (d shaped) Len() int                                { return 1 << 20 }
 func (d shaped) Example(int, []float32, []float32) error { return errors.New("no examples") }
 
 // A heads-first step keeps every particle's trunk forward pass between

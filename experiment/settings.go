@@ -506,5 +506,9 @@ func (s Settings) engineConfig(d data.Dataset, c Components) (*engine.Config, er
 	if s.Dtype == "float64" {
 		dt = tensor.Float64
 	}
-	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: s.Batch, Dtype: dt, Device: c.Device}, nil
+	// A graph holds a batch's rows: on a training split smaller than a
+	// batch, rows beyond it would be computed and weighed zero, on every
+	// step and evaluation (most of an epoch's time on a table of 15 rows).
+	batch := min(s.Batch, max(1, d.Len()))
+	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: batch, Dtype: dt, Device: c.Device}, nil
 }
