@@ -143,7 +143,7 @@ func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysme
 	return []sysmem.Part{
 		{What: "particle vectors", Setting: p.classesSetting, Lower: p.lower, Bytes: p.particles},
 		{What: "kernel matrices", Setting: p.particleSetting, Bytes: p.rules},
-		{What: fmt.Sprintf("graphs of %d workers", workers), Setting: fmt.Sprintf("-batch %d", cfg.Batch), Bytes: graphs},
+		{What: fmt.Sprintf("graphs of %d workers", workers), Setting: fmt.Sprintf("-batch %d", s.Batch), Bytes: graphs},
 		{What: "evaluation", Setting: p.classesSetting, Lower: p.lower, Bytes: p.evaluation},
 	}, nil
 }
