@@ -39,7 +39,7 @@
 // the moved heads; the trunk, not yet moved, gives the same features. A
 // heads-only step graph runs the first evaluation; where the trunk's ops
 // can replay (LeNet, the MLP) it keeps each particle's trunk forward
-// pass (ops.Held, one set of activations and patches per particle), and
+// pass (ops.SavedPass, one set of activations and patches per particle), and
 // the second evaluation replays it in a step graph and a trunk graph of
 // its own, running only the trunk's backward passes (keepTrunks). The
 // convolutions on the images then stack across a worker's particles in
@@ -49,7 +49,7 @@
 // a worker's graphs keep what its particles share (the images'
 // patches), else on whichever worker is free. A worker whose particles
 // are done helps the others with their large matrix products until all
-// are (ops.Help): with 5 particles on 2 workers the third particle of
+// are (ops.ShareWork): with 5 particles on 2 workers the third particle of
 // the first worker no longer runs on one core alone. Helping changes no
 // bit (TestHelpingChangesNothing).
 //

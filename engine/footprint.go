@@ -89,7 +89,7 @@ func KeptBytes(cfg *Config) (float64, error) {
 		if ok, err := m.keepingGraphs(); err != nil || !ok {
 			return 0, err
 		}
-		n, err := m.headSteps.trunkOps.HeldBytes(int(cfg.Dtype.Size()))
+		n, err := m.headSteps.trunkOps.SavedPassBytes(int(cfg.Dtype.Size()))
 		return float64(n), err
 	})
 	if err != nil {

@@ -167,7 +167,7 @@ func (m *machine) gradients(p *Particle, in *Inputs, out *Grads, trunk bool, ext
 // particle's call writes every particle's filter gradients of them, an
 // extra pass's into its destination. Without trunk, share stacks those
 // convolutions' forward products alone.
-func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool, extra *vjpRequest, kept *ops.Held, share *workerShare) error {
+func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool, extra *vjpRequest, kept *ops.SavedPass, share *workerShare) error {
 	if err := m.trainingGraphs(); err != nil {
 		return err
 	}

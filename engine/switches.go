@@ -9,9 +9,9 @@ var (
 	// passes (keepTrunks; TestKeptTrunksChangeNothing).
 	keepTrunkPasses = true
 
-	// helpIdle makes a worker whose particles are done help the others
+	// shareIdle makes a worker whose particles are done help the others
 	// (onWorkers; TestHelpingChangesNothing).
-	helpIdle = true
+	shareIdle = true
 
 	// stackFilterGrads makes machine.gradients stack the trunk passes'
 	// filter gradients (ops.Recording.StackFilterGrads;

@@ -38,7 +38,7 @@ type Trainer struct {
 	// kept holds each particle's trunk forward pass between a
 	// heads-first step's two evaluations (keepTrunks); nil when the
 	// trunk's passes cannot be kept.
-	kept        []ops.Held
+	kept        []ops.SavedPass
 	keepDecided bool
 	// shares is each worker's particles for a step that stacks their
 	// passes (workerShares).
@@ -208,7 +208,7 @@ func (tr *Trainer) parallelFixed(n int, f func(w, i int) error) error {
 // onWorkers runs deal(w, run) on one goroutine per worker w; deal calls
 // run(i) for each particle i the worker runs, and run calls f(w, i). A
 // worker whose particles are done helps the others with their matrix
-// products and loops (ops.Help, which changes no bit of them) until all
+// products and loops (ops.ShareWork, which changes no bit of them) until all
 // are done. It returns the error of the lowest-numbered worker that had
 // one, its first.
 func (tr *Trainer) onWorkers(n int, f func(w, i int) error, deal func(w int, run func(i int))) error {
@@ -227,8 +227,8 @@ func (tr *Trainer) onWorkers(n int, f func(w, i int) error, deal func(w int, run
 				}
 			})
 			busy.Done()
-			if workers > 1 && helpIdle {
-				ops.Help(stop)
+			if workers > 1 && shareIdle {
+				ops.ShareWork(stop)
 			}
 		}()
 	}
@@ -261,7 +261,7 @@ func (tr *Trainer) keepTrunks() bool {
 			return false
 		}
 	}
-	tr.kept = make([]ops.Held, len(tr.Particles))
+	tr.kept = make([]ops.SavedPass, len(tr.Particles))
 	return true
 }
 
@@ -367,7 +367,7 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 		if repulsion {
 			extra = &vjpRequest{upstream: tr.kernels.upstream[i], dst: tr.kernels.trunk.Repulsion[i]}
 		}
-		var kept *ops.Held
+		var kept *ops.SavedPass
 		if keep {
 			kept = &tr.kept[i]
 		}

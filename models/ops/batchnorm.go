@@ -106,7 +106,7 @@ func (op *bnOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func bnForward[T float](op *bnOp, x, gamma, beta, weight, y []T) {
-	helpRange(op.c, len(x), func(c0, c1 int) { bnForwardChannels(op, x, gamma, beta, weight, y, c0, c1) })
+	shareRange(op.c, len(x), func(c0, c1 int) { bnForwardChannels(op, x, gamma, beta, weight, y, c0, c1) })
 }
 
 // bnForwardChannels is bnForward for channels c0 ≤ c < c1.
@@ -237,7 +237,7 @@ func (op *bnGradParam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 
 // bnParamGrads writes ∂L/∂β into dBeta and keeps ∂L/∂γ in op.gammas.
 func bnParamGrads[T float](op *bnGradParam, x, g, dBeta []T) {
-	helpRange(op.fwd.c, len(g), func(c0, c1 int) { bnParamGradChannels(op, x, g, dBeta, c0, c1) })
+	shareRange(op.fwd.c, len(g), func(c0, c1 int) { bnParamGradChannels(op, x, g, dBeta, c0, c1) })
 }
 
 // bnParamGradChannels is bnParamGrads for channels c0 ≤ c < c1.
@@ -313,7 +313,7 @@ func floats64(vals []gorgonia.Value) [][]float64 {
 
 // bnInputGrad computes dx from x and in = γ, weight, g, ∂L/∂γ, ∂L/∂β.
 func bnInputGrad[T float](f *bnOp, x []T, in [][]T, dx []T) {
-	helpRange(f.c, len(x), func(c0, c1 int) { bnInputGradChannels(f, x, in, dx, c0, c1) })
+	shareRange(f.c, len(x), func(c0, c1 int) { bnInputGradChannels(f, x, in, dx, c0, c1) })
 }
 
 // bnInputGradChannels is bnInputGrad for channels c0 ≤ c < c1.

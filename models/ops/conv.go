@@ -344,7 +344,7 @@ func unfoldInto[T float](op *convOp, st *convState[T], prod []T, n0, n1 int, bia
 	pooled, argmax := st.pooled, st.argmax
 	planes := st.planes.get(2 * g.o * p) // one example's, for each half
 	// Each example's planes are its own: a helper may take half of them.
-	helpRange(n1-n0, g.o*cols, func(a, b int) {
+	shareRange(n1-n0, g.o*cols, func(a, b int) {
 		mine := planes[:g.o*p]
 		if a > 0 {
 			mine = planes[g.o*p:]

@@ -150,7 +150,7 @@ func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][
 	d32, float32s := any(dst).([]float32)
 	// Each channel's planes and sums are its own: a helper may take half
 	// of the channels.
-	helpRange(g.o, len(dst), func(o0, o1 int) {
+	shareRange(g.o, len(dst), func(o0, o1 int) {
 		for n := range g.n {
 			for o := o0; o < o1; o++ {
 				at := (n*g.o + o) * pp
@@ -193,7 +193,7 @@ func toChannelMajor[T float](g geometry, src, dst []T, part [][4]float64, sums [
 		d32 := any(dst).([]float32)
 		// Each channel's rows and sums are its own: a helper may take
 		// half of the channels.
-		helpRange(g.o, len(s32), func(o0, o1 int) {
+		shareRange(g.o, len(s32), func(o0, o1 int) {
 			for n := range g.n {
 				for o := o0; o < o1; o++ {
 					asm.CopySum4Float32(d32[o*g.n*p+n*p:][:p], s32[(n*g.o+o)*p:][:p], &part[o])

@@ -89,7 +89,7 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 		gemm(blas.Trans, blas.NoTrans, rows, cols, g.o, w, rows, gm[n0*p:], np, beta, dcols, cols)
 		// Each image's planes of dx are its own: a helper may take half
 		// of the chunk's images.
-		helpRange(n1-n0, rows*cols, func(a, b int) {
+		shareRange(n1-n0, rows*cols, func(a, b int) {
 			if clears && planeRows {
 				col2imPlanes(g, any(dcols).([]float32), cols, n0, a, b, any(dx).([]float32))
 				return

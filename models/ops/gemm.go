@@ -65,7 +65,7 @@ func productFor[T float](tA, tB blas.Transpose, m, n, k int, beta T) productBy {
 // gemm is C = A·B + beta·C (with op(A), op(B) as tA, tB say) for
 // row-major matrices, in T's precision.
 //
-// Where a goroutine is helping (Help), a large product runs in two row
+// Where a goroutine is helping (ShareWork), a large product runs in two row
 // blocks, one of them on the helper: the same bits either way.
 func gemm[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	gemmBy(productFor(tA, tB, m, n, k, beta), tA, tB, m, n, k, a, lda, b, ldb, beta, c, ldc)
@@ -73,7 +73,7 @@ func gemm[T float](tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ld
 
 // gemmBy is gemm in the routine given (productBy).
 func gemmBy[T float](kern productBy, tA, tB blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
-	if cut := helpCut(m, n, k); cut > 0 && helpWaiting() {
+	if cut := shareCut(m, n, k); cut > 0 && shareWaiting() {
 		rest := rowStart(tA, cut, lda)
 		offerHalf(
 			func() { gemmBy(kern, tA, tB, cut, n, k, a, lda, b, ldb, beta, c, ldc) },
@@ -104,7 +104,7 @@ func rowStart(tA blas.Transpose, r, lda int) int {
 // a long k, as a filter gradient's sum over every position of every image
 // of the batch: where B is large, the sum over k's first half
 // into C plus the sum over its second half, computed apart (in part) and
-// added after. A helper (Help) may compute either half; the sums, and so
+// added after. A helper (ShareWork) may compute either half; the sums, and so
 // the bits, are the same whoever does.
 func sumOverPositions[T float](m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int, part *scratch[T]) {
 	if n*k < minHalvedSum || k < 2*splitPositions {

@@ -218,7 +218,7 @@ func makeTaps(g geometry, asRuns bool) *taps {
 // waits: each image's columns are its own.
 func im2colHelped[T float](g geometry, x []T, n0, n1 int, cols []T, ld int) {
 	p := g.positions()
-	helpRange(n1-n0, g.rows()*(n1-n0)*p, func(a, b int) {
+	shareRange(n1-n0, g.rows()*(n1-n0)*p, func(a, b int) {
 		im2col(g, x, n0+a, n0+b, cols[a*p:], ld)
 	})
 }

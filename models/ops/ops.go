@@ -20,7 +20,7 @@
 // it; everything else its gradient reads is an input node, so Gorgonia
 // orders the runs and keeps those values alive.
 //
-// Help lets a goroutine with nothing left to do run halves of another's
+// ShareWork lets a goroutine with nothing left to do run halves of another's
 // large matrix products and of its loops over channels or images
 // (help.go), cut where each result is computed the same in either half,
 // so who ran what never shows in a result.
@@ -48,7 +48,7 @@
 // convinputgrad.go and biasgrad.go (its gradient ops), taps.go,
 // pooledgrad.go and winograd.go (its faster products), pool.go,
 // relu.go, batchnorm.go, linear.go, loss.go and copy.go (the other ops),
-// gemm.go (what computes a product), help.go (helping), replay.go,
+// gemm.go (what computes a product), worksharing.go (work sharing), replay.go,
 // held.go and stack.go (record, replay, stacking), device.go and
 // device_ops.go (the ops on a GPU), products.go (counting a graph's
 // arithmetic) and switches.go (the faster paths tests turn off to

@@ -282,7 +282,7 @@ func (op *poolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // it is in the cache, rather than the whole of dx in a pass of its own.
 func poolBackward[T float](g geometry, argmax []int32, dy, dx []T) {
 	// Each plane is its own: a helper may take half of them.
-	helpRange(g.n*g.c, len(dx), func(lo, hi int) { poolBackwardPlanes(g, argmax, dy, dx, lo, hi) })
+	shareRange(g.n*g.c, len(dx), func(lo, hi int) { poolBackwardPlanes(g, argmax, dy, dx, lo, hi) })
 }
 
 // poolBackwardPlanes is poolBackward for planes lo ≤ plane < hi.

@@ -75,7 +75,7 @@ func poolToPooledRows(g geometry, pool *poolOp, dy, dst []float32, part [][4]flo
 	}
 	row := g.n * p
 	clear(part)
-	helpRange(g.o, len(dst), func(o0, o1 int) {
+	shareRange(g.o, len(dst), func(o0, o1 int) {
 		buf := planeScratch.Get().(*[]float32)
 		defer planeScratch.Put(buf)
 		if cap(*buf) < 4*p {
@@ -182,7 +182,7 @@ func pooledFilterGrad(g geometry, pp int, rows []float32, ld, m, share int, x []
 		}
 		run += join
 	}
-	helpRange(len(units), m*entries*g.k, func(u0, u1 int) {
+	shareRange(len(units), m*entries*g.k, func(u0, u1 int) {
 		for _, u := range units[u0:u1] {
 			n := u.rows
 			for i := range n {
@@ -231,7 +231,7 @@ func hwcIndices(g geometry) (toHWC, toCHW []int32) {
 func pooledFilterGradHWC(g geometry, pp int, rows []float32, ld, m int, x []float32, dw []float32, lddw int) {
 	entries, v := g.n*pp, (g.k*g.c+15)/16
 	divOW := (1<<32 + g.ow - 1) / g.ow
-	helpRange(m, m*entries*g.k*v*16, func(r0, r1 int) {
+	shareRange(m, m*entries*g.k*v*16, func(r0, r1 int) {
 		var sums [28 * 16]float32
 		for r := r0; r < r1; r++ {
 			row := rows[r*ld:]
@@ -275,7 +275,7 @@ func pooledInputGrad(g geometry, st *convState[float32], w []float32, rows []flo
 		}
 	}
 	hw := g.h * g.w
-	helpRange(g.n, g.n*g.o*pp*size, func(a, b int) {
+	shareRange(g.n, g.n*g.o*pp*size, func(a, b int) {
 		buf := planeScratch.Get().(*[]float32)
 		defer planeScratch.Put(buf)
 		if n := hw*g.c + 64; len(*buf) < n {

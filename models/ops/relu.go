@@ -140,7 +140,7 @@ func (op *reluGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 func reluBackward[T float](y, g, dx []T) {
 	if y32, ok := any(y).([]float32); ok {
 		g32, dx32 := any(g).([]float32), any(dx).([]float32)
-		helpRange(len(y32), len(y32), func(lo, hi int) {
+		shareRange(len(y32), len(y32), func(lo, hi int) {
 			asm.ReLUGradFloat32(y32[lo:hi], g32[lo:hi], dx32[lo:hi])
 		})
 		return

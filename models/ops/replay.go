@@ -30,37 +30,37 @@ type replayable interface {
 	replay(recorded gorgonia.Op) error
 }
 
-// session is what is being done to one graph.
-type session struct {
+// graphUse is what is being done to one graph: recording or replaying.
+type graphUse struct {
 	rec    *Recording
 	replay bool
 	next   int
 }
 
-var sessions sync.Map // *gorgonia.ExprGraph → *session
+var graphUses sync.Map // *gorgonia.ExprGraph → *graphUse
 
 // Record starts recording the ops built into g.
 func Record(g *gorgonia.ExprGraph) *Recording {
 	r := &Recording{}
-	sessions.Store(g, &session{rec: r})
+	graphUses.Store(g, &graphUse{rec: r})
 	return r
 }
 
 // Replay makes the ops built into g, from now on, replays of r's, in
 // order.
 func Replay(g *gorgonia.ExprGraph, r *Recording) {
-	sessions.Store(g, &session{rec: r, replay: true})
+	graphUses.Store(g, &graphUse{rec: r, replay: true})
 }
 
 // Stop ends recording or replaying in g. For a replay it fails unless
 // every op of r was replayed and every computed node of g is a replay:
 // the graph then computes nothing forward.
 func Stop(g *gorgonia.ExprGraph) error {
-	v, ok := sessions.LoadAndDelete(g)
+	v, ok := graphUses.LoadAndDelete(g)
 	if !ok {
 		return fmt.Errorf("ops: no recording or replay in this graph")
 	}
-	s := v.(*session)
+	s := v.(*graphUse)
 	if !s.replay {
 		return nil
 	}
@@ -84,8 +84,8 @@ func apply(op gorgonia.Op, inputs ...*gorgonia.Node) (*gorgonia.Node, error) {
 	if d := deviceOf(inputs[0]); d != nil {
 		op.(interface{ place(*Device) }).place(d)
 	}
-	if v, ok := sessions.Load(inputs[0].Graph()); ok {
-		s := v.(*session)
+	if v, ok := graphUses.Load(inputs[0].Graph()); ok {
+		s := v.(*graphUse)
 		if !s.replay {
 			s.rec.ops = append(s.rec.ops, op)
 		} else {

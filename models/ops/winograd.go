@@ -65,13 +65,13 @@ func winoForward(g geometry, st *convState[float32], x, w, bias, out []float32) 
 	filterTransform(g, w, u)
 	st.winoUStale = false
 	v := st.cols.get(16 * vs)
-	helpRange(g.c, len(x), func(c0, c1 int) { inputTransform(g, x, c0, c1, v) })
+	shareRange(g.c, len(x), func(c0, c1 int) { inputTransform(g, x, c0, c1, v) })
 	m := takeScratch(16 * ms)
 	defer putScratch(m)
 	for xi := range 16 {
 		gemm(blas.NoTrans, blas.NoTrans, g.o, t, g.c, u[xi*us:], g.c, v[xi*vs:], t, 0, m[xi*ms:], t)
 	}
-	helpRange(g.o, len(out), func(o0, o1 int) { outputTransform(g, m, o0, o1, bias, out) })
+	shareRange(g.o, len(out), func(o0, o1 int) { outputTransform(g, m, o0, o1, bias, out) })
 }
 
 // winoGradTransform sets st.winoZ to Z = A Ȳ Aᵀ of every output tile of
@@ -79,7 +79,7 @@ func winoForward(g geometry, st *convState[float32], x, w, bias, out []float32) 
 // product's matrix.
 func winoGradTransform(g geometry, st *convState[float32], gm []float32) {
 	z, idx := st.winoZ.get(16*spaced(g.o*g.tiles())), tileIndex(g, st)
-	helpRange(g.o, len(gm), func(o0, o1 int) { gradTransform(g, gm, idx, o0, o1, z) })
+	shareRange(g.o, len(gm), func(o0, o1 int) { gradTransform(g, gm, idx, o0, o1, z) })
 }
 
 // tileIndex is st's gradTileIndex of g, made on first use.
@@ -138,7 +138,7 @@ func winoInputGrad(g geometry, st *convState[float32], w, dx []float32) {
 	if st.winoFoldSpacing != ds {
 		st.winoFold, st.winoFoldSpacing = foldTableSpaced(g, ds), ds
 	}
-	helpRange(g.c, len(dx), func(c0, c1 int) { inputGradTransform(g, d, st.winoFold, c0, c1, dx) })
+	shareRange(g.c, len(dx), func(c0, c1 int) { inputGradTransform(g, d, st.winoFold, c0, c1, dx) })
 }
 
 // A backward pass over a convolution with few channel pairs (winoBlocked:
@@ -359,7 +359,7 @@ func gradTileIndex(g geometry) []int32 { return asm.WinogradTileIndex(g.n, g.oh,
 // half of them.
 func filterGradTransform(g geometry, m, dw []float32) {
 	ms := spaced(g.o * g.c)
-	helpRange(g.o*g.c, 16*g.o*g.c, func(lo, hi int) { asm.WinogradFilterTiles(dw[lo*9:hi*9], m[lo:], ms) })
+	shareRange(g.o*g.c, 16*g.o*g.c, func(lo, hi int) { asm.WinogradFilterTiles(dw[lo*9:hi*9], m[lo:], ms) })
 }
 
 // inputGradTransform sets the planes of channels c0 ≤ c < c1 of dx

@@ -177,10 +177,10 @@ func TestWinogradFilterGradHelped(t *testing.T) {
 	// up to ten seconds.
 	ranHalf := false
 	for start := time.Now(); !ranHalf && time.Since(start) < 10*time.Second; {
-		before := HelpedHalves()
+		before := SharedHalves()
 		got := make([]float32, len(want))
 		filterGradTransform(g, m, got)
-		ranHalf = HelpedHalves() != before
+		ranHalf = SharedHalves() != before
 		for i := range want {
 			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 				t.Fatalf("dw[%d] = %v helped, %v alone", i, got[i], want[i])
@@ -222,9 +222,9 @@ func TestWinogradBlocksHelped(t *testing.T) {
 	defer stopHelper()
 	ranHalf := false // passes repeated until the helper takes one
 	for start := time.Now(); !ranHalf && time.Since(start) < 10*time.Second; {
-		before := HelpedHalves()
+		before := SharedHalves()
 		dw, dx := pass()
-		ranHalf = HelpedHalves() != before
+		ranHalf = SharedHalves() != before
 		for _, c := range []struct {
 			name      string
 			got, want []float32

@@ -12,7 +12,7 @@ import (
 )
 
 // A worker whose particles are done helps the other with its matrix
-// products (onWorkers, ops.Help), which changes no bit of a step: two
+// products (onWorkers, ops.ShareWork), which changes no bit of a step: two
 // ensembles of 5 LeNet particles on 2 workers (3 and 2 particles), batch
 // 64 so that their products are large enough to be halved, one helping
 // and one not, take two MT-SGD steps on the same batches and must hold
@@ -21,17 +21,17 @@ import (
 // float64 products on goroutines of its own, so there the owner tends to
 // finish both halves before the helper is scheduled).
 func TestHelpingChangesNothing(t *testing.T) {
-	defer func(old bool) { helpIdle = old }(helpIdle)
-	before := ops.HelpedHalves()
+	defer func(old bool) { shareIdle = old }(shareIdle)
+	before := ops.SharedHalves()
 	defer func() {
-		if ops.HelpedHalves() == before {
+		if ops.SharedHalves() == before {
 			t.Error("the idle worker ran no half of a product")
 		}
 	}()
 	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
 		t.Run(fmt.Sprint(dt), func(t *testing.T) {
 			run := func(help bool) *Trainer {
-				helpIdle = help
+				shareIdle = help
 				e := newTrainerOf(t, dt, 5, 64, 0.05)
 				rng := rand.New(rand.NewPCG(41, 0))
 				for range 2 {

@@ -2,19 +2,19 @@ package ops
 
 import "fmt"
 
-// Held holds what a recording's ops kept from one run (their outputs,
+// SavedPass holds what a recording's ops kept from one run (their outputs,
 // patches, argmaxes, inputs), set aside so that other runs can go
 // between that run and the gradients replayed from it.
 //
 // Package engine uses it for a heads-first step: its first evaluation
 // of each particle runs the trunk forward and moves on to the next
 // particle; after every head has moved, the second evaluation replays
-// each particle's trunk from its Held instead of running it again. The
-// memory is one set of the trunk's kept values per Held (HeldBytes:
+// each particle's trunk from its SavedPass instead of running it again. The
+// memory is one set of the trunk's kept values per SavedPass (SavedPassBytes:
 // about 41 MB for a LeNet particle at batch 256 in float32). A leaf
 // convolution's patches (the images') are not set aside: the runs in
 // between must read the same leaf input.
-type Held struct {
+type SavedPass struct {
 	parts []any // per recorded op, in its own form
 }
 
@@ -26,9 +26,9 @@ type exchanger interface {
 	// exchange swaps the values the op kept from its last run with those
 	// in *part (none the first time: the op then allocates anew).
 	exchange(part *any)
-	// held is how many values exchange sets aside once the op has run:
+	// savedSize is how many values exchange sets aside once the op has run:
 	// floats (of the op's dtype) and int32s.
-	held() (floats, ints int)
+	savedSize() (floats, ints int)
 }
 
 // KeepForReplay makes every op of r keep, from its next run, what the
@@ -56,7 +56,7 @@ func (r *Recording) KeepForReplay() error {
 // gives the ops k's earlier ones, to overwrite); before the replay of that
 // run, Exchange(k) gives them back. The swap moves no values. r must
 // have been made ready by KeepForReplay.
-func (r *Recording) Exchange(k *Held) {
+func (r *Recording) Exchange(k *SavedPass) {
 	if len(k.parts) != len(r.ops) {
 		k.parts = make([]any, len(r.ops))
 	}
@@ -65,16 +65,16 @@ func (r *Recording) Exchange(k *Held) {
 	}
 }
 
-// HeldBytes is the memory one Held of r holds once r's ops have run, for
+// SavedPassBytes is the memory one SavedPass of r holds once r's ops have run, for
 // values of elem bytes (4 for float32, 8 for float64).
-func (r *Recording) HeldBytes(elem int) (int, error) {
+func (r *Recording) SavedPassBytes(elem int) (int, error) {
 	bytes := 0
 	for _, op := range r.ops {
 		e, ok := op.(exchanger)
 		if !ok {
 			return 0, fmt.Errorf("ops: %v cannot set its kept values aside", op)
 		}
-		floats, ints := e.held()
+		floats, ints := e.savedSize()
 		bytes += floats*elem + ints*4
 	}
 	return bytes, nil
@@ -88,7 +88,7 @@ func swapScratch[T float](s *scratch[T], held *any) {
 	*held, *s = *s, old
 }
 
-type convHeld struct {
+type convSaved struct {
 	out         buffer
 	cols, input any // scratch[T]
 }
@@ -103,7 +103,7 @@ func (op *convOp) keepForReplay() { op.keepCols = true }
 // ResNet-18's filters is 67 MB): the input gradient remakes it from the
 // filters after an exchange (winoInputGrad).
 func (op *convOp) exchange(part *any) {
-	k := state[convHeld](part)
+	k := state[convSaved](part)
 	op.out, k.out = k.out, op.out
 	if !op.inputGrad {
 		return
@@ -119,12 +119,12 @@ func (op *convOp) exchange(part *any) {
 	}
 }
 
-type poolHeld struct {
+type poolSaved struct {
 	out    buffer
 	argmax []int32
 }
 
-func (op *convOp) held() (floats, ints int) {
+func (op *convOp) savedSize() (floats, ints int) {
 	floats = op.g.n * op.g.o * op.g.positions()
 	st, _ := op.state.(*convState[float32])
 	switch {
@@ -139,12 +139,12 @@ func (op *convOp) held() (floats, ints int) {
 func (op *poolOp) keepForReplay() { op.grads = true }
 
 func (op *poolOp) exchange(part *any) {
-	k := state[poolHeld](part)
+	k := state[poolSaved](part)
 	op.out, k.out = k.out, op.out
 	op.argmax, k.argmax = k.argmax, op.argmax
 }
 
-func (op *poolOp) held() (floats, ints int) {
+func (op *poolOp) savedSize() (floats, ints int) {
 	n := op.g.n * op.g.c * op.g.positions()
 	return n, n
 }
@@ -156,7 +156,7 @@ func (op *reluOp) exchange(part *any) {
 	op.out, *k = *k, op.out
 }
 
-func (op *reluOp) held() (floats, ints int) { return op.size, 0 }
+func (op *reluOp) savedSize() (floats, ints int) { return op.size, 0 }
 
 func (op *avgPoolOp) keepForReplay() {}
 
@@ -165,9 +165,9 @@ func (op *avgPoolOp) exchange(part *any) {
 	op.out, *k = *k, op.out
 }
 
-func (op *avgPoolOp) held() (floats, ints int) { return op.shape[0] * op.shape[1], 0 }
+func (op *avgPoolOp) savedSize() (floats, ints int) { return op.shape[0] * op.shape[1], 0 }
 
-type linearHeld struct {
+type linearSaved struct {
 	out  buffer
 	kept any
 }
@@ -175,13 +175,13 @@ type linearHeld struct {
 func (op *linearOp) keepForReplay() { op.keep = true }
 
 func (op *linearOp) exchange(part *any) {
-	k := state[linearHeld](part)
+	k := state[linearSaved](part)
 	op.outBuf, k.out = k.out, op.outBuf
 	op.kept, k.kept = k.kept, op.kept
 }
 
 // held counts the output and the kept input and output (x and y).
-func (op *linearOp) held() (floats, ints int) {
+func (op *linearOp) savedSize() (floats, ints int) {
 	return op.n*op.out + op.n*op.in + op.n*op.out, 0
 }
 

@@ -2,9 +2,9 @@ package ops
 
 import "sync/atomic"
 
-// Helping lets a goroutine that has run out of work (a worker whose
+// Work sharing lets a goroutine that has run out of work (a worker whose
 // particles are done, package engine) take half of a matrix product, or
-// of a loop over channels or images (helpRange), that another goroutine
+// of a loop over channels or images (shareRange), that another goroutine
 // is about to run, so that both cores work until the last particle is
 // done.
 //
@@ -13,7 +13,7 @@ import "sync/atomic"
 // order, as in the uncut product, in gonum's BLAS and in OpenBLAS on
 // this project's machines (TestSplitProductSameBits checks the build's
 // BLAS on the models' shapes). A filter gradient, whose sum over the
-// batch's positions is too long for that (helpCut), is always summed in
+// batch's positions is too long for that (shareCut), is always summed in
 // two halves whether or not a helper runs one (sumOverPositions). So
 // whether a helper ran a half never changes a bit of a result: timing
 // decides only who does the work.
@@ -26,33 +26,33 @@ import "sync/atomic"
 // of 12 rows. gonum's products kept their bits at every cut.
 const splitRows = 12
 
-// minHelpedWork is the fewest multiply-adds a product must have to be
+// minSharedWork is the fewest multiply-adds a product must have to be
 // offered for helping: handing a half to a parked goroutine costs some
 // microseconds, a product this size about a hundred.
-const minHelpedWork = 4 << 20
+const minSharedWork = 4 << 20
 
-// helpJobs hands halves of products to helping goroutines. Unbuffered:
+// sharedJobs hands halves of products to helping goroutines. Unbuffered:
 // a half is handed over only when a helper is waiting for one.
-var helpJobs = make(chan *helpJob)
+var sharedJobs = make(chan *sharedJob)
 
-// helping is the number of goroutines in Help.
-var helping atomic.Int32
+// sharing is the number of goroutines in ShareWork.
+var sharing atomic.Int32
 
-// helped counts the halves helpers ran (HelpedHalves).
-var helped atomic.Int64
+// shared counts the halves helpers ran (SharedHalves).
+var shared atomic.Int64
 
-// HelpedHalves is the number of halves of products and loops that
-// goroutines in Help have run since the program started.
-func HelpedHalves() int64 { return helped.Load() }
+// SharedHalves is the number of halves of products and loops that
+// goroutines in ShareWork have run since the program started.
+func SharedHalves() int64 { return shared.Load() }
 
-// helpWaiting reports whether a goroutine is helping, so that a half is
+// shareWaiting reports whether a goroutine is helping, so that a half is
 // worth offering.
-func helpWaiting() bool { return helping.Load() > 0 }
+func shareWaiting() bool { return sharing.Load() > 0 }
 
-// helpJob is half of a product or a loop, run by whoever claims it
+// sharedJob is half of a product or a loop, run by whoever claims it
 // first: a helper, or, if none has begun it when its owner has done the
 // other half, the owner itself.
-type helpJob struct {
+type sharedJob struct {
 	run     func()
 	claimed atomic.Bool
 	done    chan struct{}
@@ -60,7 +60,7 @@ type helpJob struct {
 
 // claimAndRun runs the job unless another goroutine has claimed it and
 // reports whether it ran it.
-func (j *helpJob) claimAndRun() bool {
+func (j *sharedJob) claimAndRun() bool {
 	if !j.claimed.CompareAndSwap(false, true) {
 		return false
 	}
@@ -69,16 +69,16 @@ func (j *helpJob) claimAndRun() bool {
 	return true
 }
 
-// Help runs halves of other goroutines' products and loops until stop is
+// ShareWork runs halves of other goroutines' products and loops until stop is
 // closed.
-func Help(stop <-chan struct{}) {
-	helping.Add(1)
-	defer helping.Add(-1)
+func ShareWork(stop <-chan struct{}) {
+	sharing.Add(1)
+	defer sharing.Add(-1)
 	for {
 		select {
-		case j := <-helpJobs:
+		case j := <-sharedJobs:
 			if j.claimAndRun() {
-				helped.Add(1)
+				shared.Add(1)
 			}
 		case <-stop:
 			return
@@ -86,7 +86,7 @@ func Help(stop <-chan struct{}) {
 	}
 }
 
-// helpCut returns the row at which a product C (m × n) = A·B with k
+// shareCut returns the row at which a product C (m × n) = A·B with k
 // shared columns is cut for a helper: a multiple of splitRows near the
 // middle, or 0 where the product is not worth cutting. Each half reads
 // all of B, so B must be small enough to stay in the cache: a filter
@@ -94,8 +94,8 @@ func Help(stop <-chan struct{}) {
 // with each half streaming it from memory the product ran no faster
 // than whole (BenchmarkHelpedProduct); those are cut along k instead
 // (sumOverPositions).
-func helpCut(m, n, k int) int {
-	if m <= splitRows || m*n*k < minHelpedWork || n*k > maxHelpedB && m < minRowsLargeB {
+func shareCut(m, n, k int) int {
+	if m <= splitRows || m*n*k < minSharedWork || n*k > maxHelpedB && m < minRowsLargeB {
 		return 0
 	}
 	if cut := middleCut(m); cut < m {
@@ -122,13 +122,13 @@ const minRowsLargeB = 64
 // for a helper: 1 MB of float32s.
 const maxHelpedB = 1 << 18
 
-// helpRange runs f(lo, hi) over [0, n): whole, or, where a helper waits
+// shareRange runs f(lo, hi) over [0, n): whole, or, where a helper waits
 // and the loop reads at least minHelpedValues values, as f(0, n/2) and
 // f(n/2, n), one of them on the helper. f must be a loop over channels
 // or images whose iterations write apart and do not depend on each
 // other, so that each result is the same however [0, n) is cut.
-func helpRange(n, values int, f func(lo, hi int)) {
-	if n < 2 || values < minHelpedValues || !helpWaiting() {
+func shareRange(n, values int, f func(lo, hi int)) {
+	if n < 2 || values < minHelpedValues || !shareWaiting() {
 		f(0, n)
 		return
 	}
@@ -137,7 +137,7 @@ func helpRange(n, values int, f func(lo, hi int)) {
 }
 
 // minHelpedValues is the fewest values a loop must read to be offered
-// for helping (helpRange): 512 KB of float32s, some tens of
+// for helping (shareRange): 512 KB of float32s, some tens of
 // microseconds, which LeNet's col2im of a chunk of 10 images (250,000
 // values) passes.
 const minHelpedValues = 1 << 17
@@ -146,14 +146,14 @@ const minHelpedValues = 1 << 17
 // returns once both ran. Where no helper is waiting it runs both itself,
 // first then second.
 func offerHalf(first, second func()) {
-	if !helpWaiting() {
+	if !shareWaiting() {
 		first()
 		second()
 		return
 	}
-	j := &helpJob{run: second, done: make(chan struct{})}
+	j := &sharedJob{run: second, done: make(chan struct{})}
 	select {
-	case helpJobs <- j:
+	case sharedJobs <- j:
 		first()
 		if !j.claimAndRun() {
 			<-j.done

@@ -45,16 +45,16 @@ func (s productShape) lds() (lda, ldb int) {
 	return lda, ldb
 }
 
-// startHelper starts a goroutine in Help, waits until it is there, and
+// startHelper starts a goroutine in ShareWork, waits until it is there, and
 // returns what stops it and waits for it to leave; calling that again does
 // nothing.
 func startHelper() (stop func()) {
 	quit, left := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(left)
-		Help(quit)
+		ShareWork(quit)
 	}()
-	for !helpWaiting() {
+	for !shareWaiting() {
 		time.Sleep(time.Millisecond)
 	}
 	var once sync.Once
@@ -66,7 +66,7 @@ func startHelper() (stop func()) {
 	}
 }
 
-// A product cut between rows at helpCut has the bits of the uncut
+// A product cut between rows at shareCut has the bits of the uncut
 // product, in the build's BLAS (gonum's for go test, OpenBLAS with
 // -tags openblas): what lets a helper run a half without changing a
 // result. The cut is at a multiple of splitRows: in OpenBLAS's Zen
@@ -76,9 +76,9 @@ func TestSplitProductSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 1))
 	for _, s := range helpedShapes {
 		t.Run(s.name, func(t *testing.T) {
-			cut := helpCut(s.m, s.n, s.k)
+			cut := shareCut(s.m, s.n, s.k)
 			if cut == 0 || cut%splitRows != 0 {
-				t.Fatalf("helpCut(%d, %d, %d) = %d, want a multiple of %d in (0, %d)", s.m, s.n, s.k, cut, splitRows, s.m)
+				t.Fatalf("shareCut(%d, %d, %d) = %d, want a multiple of %d in (0, %d)", s.m, s.n, s.k, cut, splitRows, s.m)
 			}
 			splitSameBits(t, rng, s, cut, float32(0))
 			splitSameBits(t, rng, s, cut, float64(0))
@@ -102,13 +102,13 @@ func splitSameBits[T float](t *testing.T, rng *rand.Rand, s productShape, cut in
 	}
 }
 
-// With a goroutine in Help, gemm and sumOverPositions hand it halves, and
+// With a goroutine in ShareWork, gemm and sumOverPositions hand it halves, and
 // the results are the bits they have with no helper.
 func TestHelpedProductsSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 2))
 	stopHelper := startHelper()
 	defer stopHelper()
-	before := HelpedHalves()
+	before := SharedHalves()
 	for _, s := range helpedShapes {
 		a, b := randomFloats[float32](rng, s.m*s.k), randomFloats[float32](rng, s.k*s.n)
 		lda, ldb := s.lds()
@@ -125,7 +125,7 @@ func TestHelpedProductsSameBits(t *testing.T) {
 	var part scratch[float32]
 	helped := make([]float32, m*n)
 	sumOverPositions(m, n, k, a, k, b, k, helped, n, &part)
-	if HelpedHalves() == before {
+	if SharedHalves() == before {
 		t.Error("no half of a product ran on the helper")
 	}
 	stopHelper()
@@ -204,7 +204,7 @@ func firstBitDifference[T float](a, b []T) int {
 
 // BenchmarkHelpedProduct times products whole on one core ("alone") and
 // cut between rows near the middle at a multiple of splitRows with a
-// helper running one half ("helped"), whether or not helpCut would cut
+// helper running one half ("helped"), whether or not shareCut would cut
 // them: LeNet's conv2 input gradient (a chunk of 64 images) and conv1
 // filter gradient over 3 stacked particles and 2 tasks (whose B, the
 // patches of the batch, is read by both halves), ResNet-18's first
@@ -212,7 +212,7 @@ func firstBitDifference[T float](a, b []T) int {
 // sumOverPositions computes it, its sum in two halves, with a helper and
 // without ("sum-halves").
 //
-//	go test -tags openblas ./models/ops -run '^$' -bench HelpedProduct
+//	go test -tags openblas ./models/ops -run '^$' -bench SharedProduct
 func BenchmarkHelpedProduct(b *testing.B) {
 	for _, s := range []productShape{
 		{"lenet-conv2-input-gradient", blas.Trans, blas.NoTrans, 250, 6400, 20},
@@ -303,9 +303,9 @@ func TestHelpedLoopsSameBits(t *testing.T) {
 		stopHelper := startHelper()
 		ranHalf := false
 		for try := 0; try < helpedTries && !ranHalf; try++ {
-			before := HelpedHalves()
+			before := SharedHalves()
 			out, loss, grads := p.run(t)
-			ranHalf = HelpedHalves() != before
+			ranHalf = SharedHalves() != before
 			if i := firstBitDifference(out, wantOut); i >= 0 {
 				t.Fatalf("%v: output %d is %v helped, %v alone", dt, i, out[i], wantOut[i])
 			}

@@ -58,7 +58,7 @@ func exchangedReplay(t *testing.T, newNet func(*testing.T, func(*gorgonia.ExprGr
 	for i := range sets {
 		sets[i] = newNet(t, nil)
 	}
-	held := make([]Held, 2)
+	held := make([]SavedPass, 2)
 	for round := range 3 {
 		sets[0].set(rng)
 		sets[1].set(rng)
@@ -123,7 +123,7 @@ func TestKeepForReplayRefusesBatchNorm(t *testing.T) {
 	}
 }
 
-// HeldBytes counts what a Held holds after a run: the trunk's values set
+// SavedPassBytes counts what a SavedPass holds after a run: the trunk's values set
 // aside, measured by walking them, in float64 (the net's dtype).
 func TestHeldBytes(t *testing.T) {
 	var rec *Recording
@@ -139,33 +139,33 @@ func TestHeldBytes(t *testing.T) {
 	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	var h Held
+	var h SavedPass
 	rec.Exchange(&h)
 	measured := 0
 	size := func(b buffer) int { return 8 * b.t.Shape().TotalSize() }
 	for _, part := range h.parts {
 		switch p := part.(type) {
-		case *convHeld:
+		case *convSaved:
 			measured += size(p.out)
 			if c, ok := p.cols.(scratch[float64]); ok {
 				measured += 8 * len(c)
 			}
-		case *poolHeld:
+		case *poolSaved:
 			measured += size(p.out) + 4*len(p.argmax)
 		case *buffer:
 			measured += size(*p)
-		case *linearHeld:
+		case *linearSaved:
 			st := p.kept.(*linearState[float64])
 			measured += size(p.out) + 8*(len(st.x)+len(st.y))
 		default:
 			t.Fatalf("a part of %T", part)
 		}
 	}
-	got, err := rec.HeldBytes(8)
+	got, err := rec.SavedPassBytes(8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != measured {
-		t.Errorf("HeldBytes(8) = %d, the Held holds %d bytes", got, measured)
+		t.Errorf("SavedPassBytes(8) = %d, the SavedPass holds %d bytes", got, measured)
 	}
 }

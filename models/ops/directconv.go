@@ -130,7 +130,7 @@ func tapGradient[T float](g geometry, st *convState[T], gm []T, m int, dw []T) {
 // of the images.
 func tapForward(g geometry, offs []int, x, w []float32, m int, c []float32, ldc, n0, n1 int) {
 	p, rows := g.positions(), g.rows()
-	helpRange(n1-n0, m*(n1-n0)*p, func(a, b int) {
+	shareRange(n1-n0, m*(n1-n0)*p, func(a, b int) {
 		for n := n0 + a; n < n0+b; n++ {
 			for y := 0; y < g.oh; {
 				outRows, v, masks, stepX, stepC := tapBlock(g, y)
@@ -316,7 +316,7 @@ func tapInputGrad(g geometry, st *convState[float32], w, gm []float32, ldg int, 
 			wt[i*g.o+f] = w[f*rows+t]
 		}
 	}
-	helpRange(g.n, g.n*rows*p, func(a, b int) {
+	shareRange(g.n, g.n*rows*p, func(a, b int) {
 		f := flatScratch.Get().(*flatTaps)
 		defer flatScratch.Put(f)
 		f.layout(g)
