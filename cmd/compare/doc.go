@@ -40,7 +40,7 @@
 //	paper    100 epochs, seeds 1,2,3: the paper's protocol (3 runs)
 //	paper-study
 //	         100 epochs, the paper's protocol run to its end on a list
-//	         of 15 runs, each a method spec and a seed (every seed-1
+//	         of 17 runs, each a method spec and a seed (every seed-1
 //	         run first; docs/results/paper-multi-mnist), and each
 //	         finished run assessed (below)
 //	tuned    every method at its own learning rate, chosen on the

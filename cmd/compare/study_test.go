@@ -31,7 +31,9 @@ func TestPaperStudyPlan(t *testing.T) {
 		{"mtsgd-authors-params-lr0.01-seed1", 0.01, "normalized"}, {"linear-lr0.1-seed1", 0.1, "mean"},
 		{"moo-svgd-lr0.01-normalized-seed1", 0.01, "normalized"},
 		{"mtsgd-authors-params-seed2", 0.001, "normalized"}, {"linear-seed2", 0.001, "mean"}, {"moo-svgd-normalized-seed2", 0.001, "normalized"},
+		{"linear-pref-seed2", 0.001, "mean"},
 		{"mtsgd-authors-params-seed3", 0.001, "normalized"}, {"linear-seed3", 0.001, "mean"}, {"moo-svgd-normalized-seed3", 0.001, "normalized"},
+		{"linear-pref-seed3", 0.001, "mean"},
 	}
 	if len(p.Cells) != len(want) || !p.Assess {
 		t.Fatalf("%d cells, assess %v", len(p.Cells), p.Assess)
@@ -112,7 +114,7 @@ func TestPaperStudyAssesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| linear-pref | top-left | 1 | 1 |", "## At best/", "## At the epoch of best test accuracy", "Runs still to finish, 14 of 15"} {
+	for _, want := range []string{"| linear-pref | top-left | 1 | 1 |", "## At best/", "## At the epoch of best test accuracy", "Runs still to finish, 16 of 17"} {
 		if !strings.Contains(string(study), want) {
 			t.Errorf("%s lacks %q:\n%s", StudyFile, want, study)
 		}
