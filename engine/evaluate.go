@@ -96,6 +96,11 @@ func (tr *Trainer) Score(out [][][]float64, labels [][]float64) ([]TaskScores, e
 // a regression task (what Evaluate scores and averages). The slices are
 // reused once f returns; an error from f stops the run and is returned.
 func (tr *Trainer) Predict(ctx context.Context, d data.Dataset, f func(b *data.Batch, pred [][][]float64) error) error {
+	// The last step's directions are checked first: the prediction
+	// graphs read the parameters that moved along them.
+	if err := tr.settle(); err != nil {
+		return err
+	}
 	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	pred := make([][][]float64, k)
 	for j, t := range tr.cfg.Tasks {

@@ -40,11 +40,13 @@ type resident struct {
 	// float64: every particle's losses (M rows of K), its batch
 	// statistics (M rows of S), one value no one reads (the trunk
 	// graph's inner product), 2·K·M row sums (sums), the trunk and head
-	// scores', then the products the rules of the moves to come read
-	// (grams, room for gramsCap values).
+	// scores', (K+1)·M row sums of the last move's directions
+	// (dirSums, pending's), then the products the rules of the moves to
+	// come read (grams, room for gramsCap values).
 	back      gpu.Ptr
 	stats     int // S
 	sums      gpu.Ptr
+	dirSums   gpu.Ptr
 	grams     gpu.Ptr
 	gramsCap  int
 	hostBack  []float64
@@ -52,6 +54,24 @@ type resident struct {
 	rows      []deviceRows
 	work      particles.DeviceWork // the rules' scratch
 	hostStale bool                 // the device's parameters are newer than the host's
+	// pending is the check of the last move's directions, whose row sums
+	// wait in dirSums to be read back with the next copy (readBack) or by
+	// settle; nil when there is none.
+	pending *dirCheck
+}
+
+// dirCheck is the finiteness check of a move's directions (−φ), made
+// after the optimisers stepped along them: their row sums are computed
+// on the device with the move and read back with the step's next copy,
+// so that a step waits for the device once. A non-finite direction is
+// then reported one copy late, the parameters already moved along it;
+// the trainer's failure is sticky (Trainer.failed) and nothing syncs
+// those parameters back to the host.
+type dirCheck struct {
+	step  int
+	dirs  []matrix
+	tasks []string // per matrix: its task, "" for the trunks'
+	n     int      // row sums
 }
 
 // matrix is a row-major float64 matrix in device memory.
@@ -174,12 +194,13 @@ func newResident(tr *Trainer) (r *resident, err error) {
 	// Room for the products of any device rule: G (M×M), P (KM×KM) and
 	// Q (KM×M) for the trunks, and as much for each task's heads (K = 1).
 	r.gramsCap = m*m + k*m*k*m + k*m*m + k*3*m*m
-	if r.back, err = dev.Alloc(8 * (m*k + m*r.stats + 1 + 2*k*m + r.gramsCap)); err != nil {
+	if r.back, err = dev.Alloc(8 * (r.headLen() + r.gramsCap)); err != nil {
 		return nil, err
 	}
 	discard := r.back + gpu.Ptr(8*m*(k+r.stats))
 	r.sums = discard + 8
-	r.grams = r.sums + gpu.Ptr(8*2*k*m)
+	r.dirSums = r.sums + gpu.Ptr(8*2*k*m)
+	r.grams = r.dirSums + gpu.Ptr(8*(k+1)*m)
 	for i, p := range tr.Particles {
 		if err := r.upload(r.trunk, i, p.Trunk); err != nil {
 			return nil, err
@@ -197,6 +218,12 @@ func newResident(tr *Trainer) (r *resident, err error) {
 		r.rows = append(r.rows, rows)
 	}
 	return r, nil
+}
+
+// headLen is the number of values back holds before the products: the
+// losses, statistics, discarded value and row sums.
+func (r *resident) headLen() int {
+	return r.m*(r.k+r.stats) + 1 + 2*r.k*r.m + (r.k+1)*r.m
 }
 
 func (r *resident) upload(x matrix, i int, v []float64) error {
@@ -236,7 +263,15 @@ func (r *resident) free() error {
 // host is current, it does nothing. Evaluate calls it; so must anything
 // else that reads Particles or the optimisers' State after a step with a
 // device.
+//
+// A step's directions are checked with the next step's copy back; Sync
+// reads back the last step's check first (settle), and reports a
+// non-finite direction, as every later call does, without syncing the
+// parameters that moved along it.
 func (tr *Trainer) Sync() error {
+	if err := tr.settle(); err != nil {
+		return err
+	}
 	r := tr.res
 	if r == nil || !r.hostStale {
 		return nil
@@ -262,12 +297,10 @@ func (tr *Trainer) Sync() error {
 
 // Close frees the device memory of an ensemble held there and of the
 // optimisers' state, after Sync. The trainer may go on; its next step on
-// the device uploads them again.
+// the device uploads them again. After a failed Sync (a non-finite
+// direction) it still frees the memory, and reports that failure.
 func (tr *Trainer) Close() error {
-	if err := tr.Sync(); err != nil {
-		return err
-	}
-	var errs []error
+	errs := []error{tr.Sync()}
 	for i := range tr.Particles {
 		for _, o := range append([]optim.Optimizer{tr.trunkOpt[i]}, tr.headOpt[i]...) {
 			if d, ok := o.(optim.DeviceOptimizer); ok {
@@ -282,17 +315,17 @@ func (tr *Trainer) Close() error {
 	return errors.Join(errs...)
 }
 
-// rowSums writes the row sums x·1 of the matrices xs into sums, one
-// matrix product each, and returns how many there are (at most 2·K·M).
-// A row's sum is finite unless the row holds a NaN or Inf (or the sum
-// overflows, which the row's own check then clears: firstNotFinite).
-func (r *resident) rowSums(xs []matrix) (int, error) {
+// rowSums writes the row sums x·1 of the matrices xs to dst, one matrix
+// product each, and returns how many there are. A row's sum is finite
+// unless the row holds a NaN or Inf (or the sum overflows, which the
+// row's own check then clears: firstNotFinite).
+func (r *resident) rowSums(dst gpu.Ptr, xs []matrix) (int, error) {
 	n := 0
 	for _, x := range xs {
 		if x.cols == 0 {
 			continue
 		}
-		if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, r.sums+gpu.Ptr(8*n), 1); err != nil {
+		if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, dst+gpu.Ptr(8*n), 1); err != nil {
 			return 0, err
 		}
 		n += x.rows
@@ -334,7 +367,7 @@ func (r *resident) firstNotFinite(xs []matrix, sums []float64) (which, row, inde
 // checkFinite reports the first row of the matrices xs with a NaN or Inf
 // (firstNotFinite), their row sums read back in one copy.
 func (r *resident) checkFinite(xs ...matrix) (which, row, index int, err error) {
-	n, err := r.rowSums(xs)
+	n, err := r.rowSums(r.sums, xs)
 	if err != nil || n == 0 {
 		return -1, -1, -1, err
 	}
@@ -410,7 +443,7 @@ func (tr *Trainer) readBack(step int, grads []*Grads) ([]float64, error) {
 		}
 	}
 	scores := append([]matrix{r.trunkScore}, r.headScore...)
-	ns, err := r.rowSums(scores)
+	ns, err := r.rowSums(r.sums, scores)
 	if err != nil {
 		return nil, fmt.Errorf("step %d: %w", step, err)
 	}
@@ -434,15 +467,19 @@ func (tr *Trainer) readBack(step int, grads []*Grads) ([]float64, error) {
 		at += gpu.Ptr(8 * particles.GramsSize(gs[i]))
 	}
 	head := r.m*(r.k+r.stats) + 1
-	all := r.hostFloats(head + 2*r.k*r.m + size)
+	all := r.hostFloats(r.headLen() + size)
 	if err := r.dev.Download(gpu.Bytes(all), r.back); err != nil {
 		return nil, fmt.Errorf("step %d: %w", step, err)
+	}
+	// The last move's directions first: their step came before this one.
+	if err := tr.checkPending(all[head+2*r.k*r.m:]); err != nil {
+		return nil, err
 	}
 	for i, g := range grads {
 		copy(g.Loss, all[i*r.k:(i+1)*r.k])
 		copy(g.Stats, all[r.m*r.k+i*r.stats:r.m*r.k+(i+1)*r.stats])
 	}
-	prods := all[head+2*r.k*r.m:]
+	prods := all[r.headLen():]
 	for i := range r.moves {
 		r.moves[i].grams = particles.SplitGrams(prods, gs[i])
 		prods = prods[particles.GramsSize(gs[i]):]
@@ -503,8 +540,8 @@ func (tr *Trainer) scaleOnDevice(u Update, heads bool) error {
 
 // moveOnDevice makes the moves readBack planned (the trunks' if trunks,
 // the heads' if heads): every direction from the products read back,
-// one check of them all, then the running statistics and the
-// optimisers' steps.
+// their row sums for the check that the next copy back makes
+// (dirCheck), then the running statistics and the optimisers' steps.
 func (tr *Trainer) moveOnDevice(step int, trunks, heads bool) error {
 	r := tr.res
 	var dirs []matrix
@@ -520,13 +557,11 @@ func (tr *Trainer) moveOnDevice(step int, trunks, heads bool) error {
 		dirs, tasks = append(dirs, x.dir), append(tasks, x.task)
 	}
 	r.moves = r.moves[:0]
-	if err := tr.checkDirections(step, dirs, tasks); err != nil {
-		var task string
-		if nf, ok := err.(*NotFiniteError); ok {
-			task = nf.Task
-		}
-		return moveError(step, task, err)
+	n, err := r.rowSums(r.dirSums, dirs)
+	if err != nil {
+		return fmt.Errorf("step %d: checking the directions: %w", step, err)
 	}
+	r.pending = &dirCheck{step: step, dirs: dirs, tasks: tasks, n: n}
 	if trunks {
 		for i, p := range tr.Particles {
 			if err := tr.machines[0].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
@@ -557,19 +592,52 @@ func moveError(step int, task string, err error) error {
 	return fmt.Errorf("step %d: task %s head update: %w", step, task, err)
 }
 
-// checkDirections reports the first entry of the directions dirs that is
-// a NaN or Inf as a *NotFiniteError; tasks names their tasks, "" for the
-// trunks'.
-func (tr *Trainer) checkDirections(step int, dirs []matrix, tasks []string) error {
-	which, row, at, err := tr.res.checkFinite(dirs...)
+// checkPending makes the pending check of the last move's directions
+// (dirCheck) from sums, which begin with their row sums read back, and
+// clears it. A NaN or Inf in them is reported as a *NotFiniteError of
+// that move's step, and the trainer fails for good (Trainer.failed): the
+// parameters moved along it.
+func (tr *Trainer) checkPending(sums []float64) error {
+	r := tr.res
+	c := r.pending
+	if c == nil {
+		return nil
+	}
+	r.pending = nil
+	which, row, at, err := r.firstNotFinite(c.dirs, sums[:c.n])
 	if err != nil || which < 0 {
-		return err
+		if err != nil {
+			return fmt.Errorf("step %d: checking the directions: %w", c.step, err)
+		}
+		return nil
 	}
 	what := "trunk update direction (kernel)"
-	if tasks[which] != "" {
+	if c.tasks[which] != "" {
 		what = "head update direction (kernel)"
 	}
-	return &NotFiniteError{Step: step, Particle: row, Task: tasks[which], What: what, Index: at}
+	nf := &NotFiniteError{Step: c.step, Particle: row, Task: c.tasks[which], What: what, Index: at}
+	tr.failed = moveError(c.step, c.tasks[which], nf)
+	return tr.failed
+}
+
+// settle makes the pending check of the last move's directions, if any,
+// reading their row sums back on their own, and reports the trainer's
+// failure, if it failed: Sync, Predict and Close call it, so that a
+// non-finite direction is reported before anything reads or saves the
+// parameters that moved along it.
+func (tr *Trainer) settle() error {
+	if tr.failed != nil {
+		return tr.failed
+	}
+	r := tr.res
+	if r == nil || r.pending == nil {
+		return nil
+	}
+	sums := r.hostFloats(r.pending.n)
+	if err := r.dev.Download(gpu.Bytes(sums), r.dirSums); err != nil {
+		return fmt.Errorf("step %d: checking the directions: %w", r.pending.step, err)
+	}
+	return tr.checkPending(sums)
 }
 
 // descend steps the optimiser o of particle i along −φ, dir's row i

@@ -45,6 +45,11 @@ type Trainer struct {
 	shares []workerShare
 	res    *resident // the ensemble on Config.Device, between steps that keep it there
 	next   nextMoves // what the moves after the next evaluation move, for res
+	// failed is set when a step of the ensemble on the device moved the
+	// parameters along a non-finite direction (found by the check that
+	// follows the move: dirCheck); every later Step, Sync and Predict
+	// reports it.
+	failed error
 
 	// Per-step buffers. The graphs write the gradients negated, as
 	// scores.
@@ -289,6 +294,9 @@ func (e *NotFiniteError) Error() string {
 // task for each particle ([task][particle]; the slices are reused by the
 // next step).
 func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
+	if tr.failed != nil {
+		return nil, tr.failed
+	}
 	step := tr.Steps + 1
 	if err := tr.place(u); err != nil {
 		return nil, err

@@ -259,10 +259,23 @@ func (r *Run) Train(ctx context.Context) error {
 	}
 	for r.epoch < r.Settings.Epochs {
 		if err := r.trainEpoch(ctx, p); err != nil {
-			return err
+			return markDiverged(err)
 		}
 	}
 	return r.syncMetrics()
+}
+
+// markDiverged marks err as a divergence if a NaN or Inf caused it and it
+// is not marked yet. On a device a step's directions are checked after
+// the optimisers moved along them (engine's Trainer.Sync), so the failure
+// may come from what reads the parameters next (the evaluation, a
+// checkpoint's save) rather than from the step: none of those then
+// saves anything.
+func markDiverged(err error) error {
+	if nf := (*engine.NotFiniteError)(nil); errors.As(err, &nf) && !errors.Is(err, ErrDiverged) {
+		return diverged{err}
+	}
+	return err
 }
 
 // rules are what every epoch's update is made of.
