@@ -130,6 +130,18 @@ func (d *Counting) Gemm(dt Dtype, tA, tB bool, m, n, k int, alpha float64, a Ptr
 	return d.Device.Gemm(dt, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// LaunchLanes counts one launch, however many lanes.
+func (d *Counting) LaunchLanes(kernel string, threads, lanes int, strides Lanes, args ...any) error {
+	d.count(func(c *Counts) { c.Launches++; c.Kernels[kernel]++ })
+	return d.Device.LaunchLanes(kernel, threads, lanes, strides, args...)
+}
+
+// GemmStrided counts one GEMM, however many matrices.
+func (d *Counting) GemmStrided(dt Dtype, tA, tB bool, m, n, k int, alpha float64, a Ptr, lda int, b Ptr, ldb int, beta float64, c Ptr, ldc int, strides [3]int, batch int) error {
+	d.count(func(c *Counts) { c.Gemms++ })
+	return d.Device.GemmStrided(dt, tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, strides, batch)
+}
+
 func (d *Counting) Sync() error {
 	d.count(func(c *Counts) { c.Syncs++ })
 	return d.Device.Sync()

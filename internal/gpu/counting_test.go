@@ -27,6 +27,14 @@ func (f *fake) Gemm(Dtype, bool, bool, int, int, int, float64, Ptr, int, Ptr, in
 	f.calls = append(f.calls, "gemm")
 	return nil
 }
+func (f *fake) LaunchLanes(k string, _, _ int, _ Lanes, _ ...any) error {
+	f.calls = append(f.calls, k)
+	return nil
+}
+func (f *fake) GemmStrided(Dtype, bool, bool, int, int, int, float64, Ptr, int, Ptr, int, float64, Ptr, int, [3]int, int) error {
+	f.calls = append(f.calls, "gemm")
+	return nil
+}
 
 // Counting counts each call and the bytes copied, passes every call on,
 // with its error, and Sub gives what happened between two snapshots.
@@ -40,6 +48,9 @@ func TestCounting(t *testing.T) {
 	d.Launch("fill_f64", 2, p, 1.0, 2)
 	d.Launch("scale_f64", 2, p, 2.0, 2)
 	d.Gemm(Float64, false, false, 1, 1, 2, 1, p, 2, p, 1, 0, p, 1)
+	// A launch or product over several lanes is one.
+	d.LaunchLanes("scale_f64", 2, 3, Lanes{8}, p, 2.0, 2)
+	d.GemmStrided(Float64, false, false, 1, 1, 2, 1, p, 2, p, 1, 0, p, 1, [3]int{2, 2, 1}, 3)
 	d.Download(make([]byte, 8), p)
 	d.Download(make([]byte, 3), p)
 	if err := d.Sync(); err == nil || err.Error() != "sync failed" {
@@ -48,7 +59,7 @@ func TestCounting(t *testing.T) {
 	d.Free(p)
 	got := d.Counts()
 	want := Counts{Allocs: 1, Frees: 1, Uploads: 1, UploadBytes: 16, Downloads: 2, DownloadBytes: 11,
-		Launches: 3, Gemms: 1, Syncs: 1, Kernels: map[string]int{"fill_f64": 2, "scale_f64": 1}}
+		Launches: 4, Gemms: 2, Syncs: 1, Kernels: map[string]int{"fill_f64": 2, "scale_f64": 2}}
 	if !equalCounts(got, want) {
 		t.Errorf("counts %v\nwant   %v", got, want)
 	}
@@ -56,12 +67,12 @@ func TestCounting(t *testing.T) {
 		t.Errorf("Calls() = %d; %d calls reached the device (%v)", n, len(f.calls), f.calls)
 	}
 	diff := got.Sub(before)
-	wantDiff := Counts{Frees: 1, Downloads: 2, DownloadBytes: 11, Launches: 2, Gemms: 1, Syncs: 1,
-		Kernels: map[string]int{"fill_f64": 1, "scale_f64": 1}}
+	wantDiff := Counts{Frees: 1, Downloads: 2, DownloadBytes: 11, Launches: 3, Gemms: 2, Syncs: 1,
+		Kernels: map[string]int{"fill_f64": 1, "scale_f64": 2}}
 	if !equalCounts(diff, wantDiff) {
 		t.Errorf("difference %v\nwant       %v", diff, wantDiff)
 	}
-	if s := diff.String(); !strings.Contains(s, "2 launches") || !strings.HasSuffix(s, "; fill_f64 1, scale_f64 1") {
+	if s := diff.String(); !strings.Contains(s, "3 launches") || !strings.HasSuffix(s, "; scale_f64 2, fill_f64 1") {
 		t.Errorf("String() = %q", s)
 	}
 	// A snapshot does not change with later calls.

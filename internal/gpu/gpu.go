@@ -40,12 +40,22 @@ type Device interface {
 	// Launch runs the kernel with the given arguments on enough threads
 	// for its grid-stride loop over threads items (at least one).
 	// Arguments are Ptr, int (passed as a C int), float64 (a C double)
-	// or Geom, in the kernel's order.
+	// or Geom, in the kernel's order; the device adds the kernel's last,
+	// Lanes{} (one lane).
 	Launch(kernel string, threads int, args ...any) error
+	// LaunchLanes is Launch over lanes sets of arguments at once: set l
+	// is args with its k-th Ptr argument advanced by l·strides[k] bytes
+	// (the kernels' LANE). Lanes must not write memory another lane
+	// reads or writes.
+	LaunchLanes(kernel string, threads, lanes int, strides Lanes, args ...any) error
 	// Gemm is C = alpha·op(A)·op(B) + beta·C for row-major matrices of
 	// float32 or float64 (dt), op(A) m×k and op(B) k×n, transposed
 	// where tA, tB say.
 	Gemm(dt Dtype, tA, tB bool, m, n, k int, alpha float64, a Ptr, lda int, b Ptr, ldb int, beta float64, c Ptr, ldc int) error
+	// GemmStrided is Gemm on batch triples of matrices at once, the l-th
+	// at a, b and c advanced by l·strides[0], l·strides[1] and
+	// l·strides[2] elements (cuBLAS's strided-batched GEMM).
+	GemmStrided(dt Dtype, tA, tB bool, m, n, k int, alpha float64, a Ptr, lda int, b Ptr, ldb int, beta float64, c Ptr, ldc int, strides [3]int, batch int) error
 	// Sync waits until all work launched so far is done, and reports
 	// the first error of a kernel that failed.
 	Sync() error
@@ -82,6 +92,19 @@ func (d Dtype) Suffix() string {
 type Geom struct {
 	N, C, H, W, O, K, Stride, Pad, OH, OW int
 }
+
+// Lanes is every kernel's last argument, which the devices add to a
+// launch: the byte strides of a launch over several lanes
+// (LaunchLanes), one per Ptr argument in order; zero for a launch of one
+// lane. It is the kernels' struct lanes.
+type Lanes [MaxLanePtrs]int64
+
+// MaxLanePtrs bounds the pointer arguments of a kernel launched over
+// lanes (the kernels' MAX_LANE_PTRS).
+const MaxLanePtrs = 12
+
+// MaxLanes bounds a launch's lanes: the grid's second dimension.
+const MaxLanes = 65535
 
 // BlockSize is the threads per block of every launch.
 const BlockSize = 256
@@ -127,8 +150,12 @@ func Pack(args []any) (buf []byte, offsets []int32, err error) {
 			for _, f := range []int{v.N, v.C, v.H, v.W, v.O, v.K, v.Stride, v.Pad, v.OH, v.OW} {
 				buf = binary.NativeEndian.AppendUint32(buf, uint32(int32(f)))
 			}
+		case Lanes:
+			for _, s := range v {
+				buf = binary.NativeEndian.AppendUint64(buf, uint64(s))
+			}
 		default:
-			return nil, nil, fmt.Errorf("gpu: argument %d is a %T; kernels take Ptr, int, float64 and Geom", i, a)
+			return nil, nil, fmt.Errorf("gpu: argument %d is a %T; kernels take Ptr, int, float64, Geom and Lanes", i, a)
 		}
 	}
 	return buf, offsets, nil

@@ -17,6 +17,12 @@ static cublasStatus_t (*p_cublasSgemm)(cublasHandle_t, int, int, int, int, int, 
 				       const float *, int, const float *, float *, int);
 static cublasStatus_t (*p_cublasDgemm)(cublasHandle_t, int, int, int, int, int, const double *, const double *,
 				       int, const double *, int, const double *, double *, int);
+static cublasStatus_t (*p_cublasSgemmStridedBatched)(cublasHandle_t, int, int, int, int, int, const float *,
+						     const float *, int, long long, const float *, int, long long,
+						     const float *, float *, int, long long, int);
+static cublasStatus_t (*p_cublasDgemmStridedBatched)(cublasHandle_t, int, int, int, int, int, const double *,
+						     const double *, int, long long, const double *, int, long long,
+						     const double *, double *, int, long long, int);
 static int (*p_cuCtxSetCurrent)(CUcontext);
 
 // load_cublas opens the library at path and finds the functions above;
@@ -33,6 +39,8 @@ static const char *load_cublas(const char *path)
 	SYM(p_cublasDestroy, "cublasDestroy_v2")
 	SYM(p_cublasSgemm, "cublasSgemm_v2")
 	SYM(p_cublasDgemm, "cublasDgemm_v2")
+	SYM(p_cublasSgemmStridedBatched, "cublasSgemmStridedBatched")
+	SYM(p_cublasDgemmStridedBatched, "cublasDgemmStridedBatched")
 #undef SYM
 	// The driver is loaded already (RTLD_GLOBAL), as Open loads it first.
 	*(void **)&p_cuCtxSetCurrent = dlsym(RTLD_DEFAULT, "cuCtxSetCurrent");
@@ -70,6 +78,28 @@ static cublasStatus_t mt_dgemm(CUcontext ctx, cublasHandle_t h, int ta, int tb, 
 		return -1;
 	return p_cublasDgemm(h, ta, tb, m, n, k, &alpha, (const double *)a, lda, (const double *)b, ldb, &beta,
 			     (double *)c, ldc);
+}
+// The strided-batched products, as mt_sgemm and mt_dgemm: matrix l is
+// at a + l·sa, b + l·sb, c + l·sc elements.
+static cublasStatus_t mt_sgemm_strided(CUcontext ctx, cublasHandle_t h, int ta, int tb, int m, int n, int k,
+				       float alpha, unsigned long long a, int lda, long long sa, unsigned long long b,
+				       int ldb, long long sb, float beta, unsigned long long c, int ldc, long long sc,
+				       int batch)
+{
+	if (p_cuCtxSetCurrent(ctx))
+		return -1;
+	return p_cublasSgemmStridedBatched(h, ta, tb, m, n, k, &alpha, (const float *)a, lda, sa, (const float *)b, ldb,
+					   sb, &beta, (float *)c, ldc, sc, batch);
+}
+static cublasStatus_t mt_dgemm_strided(CUcontext ctx, cublasHandle_t h, int ta, int tb, int m, int n, int k,
+				       double alpha, unsigned long long a, int lda, long long sa, unsigned long long b,
+				       int ldb, long long sb, double beta, unsigned long long c, int ldc, long long sc,
+				       int batch)
+{
+	if (p_cuCtxSetCurrent(ctx))
+		return -1;
+	return p_cublasDgemmStridedBatched(h, ta, tb, m, n, k, &alpha, (const double *)a, lda, sa, (const double *)b,
+					   ldb, sb, &beta, (double *)c, ldc, sc, batch);
 }
 */
 import "C"
@@ -153,6 +183,30 @@ func (b *blas) gemm(double, tA, tB bool, m, n, k int, alpha float64, a uintptr, 
 	}
 	if s != 0 {
 		return errors.New("cublas gemm: status " + fmt.Sprint(int(s)))
+	}
+	return nil
+}
+
+// gemmStrided is gemm on batch triples of matrices, the l-th at a, b and
+// c advanced by l·strides[0], l·strides[1], l·strides[2] elements, in one
+// strided-batched product (the operands swapped as in gemm).
+func (b *blas) gemmStrided(double, tA, tB bool, m, n, k int, alpha float64, a uintptr, lda int, bm uintptr, ldb int, beta float64, c uintptr, ldc int, strides [3]int, batch int) error {
+	op := func(t bool) C.int {
+		if t {
+			return 1 // CUBLAS_OP_T
+		}
+		return 0 // CUBLAS_OP_N
+	}
+	pa, pb, pc := C.ulonglong(a), C.ulonglong(bm), C.ulonglong(c)
+	sa, sb, sc := C.longlong(strides[0]), C.longlong(strides[1]), C.longlong(strides[2])
+	var s C.cublasStatus_t
+	if double {
+		s = C.mt_dgemm_strided(b.ctx, b.handle, op(tB), op(tA), C.int(n), C.int(m), C.int(k), C.double(alpha), pb, C.int(ldb), sb, pa, C.int(lda), sa, C.double(beta), pc, C.int(ldc), sc, C.int(batch))
+	} else {
+		s = C.mt_sgemm_strided(b.ctx, b.handle, op(tB), op(tA), C.int(n), C.int(m), C.int(k), C.float(alpha), pb, C.int(ldb), sb, pa, C.int(lda), sa, C.float(beta), pc, C.int(ldc), sc, C.int(batch))
+	}
+	if s != 0 {
+		return fmt.Errorf("cublas strided-batched gemm of %d: status %d", batch, int(s))
 	}
 	return nil
 }

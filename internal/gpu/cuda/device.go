@@ -18,7 +18,7 @@ CUresult mt_release(CUdevice dev);
 CUresult mt_load(CUcontext ctx, CUmodule *m, const char *image);
 CUresult mt_unload(CUcontext ctx, CUmodule m);
 CUresult mt_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f);
-CUresult mt_launch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, char *buf, const int *offsets, int n);
+CUresult mt_launch(CUcontext ctx, CUfunction f, unsigned lanes, unsigned grid, unsigned block, char *buf, const int *offsets, int n);
 CUresult mt_alloc(CUcontext ctx, CUdeviceptr *p, size_t n);
 CUresult mt_free(CUcontext ctx, CUdeviceptr p);
 CUresult mt_upload(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n);
@@ -149,16 +149,23 @@ func (d *Device) function(kernel string) (C.CUfunction, error) {
 }
 
 func (d *Device) Launch(kernel string, threads int, args ...any) error {
+	return d.LaunchLanes(kernel, threads, 1, gpu.Lanes{}, args...)
+}
+
+func (d *Device) LaunchLanes(kernel string, threads, lanes int, strides gpu.Lanes, args ...any) error {
+	if lanes < 1 || lanes > gpu.MaxLanes {
+		return fmt.Errorf("%s: launching %s on %d lanes", d.name, kernel, lanes)
+	}
 	f, err := d.function(kernel)
 	if err != nil {
 		return err
 	}
-	buf, offsets, err := gpu.Pack(args)
+	buf, offsets, err := gpu.Pack(append(args[:len(args):len(args)], strides))
 	if err != nil {
 		return fmt.Errorf("%s: %w", kernel, err)
 	}
 	// The launch copies the arguments, so buf need only outlive the call.
-	if err := cudaError(C.mt_launch(d.ctx, f, C.uint(gpu.Grid(threads)), C.uint(gpu.BlockSize),
+	if err := cudaError(C.mt_launch(d.ctx, f, C.uint(lanes), C.uint(gpu.Grid(threads)), C.uint(gpu.BlockSize),
 		(*C.char)(unsafe.Pointer(&buf[0])), (*C.int)(unsafe.Pointer(&offsets[0])), C.int(len(offsets)))); err != nil {
 		return fmt.Errorf("%s: launching %s: %w", d.name, kernel, err)
 	}
@@ -167,6 +174,13 @@ func (d *Device) Launch(kernel string, threads int, args ...any) error {
 
 func (d *Device) Gemm(dt gpu.Dtype, tA, tB bool, m, n, k int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int, beta float64, c gpu.Ptr, ldc int) error {
 	if err := d.blas.gemm(dt == gpu.Float64, tA, tB, m, n, k, alpha, uintptr(a), lda, uintptr(b), ldb, beta, uintptr(c), ldc); err != nil {
+		return fmt.Errorf("%s: %w", d.name, err)
+	}
+	return nil
+}
+
+func (d *Device) GemmStrided(dt gpu.Dtype, tA, tB bool, m, n, k int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int, beta float64, c gpu.Ptr, ldc int, strides [3]int, batch int) error {
+	if err := d.blas.gemmStrided(dt == gpu.Float64, tA, tB, m, n, k, alpha, uintptr(a), lda, uintptr(b), ldb, beta, uintptr(c), ldc, strides, batch); err != nil {
 		return fmt.Errorf("%s: %w", d.name, err)
 	}
 	return nil

@@ -99,15 +99,16 @@ CUresult mt_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f)
 	CUresult r = p_cuCtxSetCurrent(ctx);
 	return r ? r : p_cuModuleGetFunction(f, m, name);
 }
-// mt_launch launches f with the n arguments in buf at offsets
-// (gpu.Pack's layout, n ≤ gpu.MaxArgs).
-CUresult mt_launch(CUcontext ctx, CUfunction f, unsigned grid, unsigned block, char *buf, const int *offsets, int n)
+// mt_launch launches f on a grid of grid × lanes blocks with the n
+// arguments in buf at offsets (gpu.Pack's layout, n ≤ gpu.MaxArgs).
+CUresult mt_launch(CUcontext ctx, CUfunction f, unsigned lanes, unsigned grid, unsigned block, char *buf,
+		   const int *offsets, int n)
 {
 	void *args[32];
 	for (int i = 0; i < n && i < 32; i++)
 		args[i] = buf + offsets[i];
 	CUresult r = p_cuCtxSetCurrent(ctx);
-	return r ? r : p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, NULL, args, NULL);
+	return r ? r : p_cuLaunchKernel(f, grid, lanes, 1, block, 1, 1, 0, NULL, args, NULL);
 }
 CUresult mt_alloc(CUcontext ctx, CUdeviceptr *p, size_t n)
 {

@@ -19,18 +19,27 @@ import (
 	"github.com/mtsgd/mtsgd/optim"
 )
 
-// Kernels runs every kernel check on dev.
+// Kernels runs every kernel check on dev, then again with every launch
+// over two lanes and every matrix product a strided-batched one of two
+// (twoLanes), the second lane's checked.
 func Kernels(t *testing.T, dev gpu.Device) {
 	for _, dt := range []gpu.Dtype{gpu.Float32, gpu.Float64} {
-		t.Run(fmt.Sprint(map[gpu.Dtype]string{gpu.Float32: "f32", gpu.Float64: "f64"}[dt]), func(t *testing.T) {
-			for _, c := range checks {
-				t.Run(c.name, func(t *testing.T) {
-					k := &kit{t: t, dev: dev, dt: dt, rng: rand.New(rand.NewPCG(1, uint64(len(c.name))))}
-					defer k.freeAll()
-					c.run(k)
-				})
-			}
-		})
+		for _, lanes := range []string{"", "/two-lanes"} {
+			name := map[gpu.Dtype]string{gpu.Float32: "f32", gpu.Float64: "f64"}[dt] + lanes
+			t.Run(name, func(t *testing.T) {
+				for _, c := range checks {
+					t.Run(c.name, func(t *testing.T) {
+						d := dev
+						if lanes != "" {
+							d = &twoLanes{Device: dev}
+						}
+						k := &kit{t: t, dev: d, dt: dt, rng: rand.New(rand.NewPCG(1, uint64(len(c.name))))}
+						defer k.freeAll()
+						c.run(k)
+					})
+				}
+			})
+		}
 	}
 }
 

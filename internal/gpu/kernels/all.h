@@ -19,8 +19,9 @@
 
 // sum_columns is out[j] = Σ_i part[i·cols + j] over rows i in order:
 // the second stage of channel_partial and of the per-row losses.
-extern "C" __global__ void sum_columns(double *out, const double *part, int rows, int cols)
+extern "C" __global__ void sum_columns(double *out, const double *part, int rows, int cols, struct lanes ln)
 {
+	LANE(ln, out, part);
 	FOR(j, cols)
 	{
 		double s = 0;
@@ -31,16 +32,18 @@ extern "C" __global__ void sum_columns(double *out, const double *part, int rows
 }
 
 // bn_inverse is inv = 1/sqrt(var + ε) per channel.
-extern "C" __global__ void bn_inverse(double *inv, const double *var, double eps, int c)
+extern "C" __global__ void bn_inverse(double *inv, const double *var, double eps, int c, struct lanes ln)
 {
+	LANE(ln, inv, var);
 	FOR(ch, c) { inv[ch] = 1 / sqrt(var[ch] + eps); }
 }
 
 // normalize_columns divides column j of the rows×cols matrix s by the L2
 // norm of that column, floored at lo (F.normalize along the rows): the
 // per-coordinate normalisation of one task's scores across the particles.
-extern "C" __global__ void normalize_columns(double *s, int rows, int cols, double lo)
+extern "C" __global__ void normalize_columns(double *s, int rows, int cols, double lo, struct lanes ln)
 {
+	LANE(ln, s);
 	FOR(j, cols)
 	{
 		double sq = 0;

@@ -102,10 +102,11 @@ int emu_arity(const char *name)
 	return it == table().end() ? -1 : (int)it->second.arity;
 }
 
-// emu_launch runs the named kernel on grid·block threads, one after
-// another, with the n arguments in buf at offsets (gpu.Pack's layout); it
-// returns −1 if there is no kernel of that name.
-int emu_launch(const char *name, unsigned grid, unsigned block, char *buf, const int *offsets, int n)
+// emu_launch runs the named kernel on lanes·grid·block threads, one
+// after another (lane by lane: the grid's second dimension), with the n
+// arguments in buf at offsets (gpu.Pack's layout); it returns −1 if
+// there is no kernel of that name.
+int emu_launch(const char *name, unsigned lanes, unsigned grid, unsigned block, char *buf, const int *offsets, int n)
 {
 	auto it = table().find(name);
 	if (it == table().end())
@@ -113,14 +114,15 @@ int emu_launch(const char *name, unsigned grid, unsigned block, char *buf, const
 	void *args[32];
 	for (int i = 0; i < n && i < 32; i++)
 		args[i] = buf + offsets[i];
-	gridDim = {grid, 1, 1};
+	gridDim = {grid, lanes, 1};
 	blockDim = {block, 1, 1};
-	for (unsigned b = 0; b < grid; b++)
-		for (unsigned t = 0; t < block; t++) {
-			blockIdx = {b, 0, 0};
-			threadIdx = {t, 0, 0};
-			it->second.run(it->second.f, args);
-		}
+	for (unsigned l = 0; l < lanes; l++)
+		for (unsigned b = 0; b < grid; b++)
+			for (unsigned t = 0; t < block; t++) {
+				blockIdx = {b, l, 0};
+				threadIdx = {t, 0, 0};
+				it->second.run(it->second.f, args);
+			}
 	return 0;
 }
 

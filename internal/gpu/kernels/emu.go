@@ -24,7 +24,7 @@ package kernels
 #include <string.h>
 
 int emu_arity(const char *name);
-int emu_launch(const char *name, unsigned grid, unsigned block, char *buf, const int *offsets, int n);
+int emu_launch(const char *name, unsigned lanes, unsigned grid, unsigned block, char *buf, const int *offsets, int n);
 int emu_count(void);
 const char *emu_name(int i);
 */
@@ -105,20 +105,27 @@ func (d *Emulator) Download(dst []byte, src gpu.Ptr) error {
 }
 
 func (d *Emulator) Launch(kernel string, threads int, args ...any) error {
+	return d.LaunchLanes(kernel, threads, 1, gpu.Lanes{}, args...)
+}
+
+func (d *Emulator) LaunchLanes(kernel string, threads, lanes int, strides gpu.Lanes, args ...any) error {
 	name := C.CString(kernel)
 	defer C.free(unsafe.Pointer(name))
 	if n := int(C.emu_arity(name)); n < 0 {
 		return fmt.Errorf("kernels: emulator: no kernel %q", kernel)
-	} else if n != len(args) {
-		return fmt.Errorf("kernels: emulator: kernel %s takes %d arguments, given %d", kernel, n, len(args))
+	} else if n != len(args)+1 {
+		return fmt.Errorf("kernels: emulator: kernel %s takes %d arguments and the lanes, given %d", kernel, n-1, len(args))
 	}
-	buf, offsets, err := gpu.Pack(args)
+	if lanes < 1 || lanes > gpu.MaxLanes {
+		return fmt.Errorf("kernels: emulator: kernel %s on %d lanes", kernel, lanes)
+	}
+	buf, offsets, err := gpu.Pack(append(args[:len(args):len(args)], strides))
 	if err != nil {
 		return fmt.Errorf("%s: %w", kernel, err)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	C.emu_launch(name, C.uint(gpu.Grid(threads)), C.uint(gpu.BlockSize),
+	C.emu_launch(name, C.uint(lanes), C.uint(gpu.Grid(threads)), C.uint(gpu.BlockSize),
 		(*C.char)(unsafe.Pointer(&buf[0])), (*C.int)(unsafe.Pointer(&offsets[0])), C.int(len(offsets)))
 	return nil
 }
@@ -150,6 +157,18 @@ func (d *Emulator) Gemm(dt gpu.Dtype, tA, tB bool, m, n, k int, alpha float64, a
 		blas64.Implementation().Dgemm(trans(tA), trans(tB), m, n, k, alpha,
 			slice[float64](a, (ar-1)*lda+ac), lda, slice[float64](b, (br-1)*ldb+bc), ldb,
 			beta, slice[float64](c, (m-1)*ldc+n), ldc)
+	}
+	return nil
+}
+
+// GemmStrided is Gemm on each of batch triples, one after another.
+func (d *Emulator) GemmStrided(dt gpu.Dtype, tA, tB bool, m, n, k int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int, beta float64, c gpu.Ptr, ldc int, strides [3]int, batch int) error {
+	size := gpu.Ptr(dt.Size())
+	for l := range batch {
+		at := func(p gpu.Ptr, s int) gpu.Ptr { return p + gpu.Ptr(l*s)*size }
+		if err := d.Gemm(dt, tA, tB, m, n, k, alpha, at(a, strides[0]), lda, at(b, strides[1]), ldb, beta, at(c, strides[2]), ldc); err != nil {
+			return fmt.Errorf("matrix %d of %d: %w", l, batch, err)
+		}
 	}
 	return nil
 }

@@ -6,33 +6,38 @@
 // reference.
 
 // fill sets x[i] = v.
-extern "C" __global__ void K(fill)(REAL *x, double v, int n)
+extern "C" __global__ void K(fill)(REAL *x, double v, int n, struct lanes ln)
 {
+	LANE(ln, x);
 	FOR(i, n) { x[i] = (REAL)v; }
 }
 
 // axpy is y += a·x.
-extern "C" __global__ void K(axpy)(REAL *y, double a, const REAL *x, int n)
+extern "C" __global__ void K(axpy)(REAL *y, double a, const REAL *x, int n, struct lanes ln)
 {
+	LANE(ln, y, x);
 	FOR(i, n) { y[i] = (REAL)((double)y[i] + a * (double)x[i]); }
 }
 
 // scale is x = a·x.
-extern "C" __global__ void K(scale)(REAL *x, double a, int n)
+extern "C" __global__ void K(scale)(REAL *x, double a, int n, struct lanes ln)
 {
+	LANE(ln, x);
 	FOR(i, n) { x[i] = (REAL)(a * (double)x[i]); }
 }
 
 // copy is y = x.
-extern "C" __global__ void K(copy)(REAL *y, const REAL *x, int n)
+extern "C" __global__ void K(copy)(REAL *y, const REAL *x, int n, struct lanes ln)
 {
+	LANE(ln, y, x);
 	FOR(i, n) { y[i] = x[i]; }
 }
 
 // add is y = a + b: Gorgonia's sum of a node's gradient contributions,
 // which reaches the device through its tensor engine (models/ops).
-extern "C" __global__ void K(add)(REAL *y, const REAL *a, const REAL *b, int n)
+extern "C" __global__ void K(add)(REAL *y, const REAL *a, const REAL *b, int n, struct lanes ln)
 {
+	LANE(ln, y, a, b);
 	FOR(i, n) { y[i] = a[i] + b[i]; }
 }
 
@@ -40,8 +45,9 @@ extern "C" __global__ void K(add)(REAL *y, const REAL *a, const REAL *b, int n)
 // inner): a convolution's product (O, batch, positions) into its output
 // (batch, O, positions), and the output's gradient the other way
 // (models/ops convForward, toChannelMajor).
-extern "C" __global__ void K(swap01)(REAL *dst, const REAL *src, int a, int b, int inner)
+extern "C" __global__ void K(swap01)(REAL *dst, const REAL *src, int a, int b, int inner, struct lanes ln)
 {
+	LANE(ln, dst, src);
 	FOR(i, (long long)a * b * inner)
 	{
 		long long p = i % inner, j = (i / inner) % a, k = i / ((long long)inner * a);
@@ -50,27 +56,31 @@ extern "C" __global__ void K(swap01)(REAL *dst, const REAL *src, int a, int b, i
 }
 
 // widen copies x into the doubles d (the particle algebra's precision).
-extern "C" __global__ void K(widen)(double *d, const REAL *x, int n)
+extern "C" __global__ void K(widen)(double *d, const REAL *x, int n, struct lanes ln)
 {
+	LANE(ln, d, x);
 	FOR(i, n) { d[i] = (double)x[i]; }
 }
 
 // narrow copies the doubles d into x.
-extern "C" __global__ void K(narrow)(REAL *x, const double *d, int n)
+extern "C" __global__ void K(narrow)(REAL *x, const double *d, int n, struct lanes ln)
 {
+	LANE(ln, x, d);
 	FOR(i, n) { x[i] = (REAL)d[i]; }
 }
 
 // relu is y = max(0, x) (models/ops ReLU).
-extern "C" __global__ void K(relu)(REAL *y, const REAL *x, int n)
+extern "C" __global__ void K(relu)(REAL *y, const REAL *x, int n, struct lanes ln)
 {
+	LANE(ln, y, x);
 	FOR(i, n) { y[i] = x[i] > 0 ? x[i] : (REAL)0; }
 }
 
 // add_relu is y = max(0, a + b) (models/ops AddReLU, a residual block's
 // end).
-extern "C" __global__ void K(add_relu)(REAL *y, const REAL *a, const REAL *b, int n)
+extern "C" __global__ void K(add_relu)(REAL *y, const REAL *a, const REAL *b, int n, struct lanes ln)
 {
+	LANE(ln, y, a, b);
 	FOR(i, n)
 	{
 		REAL s = a[i] + b[i];
@@ -80,16 +90,18 @@ extern "C" __global__ void K(add_relu)(REAL *y, const REAL *a, const REAL *b, in
 
 // relu_grad is dx = dy where y > 0, else 0: the gradient of ReLU and of
 // AddReLU (for both terms) given the forward output y.
-extern "C" __global__ void K(relu_grad)(REAL *dx, const REAL *dy, const REAL *y, int n)
+extern "C" __global__ void K(relu_grad)(REAL *dx, const REAL *dy, const REAL *y, int n, struct lanes ln)
 {
+	LANE(ln, dx, dy, y);
 	FOR(i, n) { dx[i] = y[i] > 0 ? dy[i] : (REAL)0; }
 }
 
 // bias_add adds b[ch] to y[(o·c + ch)·inner + p] for every o < outer and
 // p < inner: a convolution's bias (outer = batch, inner = positions) or a
 // linear layer's (inner = 1).
-extern "C" __global__ void K(bias_add)(REAL *y, const REAL *b, int outer, int c, int inner)
+extern "C" __global__ void K(bias_add)(REAL *y, const REAL *b, int outer, int c, int inner, struct lanes ln)
 {
+	LANE(ln, y, b);
 	FOR(i, (long long)outer * c * inner)
 	{
 		int ch = (int)((i / inner) % c);
@@ -110,8 +122,9 @@ extern "C" __global__ void K(bias_add)(REAL *y, const REAL *b, int outer, int c,
 // sum_columns then adds the examples' partial sums in order, so the
 // result does not depend on the launch.
 extern "C" __global__ void K(channel_partial)(double *part, const REAL *x, const REAL *g, const REAL *w,
-					  const double *mean, const double *inv, int mode, int n, int c, int inner)
+					  const double *mean, const double *inv, int mode, int n, int c, int inner, struct lanes ln)
 {
+	LANE(ln, part, x, g, w, mean, inv);
 	FOR(i, (long long)n * c)
 	{
 		int e = (int)(i / c), ch = (int)(i % c);
@@ -146,8 +159,9 @@ extern "C" __global__ void K(channel_partial)(double *part, const REAL *x, const
 // ch, part[e·c + ch] = Σ_p g (∂β's) and part[n·c + e·c + ch] =
 // Σ_p g·(x − mean)·inv (∂γ's), each summed as channel_partial sums it.
 extern "C" __global__ void K(bn_param_partials)(double *part, const REAL *x, const REAL *g, const double *mean,
-						const double *inv, int n, int c, int inner)
+						const double *inv, int n, int c, int inner, struct lanes ln)
 {
+	LANE(ln, part, x, g, mean, inv);
 	FOR(i, (long long)n * c)
 	{
 		int ch = (int)(i % c);
@@ -166,8 +180,9 @@ extern "C" __global__ void K(bn_param_partials)(double *part, const REAL *x, con
 // over rows i in order, written as REAL: the second stage of a gradient's
 // per-channel sums (a bias's, batch norm's ∂β and ∂γ) straight into the
 // gradient, in one launch where sum_columns and narrow took two.
-extern "C" __global__ void K(sum_columns_to)(REAL *out, const double *part, int rows, int cols)
+extern "C" __global__ void K(sum_columns_to)(REAL *out, const double *part, int rows, int cols, struct lanes ln)
 {
+	LANE(ln, out, part);
 	FOR(j, cols)
 	{
 		double s = 0;
@@ -182,8 +197,9 @@ extern "C" __global__ void K(sum_columns_to)(REAL *out, const double *part, int 
 // second stage of a sum over long rows (a convolution's bias gradient),
 // whose first stage channel_partial splits each row into cols chunks
 // summed at once, rather than one thread walking each whole row.
-extern "C" __global__ void K(sum_rows_to)(REAL *out, const double *part, int rows, int cols)
+extern "C" __global__ void K(sum_rows_to)(REAL *out, const double *part, int rows, int cols, struct lanes ln)
 {
+	LANE(ln, out, part);
 	FOR(i, rows)
 	{
 		double s = 0;
@@ -197,8 +213,9 @@ extern "C" __global__ void K(sum_rows_to)(REAL *out, const double *part, int row
 // k = γ·inv and d = β − mean·k (models/ops bnForward), given the batch's
 // mean and inv = 1/sqrt(variance + ε).
 extern "C" __global__ void K(bn_forward)(REAL *y, const REAL *x, const REAL *gamma, const REAL *beta,
-				     const double *mean, const double *inv, int n, int c, int inner)
+				     const double *mean, const double *inv, int n, int c, int inner, struct lanes ln)
 {
+	LANE(ln, y, x, gamma, beta, mean, inv);
 	FOR(i, (long long)n * c * inner)
 	{
 		int ch = (int)((i / inner) % c);
@@ -212,8 +229,9 @@ extern "C" __global__ void K(bn_forward)(REAL *y, const REAL *x, const REAL *gam
 // and x̂ = (x − mean)·inv (models/ops bnInputGrad).
 extern "C" __global__ void K(bn_grad_input)(REAL *dx, const REAL *x, const REAL *g, const REAL *gamma,
 					const REAL *w, const double *mean, const double *inv, const REAL *dgamma,
-					const REAL *dbeta, int n, int c, int inner)
+					const REAL *dbeta, int n, int c, int inner, struct lanes ln)
 {
+	LANE(ln, dx, x, g, gamma, w, mean, inv, dgamma, dbeta);
 	FOR(i, (long long)n * c * inner)
 	{
 		int ch = (int)((i / inner) % c);
@@ -227,8 +245,9 @@ extern "C" __global__ void K(bn_grad_input)(REAL *dx, const REAL *x, const REAL 
 // im2col writes the patches of x (n, c, h, w) as the columns of cols
 // (c·k·k rows, n·oh·ow columns): row (ch, i, j), column e·oh·ow + output
 // position; taps in the padding are 0 (models/ops im2col).
-extern "C" __global__ void K(im2col)(REAL *cols, const REAL *x, struct geom g)
+extern "C" __global__ void K(im2col)(REAL *cols, const REAL *x, struct geom g, struct lanes ln)
 {
+	LANE(ln, cols, x);
 	long long p = (long long)g.oh * g.ow, ld = g.n * p;
 	FOR(i, (long long)g.c * g.k * g.k * ld)
 	{
@@ -246,8 +265,9 @@ extern "C" __global__ void K(im2col)(REAL *cols, const REAL *x, struct geom g)
 // col2im is im2col's adjoint: dx[e, ch, y, x] is the sum of the column
 // entries of every tap that reads that pixel (models/ops col2im). Each
 // thread gathers one pixel's taps, so no two threads write one place.
-extern "C" __global__ void K(col2im)(REAL *dx, const REAL *cols, struct geom g)
+extern "C" __global__ void K(col2im)(REAL *dx, const REAL *cols, struct geom g, struct lanes ln)
 {
+	LANE(ln, dx, cols);
 	long long p = (long long)g.oh * g.ow, ld = g.n * p;
 	FOR(i, (long long)g.n * g.c * g.h * g.w)
 	{
@@ -275,8 +295,9 @@ extern "C" __global__ void K(col2im)(REAL *dx, const REAL *cols, struct geom g)
 // relu_maxpool is max(0, window maximum) over k×k windows (g.n·g.c
 // planes), with argmax the index within the plane of the window's first
 // positive maximum, −1 where the output is 0 (models/ops poolForward).
-extern "C" __global__ void K(relu_maxpool)(REAL *y, int *argmax, const REAL *x, struct geom g)
+extern "C" __global__ void K(relu_maxpool)(REAL *y, int *argmax, const REAL *x, struct geom g, struct lanes ln)
 {
+	LANE(ln, y, argmax, x);
 	long long p = (long long)g.oh * g.ow;
 	FOR(i, (long long)g.n * g.c * p)
 	{
@@ -302,8 +323,9 @@ extern "C" __global__ void K(relu_maxpool)(REAL *y, int *argmax, const REAL *x, 
 // (models/ops poolBackward), visiting only the windows that hold the
 // pixel, in row-major order: those of rows oy with oy·stride − pad ≤ y <
 // oy·stride − pad + k, and the same of columns.
-extern "C" __global__ void K(maxpool_grad)(REAL *dx, const REAL *dy, const int *argmax, struct geom g)
+extern "C" __global__ void K(maxpool_grad)(REAL *dx, const REAL *dy, const int *argmax, struct geom g, struct lanes ln)
 {
+	LANE(ln, dx, dy, argmax);
 	long long hw = (long long)g.h * g.w, p = (long long)g.oh * g.ow;
 	FOR(i, (long long)g.n * g.c * hw)
 	{
@@ -335,8 +357,9 @@ extern "C" __global__ void K(maxpool_grad)(REAL *dx, const REAL *dy, const int *
 
 // avgpool is the mean of each of the planes (inner values each): ResNet's
 // global average pooling.
-extern "C" __global__ void K(avgpool)(REAL *y, const REAL *x, int planes, int inner)
+extern "C" __global__ void K(avgpool)(REAL *y, const REAL *x, int planes, int inner, struct lanes ln)
 {
+	LANE(ln, y, x);
 	FOR(i, planes)
 	{
 		double s = 0;
@@ -347,8 +370,9 @@ extern "C" __global__ void K(avgpool)(REAL *y, const REAL *x, int planes, int in
 }
 
 // avgpool_grad spreads each plane's gradient evenly over its inputs.
-extern "C" __global__ void K(avgpool_grad)(REAL *dx, const REAL *dy, int planes, int inner)
+extern "C" __global__ void K(avgpool_grad)(REAL *dx, const REAL *dy, int planes, int inner, struct lanes ln)
 {
+	LANE(ln, dx, dy);
 	FOR(i, (long long)planes * inner) { dx[i] = (REAL)((double)dy[i / inner] / inner); }
 }
 
@@ -356,8 +380,9 @@ extern "C" __global__ void K(avgpool_grad)(REAL *dx, const REAL *dy, int planes,
 // rows of c) against the soft targets y: sm gets each row's softmax and
 // rowloss[r] = w[r]·(logsumexp·Σy − Σ y·z), summed by sum_columns
 // (models/ops xentForward).
-extern "C" __global__ void K(xent_rows)(REAL *sm, double *rowloss, const REAL *z, const REAL *y, const REAL *w, int n, int c)
+extern "C" __global__ void K(xent_rows)(REAL *sm, double *rowloss, const REAL *z, const REAL *y, const REAL *w, int n, int c, struct lanes ln)
 {
+	LANE(ln, sm, rowloss, z, y, w);
 	FOR(r, n)
 	{
 		const REAL *row = z + r * c, *t = y + r * c;
@@ -380,8 +405,9 @@ extern "C" __global__ void K(xent_rows)(REAL *sm, double *rowloss, const REAL *z
 
 // xent_grad is ∂L/∂z = up·w[r]·(sm·Σy − y) for the upstream gradient up
 // (models/ops xentBackward).
-extern "C" __global__ void K(xent_grad)(REAL *dz, const REAL *sm, const REAL *y, const REAL *w, double up, int n, int c)
+extern "C" __global__ void K(xent_grad)(REAL *dz, const REAL *sm, const REAL *y, const REAL *w, double up, int n, int c, struct lanes ln)
 {
+	LANE(ln, dz, sm, y, w);
 	FOR(i, (long long)n * c)
 	{
 		long long r = i / c;
@@ -394,8 +420,9 @@ extern "C" __global__ void K(xent_grad)(REAL *dz, const REAL *sm, const REAL *y,
 
 // sqerr_rows is w[r]·(pred[r] − y[r])², summed by sum_columns: the
 // weighted squared error of a regression task.
-extern "C" __global__ void K(sqerr_rows)(double *rowloss, const REAL *pred, const REAL *y, const REAL *w, int n)
+extern "C" __global__ void K(sqerr_rows)(double *rowloss, const REAL *pred, const REAL *y, const REAL *w, int n, struct lanes ln)
 {
+	LANE(ln, rowloss, pred, y, w);
 	FOR(r, n)
 	{
 		double d = (double)pred[r] - (double)y[r];
@@ -404,16 +431,18 @@ extern "C" __global__ void K(sqerr_rows)(double *rowloss, const REAL *pred, cons
 }
 
 // sqerr_grad is ∂L/∂pred = up·2·w[r]·(pred[r] − y[r]).
-extern "C" __global__ void K(sqerr_grad)(REAL *dpred, const REAL *pred, const REAL *y, const REAL *w, double up, int n)
+extern "C" __global__ void K(sqerr_grad)(REAL *dpred, const REAL *pred, const REAL *y, const REAL *w, double up, int n, struct lanes ln)
 {
+	LANE(ln, dpred, pred, y, w);
 	FOR(r, n) { dpred[r] = (REAL)(up * 2 * (double)w[r] * ((double)pred[r] - (double)y[r])); }
 }
 
 // sgd is one step of SGD with momentum μ as package optim's SGD: b ← μ·b
 // + g (b = g when first is set), x ← x − lr·b; with μ = 0 the buffer is
 // not used.
-extern "C" __global__ void K(sgd)(REAL *x, REAL *b, const REAL *g, double lr, double mu, int first, int n)
+extern "C" __global__ void K(sgd)(REAL *x, REAL *b, const REAL *g, double lr, double mu, int first, int n, struct lanes ln)
 {
+	LANE(ln, x, b, g);
 	FOR(i, n)
 	{
 		if (mu == 0) {
@@ -429,8 +458,9 @@ extern "C" __global__ void K(sgd)(REAL *x, REAL *b, const REAL *g, double lr, do
 // adam is one step of package optim's Adam with the bias corrections
 // c1 = 1 − β1ᵗ and c2 = 1 − β2ᵗ of step t.
 extern "C" __global__ void K(adam)(REAL *x, REAL *m, REAL *v, const REAL *g, double lr, double b1, double b2,
-				double eps, double c1, double c2, int n)
+				double eps, double c1, double c2, int n, struct lanes ln)
 {
+	LANE(ln, x, m, v, g);
 	FOR(i, n)
 	{
 		double gi = (double)g[i];
