@@ -368,7 +368,7 @@ func (c *counting) Download(dst []byte, src gpu.Ptr) error {
 
 // A step of an ensemble held on the device moves no vector of a
 // particle's length between host and device: besides the batch (once
-// per worker), it moves
+// per particle: each has its lane's graphs), it moves
 // less than a tenth of one trunk's parameters (in float64) each way. A
 // step on the host path moves every particle's parameters up and its K
 // trunk gradients down, (K+1)·M trunks.
@@ -387,12 +387,12 @@ func TestStepOnDeviceStaysThere(t *testing.T) {
 	trunk := 8 * len(tr.Particles[0].Trunk)
 	for step := range 3 {
 		b := randomBatch(rng, 5, 2)
-		// float32 inputs, weights and targets, once for each worker's graphs.
-		batch := len(tr.machines) * 4 * (len(b.Inputs) + 5 + 2*5)
 		dev.up, dev.down = 0, 0
 		if _, err := tr.Step(b, u); err != nil {
 			t.Fatal(err)
 		}
+		// float32 inputs, weights and targets, once for each lane's graphs.
+		batch := len(tr.lanes.machines) * 4 * (len(b.Inputs) + 5 + 2*5)
 		t.Logf("step %d: %d bytes up (batch %d), %d down; a trunk is %d", step, dev.up, batch, dev.down, trunk)
 		if step == 0 {
 			continue // the ensemble's upload
@@ -481,7 +481,8 @@ func TestCheckFiniteOnDevice(t *testing.T) {
 // move's directions' row sums and the rules' products (one copy back).
 // A heads-first step does it twice (its two evaluations), and neither
 // makes an explicit sync. Its graphs' gradients are stored with one
-// kernel per vector, however many tensors it has.
+// kernel per vector, however many tensors it has, and one launch for
+// every particle.
 func TestStepOnDeviceCounts(t *testing.T) {
 	emu := kernels.NewEmulator()
 	defer emu.Close()
@@ -522,11 +523,12 @@ func TestStepOnDeviceCounts(t *testing.T) {
 					t.Errorf("step %d: %d allocations, %d frees, %d syncs, %d downloads; want 0, 0, 0, %d",
 						step, got.Allocs, got.Frees, got.Syncs, got.Downloads, c.downloads)
 				}
-				// Per particle: the step graph's trunk gradient and K head
-				// gradients, and for each later task the trunk graph's
-				// gradient and its inner product's value.
+				// For every particle at once (one launch over the lanes):
+				// the step graph's trunk gradient and K head gradients,
+				// and for each later task the trunk graph's gradient and
+				// its inner product's value.
 				k := len(cfg.Tasks)
-				if want := m * (1 + k + 2*(k-1)); !c.u.HeadsFirst && got.Kernels["widen_f32"] != want {
+				if want := 1 + k + 2*(k-1); !c.u.HeadsFirst && got.Kernels["widen_f32"] != want {
 					t.Errorf("step %d: %d widenings, want %d", step, got.Kernels["widen_f32"], want)
 				}
 			}

@@ -38,8 +38,9 @@ type resident struct {
 	ones       gpu.Ptr  // the widest row's length of ones, for row sums
 	// back is what a step reads back after its passes, in one copy, in
 	// float64: every particle's losses (M rows of K), its batch
-	// statistics (M rows of S), one value no one reads (the trunk
-	// graph's inner product), 2·K·M row sums (sums), the trunk and head
+	// statistics (M rows of S), M values no one reads (each particle's
+	// trunk graph's inner product: a lane writes only its own memory,
+	// gpu.Ensemble), 2·K·M row sums (sums), the trunk and head
 	// scores', (K+1)·M row sums of the last move's directions
 	// (dirSums, pending's), then the products the rules of the moves to
 	// come read (grams, room for gramsCap values).
@@ -128,6 +129,9 @@ func (tr *Trainer) place(u Update) error {
 	want := tr.residentFor(u)
 	switch {
 	case want && tr.res == nil:
+		if err := tr.newLanes(); err != nil {
+			return fmt.Errorf("engine: the ensemble on %s: %w", tr.cfg.Device.Name(), err)
+		}
 		r, err := newResident(tr)
 		if err != nil {
 			return fmt.Errorf("engine: the ensemble on %s: %w", tr.cfg.Device.Name(), err)
@@ -144,6 +148,40 @@ func (tr *Trainer) place(u Update) error {
 		}
 	}
 	tr.allocateStep()
+	return nil
+}
+
+// lanes are the particles of an ensemble held on the device as the lanes
+// of a gpu.Ensemble, each with a machine of its own (its graphs and
+// their buffers): a resident step runs each particle's passes on its
+// lane, then every lane's kernels side by side, one launch (or
+// strided-batched product) per kernel for the whole ensemble, where
+// one machine per worker would launch each particle's in turn. The
+// optimisers step on the lanes too. They stay with the trainer, as its
+// workers' machines do.
+type lanes struct {
+	ens      *gpu.Ensemble
+	machines []*machine // per particle
+}
+
+// newLanes makes the lanes the first time the ensemble goes to the
+// device; their machines build their graphs at their first step.
+func (tr *Trainer) newLanes() error {
+	if tr.lanes != nil {
+		return nil
+	}
+	ens, err := gpu.NewEnsemble(tr.cfg.Device, len(tr.Particles))
+	if err != nil {
+		return err
+	}
+	l := &lanes{ens: ens}
+	for i := range tr.Particles {
+		cfg := *tr.cfg
+		cfg.Device = ens.Lane(i)
+		// No prediction graph: evaluation runs on the workers' machines.
+		l.machines = append(l.machines, &machine{cfg: &cfg})
+	}
+	tr.lanes = l
 	return nil
 }
 
@@ -198,7 +236,7 @@ func newResident(tr *Trainer) (r *resident, err error) {
 		return nil, err
 	}
 	discard := r.back + gpu.Ptr(8*m*(k+r.stats))
-	r.sums = discard + 8
+	r.sums = discard + gpu.Ptr(8*m)
 	r.dirSums = r.sums + gpu.Ptr(8*2*k*m)
 	r.grams = r.dirSums + gpu.Ptr(8*(k+1)*m)
 	for i, p := range tr.Particles {
@@ -206,7 +244,7 @@ func newResident(tr *Trainer) (r *resident, err error) {
 			return nil, err
 		}
 		rows := deviceRows{trunk: r.trunk.row(i), loss: r.back + gpu.Ptr(8*i*k),
-			stats: r.back + gpu.Ptr(8*(m*k+i*r.stats)), discard: discard}
+			stats: r.back + gpu.Ptr(8*(m*k+i*r.stats)), discard: discard + gpu.Ptr(8*i)}
 		for j := range k {
 			if err := r.upload(r.heads[j], i, p.Heads[j]); err != nil {
 				return nil, err
@@ -221,9 +259,9 @@ func newResident(tr *Trainer) (r *resident, err error) {
 }
 
 // headLen is the number of values back holds before the products: the
-// losses, statistics, discarded value and row sums.
+// losses, statistics, discarded values and row sums.
 func (r *resident) headLen() int {
-	return r.m*(r.k+r.stats) + 1 + 2*r.k*r.m + (r.k+1)*r.m
+	return r.m*(r.k+r.stats) + r.m + 2*r.k*r.m + (r.k+1)*r.m
 }
 
 func (r *resident) upload(x matrix, i int, v []float64) error {
@@ -466,7 +504,7 @@ func (tr *Trainer) readBack(step int, grads []*Grads) ([]float64, error) {
 		}
 		at += gpu.Ptr(8 * particles.GramsSize(gs[i]))
 	}
-	head := r.m*(r.k+r.stats) + 1
+	head := r.m*(r.k+r.stats) + r.m // the scores' row sums
 	all := r.hostFloats(r.headLen() + size)
 	if err := r.dev.Download(gpu.Bytes(all), r.back); err != nil {
 		return nil, fmt.Errorf("step %d: %w", step, err)
@@ -564,10 +602,27 @@ func (tr *Trainer) moveOnDevice(step int, trunks, heads bool) error {
 	r.pending = &dirCheck{step: step, dirs: dirs, tasks: tasks, n: n}
 	if trunks {
 		for i, p := range tr.Particles {
-			if err := tr.machines[0].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
+			if err := tr.lanes.machines[0].updateStats(p, tr.grads[i].Stats, tr.in.N); err != nil {
 				return err
 			}
-			if err := r.descend(tr.trunkOpt[i], r.trunk, r.trunkDir, i); err != nil {
+		}
+	}
+	// Each particle's optimisers step on its lane: one launch per vector
+	// for the whole ensemble.
+	err = tr.descendAll(step, trunks, heads)
+	if ferr := tr.lanes.ens.Flush(); err == nil && ferr != nil {
+		err = fmt.Errorf("step %d: the optimisers: %w", step, ferr)
+	}
+	return err
+}
+
+// descendAll steps the trunks' optimisers (if trunks) and the heads' (if
+// heads) along −φ, each particle's on its lane.
+func (tr *Trainer) descendAll(step int, trunks, heads bool) error {
+	r := tr.res
+	if trunks {
+		for i := range tr.Particles {
+			if err := r.descend(tr.lanes.ens.Lane(i), tr.trunkOpt[i], r.trunk, r.trunkDir, i); err != nil {
 				return fmt.Errorf("step %d, particle %d: trunk optimiser: %w", step, i, err)
 			}
 		}
@@ -575,7 +630,7 @@ func (tr *Trainer) moveOnDevice(step int, trunks, heads bool) error {
 	if heads {
 		for j, t := range tr.cfg.Tasks {
 			for i := range tr.Particles {
-				if err := r.descend(tr.headOpt[i][j], r.heads[j], r.headDir[j], i); err != nil {
+				if err := r.descend(tr.lanes.ens.Lane(i), tr.headOpt[i][j], r.heads[j], r.headDir[j], i); err != nil {
 					return fmt.Errorf("step %d, particle %d: task %s head optimiser: %w", step, i, t.Name, err)
 				}
 			}
@@ -641,11 +696,12 @@ func (tr *Trainer) settle() error {
 }
 
 // descend steps the optimiser o of particle i along −φ, dir's row i
-// (dir holds −φ, a gradient to descend), on the resident vector x.
-func (r *resident) descend(o optim.Optimizer, x, dir matrix, i int) error {
+// (dir holds −φ, a gradient to descend), on the resident vector x, on
+// dev (the particle's lane).
+func (r *resident) descend(dev gpu.Device, o optim.Optimizer, x, dir matrix, i int) error {
 	if x.cols == 0 {
 		return nil
 	}
 	r.hostStale = true
-	return o.(optim.DeviceOptimizer).StepOnDevice(r.dev, x.row(i), dir.row(i), x.cols)
+	return o.(optim.DeviceOptimizer).StepOnDevice(dev, x.row(i), dir.row(i), x.cols)
 }

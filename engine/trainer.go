@@ -44,6 +44,7 @@ type Trainer struct {
 	// passes (workerShares).
 	shares []workerShare
 	res    *resident // the ensemble on Config.Device, between steps that keep it there
+	lanes  *lanes    // the particles' lanes on Config.Device, made with the first res
 	next   nextMoves // what the moves after the next evaluation move, for res
 	// failed is set when a step of the ensemble on the device moved the
 	// parameters along a non-finite direction (found by the check that
@@ -371,6 +372,10 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 		parallel = tr.parallelFixed
 	}
 	err := parallel(m, func(w, i int) error {
+		mc := tr.machines[w]
+		if tr.res != nil {
+			mc = tr.lanes.machines[i]
+		}
 		var extra *vjpRequest
 		if repulsion {
 			extra = &vjpRequest{upstream: tr.kernels.upstream[i], dst: tr.kernels.trunk.Repulsion[i]}
@@ -383,7 +388,7 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 		if shares != nil {
 			share = &shares[w]
 		}
-		if err := tr.machines[w].gradientsKept(tr.Particles[i], tr.in, tr.grads[i], trunk, extra, kept, share); err != nil {
+		if err := mc.gradientsKept(tr.Particles[i], tr.in, tr.grads[i], trunk, extra, kept, share); err != nil {
 			return fmt.Errorf("step %d, particle %d: %w", step, i, err)
 		}
 		return nil
@@ -391,6 +396,13 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	if shares != nil {
 		for _, mc := range tr.machines {
 			mc.disarmAcross()
+		}
+	}
+	if tr.res != nil {
+		// The particles' passes, recorded on their lanes, run now, side
+		// by side.
+		if ferr := tr.lanes.ens.Flush(); err == nil && ferr != nil {
+			err = fmt.Errorf("step %d: the particles' passes: %w", step, ferr)
 		}
 	}
 	if err != nil {
