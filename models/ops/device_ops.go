@@ -63,12 +63,14 @@ func (op *convOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	prod := l.scratch(&op.gpu.b, g.o*np, l.elems())
 	l.run("im2col", rows*np, cols, ptr(vals[0]), g.gpu())
 	l.gemm(false, false, g.o, np, rows, ptr(vals[1]), rows, cols, np, 0, prod, np)
-	// prod is (o, batch, positions); out is (batch, o, positions).
-	if out != nil {
-		l.run("swap01", g.o*np, ptr(out), prod, g.o, g.n, g.positions())
+	// prod is (o, batch, positions); out is (batch, o, positions), the
+	// bias added on the way.
+	bias := gpu.Ptr(0)
+	if op.bias {
+		bias = ptr(vals[2])
 	}
-	if op.bias && out != nil {
-		l.run("bias_add", g.o*np, ptr(out), ptr(vals[2]), g.n, g.o, g.positions())
+	if out != nil {
+		l.run("swap01", g.o*np, ptr(out), prod, bias, g.o, g.n, g.positions())
 	}
 	return l.result(op.name, out)
 }
@@ -78,7 +80,7 @@ func (op *convGradMatrix) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, g.o, g.n*g.positions())
 	if out != nil {
-		l.run("swap01", g.o*g.n*g.positions(), ptr(out), ptr(vals[0]), g.n, g.o, g.positions())
+		l.run("swap01", g.o*g.n*g.positions(), ptr(out), ptr(vals[0]), gpu.Ptr(0), g.n, g.o, g.positions())
 	}
 	return l.result(op.name, out)
 }
@@ -108,26 +110,26 @@ func (op *convGradInput) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error)
 	return l.result(op.name, out)
 }
 
-// The bias gradient keeps partial sums (a), in float64.
+// The bias gradient of a convolution keeps partial sums (a), in float64.
 func (op *biasGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	dt := vals[0].Dtype()
 	rows, cols := vals[0].Shape()[0], vals[0].Shape()[1]
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, op.shape...)
-	part := l.scratch(&op.gpu.a, rows*cols, 8)
 	if out == nil {
 		return l.result(op.name, out)
 	}
 	if op.byColumn {
-		// (rows, cols, 1): each entry its own partial, then column sums.
-		l.run("channel_partial", rows*cols, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, cols, 1)
-		l.run("sum_columns_to", cols, ptr(out), part, rows, cols)
+		// (rows, cols, 1): the column sums, as channel_partial (each
+		// entry its own partial) and sum_columns_to would add them.
+		l.run("column_sums", cols, ptr(out), ptr(vals[0]), rows, cols)
 	} else {
 		// (1, rows, cols): each row's sum. A convolution's rows are few
 		// (its channels) and long (batch × positions): each is cut into
 		// chunks summed by threads of their own, then the chunks' sums
 		// added in order, rather than one thread walking a whole row.
 		chunks := rowChunks(cols)
+		part := l.scratch(&op.gpu.a, rows*chunks, 8)
 		l.run("channel_partial", rows*chunks, part, gpu.Ptr(0), ptr(vals[0]), gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, chunks, cols/chunks)
 		l.run("sum_rows_to", rows, ptr(out), part, rows, chunks)
 	}
@@ -309,10 +311,11 @@ func (op *linearOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	}
 	ny, nx := op.n*op.out, op.n*op.in
 	l.gemm(false, false, op.n, op.out, op.in, ptr(vals[0]), op.in, ptr(vals[1]), op.out, 0, ptr(y), op.out)
-	l.run("bias_add", ny, ptr(y), ptr(vals[2]), op.n, op.out, 1)
+	relu := 0
 	if op.relu {
-		l.run("relu", ny, ptr(y), ptr(y), ny)
+		relu = 1
 	}
+	l.run("bias_add", ny, ptr(y), ptr(vals[2]), op.n, op.out, 1, relu)
 	if op.keep {
 		l.run("copy", nx, l.scratch(&op.gpu.a, nx, l.elems()), ptr(vals[0]), nx)
 		l.run("copy", ny, l.scratch(&op.gpu.b, ny, l.elems()), ptr(y), ny)

@@ -52,6 +52,7 @@ var checks = []struct {
 	{"widen-narrow", checkWidenNarrow},
 	{"relu", checkReLU},
 	{"bias_add", checkBiasAdd},
+	{"column_sums", checkColumnSums},
 	{"channel_partial", checkChannelPartial},
 	{"sum_rows_to", checkSumRows},
 	{"batchnorm", checkBatchNorm},
@@ -253,7 +254,7 @@ func checkCopyAddSwap(k *kit) {
 	}
 	k.same("add", k.download(out, n), want)
 	// x as (a, b, inner) into (b, a, inner), then back.
-	k.launch("swap01", n, out, px, a, b, inner)
+	k.launch("swap01", n, out, px, gpu.Ptr(0), a, b, inner)
 	for i := range a {
 		for j := range b {
 			for p := range inner {
@@ -262,8 +263,19 @@ func checkCopyAddSwap(k *kit) {
 		}
 	}
 	k.same("swap01", k.download(out, n), want)
-	k.launch("swap01", n, py, out, b, a, inner)
+	k.launch("swap01", n, py, out, gpu.Ptr(0), b, a, inner)
 	k.same("swap01 twice", k.download(py, n), x)
+	// With a bias per value of the first axis, a, added on the way.
+	bias := k.randoms(a, -1, 1)
+	k.launch("swap01", n, out, px, k.upload(bias), a, b, inner)
+	for i := range a {
+		for j := range b {
+			for p := range inner {
+				want[(j*a+i)*inner+p] = k.round(x[(i*b+j)*inner+p] + bias[i])
+			}
+		}
+	}
+	k.same("swap01 with a bias", k.download(out, n), want)
 }
 
 func checkWidenNarrow(k *kit) {
@@ -302,18 +314,43 @@ func checkReLU(k *kit) {
 func checkBiasAdd(k *kit) {
 	const outer, c, inner = 3, 5, 7
 	y, b := k.randoms(outer*c*inner, -1, 1), k.randoms(c, -1, 1)
-	py, pb := k.upload(y), k.upload(b)
-	k.launch("bias_add", outer*c*inner, py, pb, outer, c, inner)
-	want := make([]float64, len(y))
-	for o := range outer {
-		for ch := range c {
-			for p := range inner {
-				i := (o*c+ch)*inner + p
-				want[i] = k.round(y[i] + b[ch])
+	for relu := range 2 {
+		py, pb := k.upload(y), k.upload(b)
+		k.launch("bias_add", outer*c*inner, py, pb, outer, c, inner, relu)
+		want := make([]float64, len(y))
+		for o := range outer {
+			for ch := range c {
+				for p := range inner {
+					i := (o*c+ch)*inner + p
+					want[i] = k.round(y[i] + b[ch])
+					if relu == 1 {
+						want[i] = max(0, want[i])
+					}
+				}
 			}
 		}
+		k.near(fmt.Sprintf("bias_add, relu %d", relu), k.download(py, len(y)), want)
 	}
-	k.near("bias_add", k.download(py, len(y)), want)
+}
+
+// checkColumnSums checks column_sums against channel_partial (mode 2,
+// one value per partial) and sum_columns_to, the two launches it
+// replaces for a linear layer's bias gradient: bit for bit.
+func checkColumnSums(k *kit) {
+	const rows, cols = 9, 7
+	g := k.randoms(rows*cols, -1, 1)
+	pg, out, part, want := k.upload(g), k.buffer(k.dt, cols), k.buffer(gpu.Float64, rows*cols), k.buffer(k.dt, cols)
+	k.launch("column_sums", cols, out, pg, rows, cols)
+	k.launch("channel_partial", rows*cols, part, gpu.Ptr(0), pg, gpu.Ptr(0), gpu.Ptr(0), gpu.Ptr(0), 2, rows, cols, 1)
+	k.launch("sum_columns_to", cols, want, part, rows, cols)
+	k.same("column_sums", k.download(out, cols), k.download(want, cols))
+	sums := make([]float64, cols)
+	for i := range rows {
+		for j := range cols {
+			sums[j] += g[i*cols+j]
+		}
+	}
+	k.near("column_sums against the sums", k.download(out, cols), sums)
 }
 
 // reduce is channel_partial then sum_columns: per channel, the sum over

@@ -51,6 +51,7 @@ template <typename... A> kernel entry(void (*f)(A...))
 	X(add_relu)                                                                               \
 	X(relu_grad)                                                                              \
 	X(bias_add)                                                                               \
+	X(column_sums)                                                                            \
 	X(channel_partial)                                                                        \
 	X(sum_columns_to)                                                                         \
 	X(sum_rows_to)                                                                            \

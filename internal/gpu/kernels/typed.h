@@ -43,15 +43,19 @@ extern "C" __global__ void K(add)(REAL *y, const REAL *a, const REAL *b, int n, 
 
 // swap01 swaps the first two axes of src (a, b, inner) into dst (b, a,
 // inner): a convolution's product (O, batch, positions) into its output
-// (batch, O, positions), and the output's gradient the other way
-// (models/ops convForward, toChannelMajor).
-extern "C" __global__ void K(swap01)(REAL *dst, const REAL *src, int a, int b, int inner, struct lanes ln)
+// (batch, O, positions), adding bias[j] to channel j's values if bias is
+// given (the convolution's bias, in the same launch), and the output's
+// gradient the other way, without bias (models/ops convForward,
+// toChannelMajor).
+extern "C" __global__ void K(swap01)(REAL *dst, const REAL *src, const REAL *bias, int a, int b, int inner,
+				 struct lanes ln)
 {
-	LANE(ln, dst, src);
+	LANE(ln, dst, src, bias);
 	FOR(i, (long long)a * b * inner)
 	{
 		long long p = i % inner, j = (i / inner) % a, k = i / ((long long)inner * a);
-		dst[i] = src[(j * b + k) * inner + p];
+		REAL v = src[(j * b + k) * inner + p];
+		dst[i] = bias ? v + bias[j] : v;
 	}
 }
 
@@ -98,14 +102,33 @@ extern "C" __global__ void K(relu_grad)(REAL *dx, const REAL *dy, const REAL *y,
 
 // bias_add adds b[ch] to y[(o·c + ch)·inner + p] for every o < outer and
 // p < inner: a convolution's bias (outer = batch, inner = positions) or a
-// linear layer's (inner = 1).
-extern "C" __global__ void K(bias_add)(REAL *y, const REAL *b, int outer, int c, int inner, struct lanes ln)
+// linear layer's (inner = 1); with relu set, then takes max(0, ·) (a
+// linear layer with a ReLU, in the same launch).
+extern "C" __global__ void K(bias_add)(REAL *y, const REAL *b, int outer, int c, int inner, int relu,
+				   struct lanes ln)
 {
 	LANE(ln, y, b);
 	FOR(i, (long long)outer * c * inner)
 	{
 		int ch = (int)((i / inner) % c);
-		y[i] += b[ch];
+		REAL s = y[i] + b[ch];
+		y[i] = relu && !(s > 0) ? (REAL)0 : s;
+	}
+}
+
+// column_sums is out[j] = Σ_i x[i·cols + j] over rows i in order, summed
+// in double and written as REAL: a linear layer's bias gradient (rows
+// the batch), in one launch where channel_partial and sum_columns_to
+// took two, with the same sums.
+extern "C" __global__ void K(column_sums)(REAL *out, const REAL *x, int rows, int cols, struct lanes ln)
+{
+	LANE(ln, out, x);
+	FOR(j, cols)
+	{
+		double s = 0;
+		for (int i = 0; i < rows; i++)
+			s += (double)x[(long long)i * cols + j];
+		out[j] = (REAL)s;
 	}
 }
 
