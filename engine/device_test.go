@@ -367,8 +367,8 @@ func (c *counting) Download(dst []byte, src gpu.Ptr) error {
 }
 
 // A step of an ensemble held on the device moves no vector of a
-// particle's length between host and device: besides the batch (once
-// per particle: each has its lane's graphs), it moves
+// particle's length between host and device: besides the batch (once:
+// the particles' lanes share it), it moves
 // less than a tenth of one trunk's parameters (in float64) each way. A
 // step on the host path moves every particle's parameters up and its K
 // trunk gradients down, (K+1)·M trunks.
@@ -391,8 +391,8 @@ func TestStepOnDeviceStaysThere(t *testing.T) {
 		if _, err := tr.Step(b, u); err != nil {
 			t.Fatal(err)
 		}
-		// float32 inputs, weights and targets, once for each lane's graphs.
-		batch := len(tr.lanes.machines) * 4 * (len(b.Inputs) + 5 + 2*5)
+		// float32 inputs, weights and targets, once for all the lanes.
+		batch := 4 * (len(b.Inputs) + 5 + 2*5)
 		t.Logf("step %d: %d bytes up (batch %d), %d down; a trunk is %d", step, dev.up, batch, dev.down, trunk)
 		if step == 0 {
 			continue // the ensemble's upload

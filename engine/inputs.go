@@ -150,6 +150,11 @@ type binding struct {
 	val     *tensor.Dense
 	dev     *ops.Device // the graph's device; nil for the CPU
 	version uint64      // the Inputs version val holds
+	// batch is set for a part of the batch, which every particle's
+	// graphs read alike: on a particle's lane (lanes) the lanes share
+	// its device memory (ops.Device.SharedTensor), and no device kernel
+	// writes an input.
+	batch bool
 }
 
 // set copies src, a tensor of the Inputs of the given version (0: of
@@ -170,7 +175,11 @@ func (b *binding) set(src *tensor.Dense, version uint64) error {
 func (b *binding) copy(src *tensor.Dense) error {
 	if b.dev != nil {
 		if b.val == nil {
-			t, err := b.dev.Tensor(src.Dtype(), src.Shape()...)
+			alloc := b.dev.Tensor
+			if b.batch {
+				alloc = b.dev.SharedTensor
+			}
+			t, err := alloc(src.Dtype(), src.Shape()...)
 			if err != nil {
 				return err
 			}

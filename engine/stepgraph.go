@@ -49,7 +49,7 @@ func newStepGraph(cfg *Config, only []int, headsOnly bool, replay *ops.Recording
 		sg.dev = ops.OnDevice(g, cfg.Device)
 	}
 	x, weight := inputNode(g, cfg), weightNode(g, cfg)
-	sg.inputs = []binding{{node: x, dev: sg.dev}, {node: weight, dev: sg.dev}}
+	sg.inputs = []binding{{node: x, dev: sg.dev, batch: true}, {node: weight, dev: sg.dev, batch: true}}
 	vals, trunk, heads, err := newValues(g, cfg, true, sg.dev)
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func (sg *stepGraph) taskLosses(cfg *Config, features *gorgonia.Node, trunk []*g
 	for j, tj := range sg.tasks {
 		t := cfg.Tasks[tj]
 		target, lossWeight := targetNode(sg.g, cfg, tj), taskWeightNode(sg.g, cfg, tj)
-		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev}, binding{node: lossWeight, dev: sg.dev})
+		sg.inputs = append(sg.inputs, binding{node: target, dev: sg.dev, batch: true}, binding{node: lossWeight, dev: sg.dev, batch: true})
 		in := features
 		if j > 0 && len(trunk) > 0 && !sg.headsOnly {
 			// Task j's own copy of the features.

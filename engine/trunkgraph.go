@@ -82,7 +82,7 @@ func buildTrunkGraph(cfg *Config, rec *ops.Recording) (*trunkGraph, error) {
 		}
 	}
 	tg.vm = newVM(g, tg.dev)
-	tg.inputs = [3]binding{{node: x, dev: tg.dev}, {node: weight, dev: tg.dev}, {node: upstream, dev: tg.dev}}
+	tg.inputs = [3]binding{{node: x, dev: tg.dev, batch: true}, {node: weight, dev: tg.dev, batch: true}, {node: upstream, dev: tg.dev}}
 	return tg, nil
 }
 

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -24,19 +25,25 @@ import (
 // that do not line up (another kernel, another size, arguments not at a
 // fixed stride) run one lane after another.
 //
+// An input that every lane reads alike (a batch) may lie in one
+// allocation the lanes share (AllocShared), which each lane uploads the
+// same bytes to: Flush then makes one of those uploads.
+//
 // Lanes' downloads, syncs and frees flush first; so must whoever uses
 // the device itself while lanes have work recorded.
 type Ensemble struct {
-	dev   Device
-	mu    sync.Mutex
-	lanes []*Lane
-	slots []*slot
+	dev    Device
+	mu     sync.Mutex
+	lanes  []*Lane
+	slots  []*slot
+	shared []*slot // AllocShared's, of stride 0
 }
 
 // slot is one allocation of the device split into one part per lane.
 type slot struct {
 	p      Ptr
 	stride int // bytes per lane
+	bytes  int // a shared slot's
 	live   int // lanes holding their part
 }
 
@@ -115,6 +122,14 @@ func (e *Ensemble) runAt(at int) error {
 func (e *Ensemble) together(cs []*call) (bool, error) {
 	c := cs[0]
 	switch {
+	case c.kernel == "" && c.gemm == nil:
+		for _, o := range cs[1:] {
+			if o.kernel != "" || o.gemm != nil || o.dst != c.dst || !bytes.Equal(o.up, c.up) {
+				return false, nil
+			}
+		}
+		// The same bytes to one place (AllocShared): once is enough.
+		return true, e.dev.Upload(c.dst, c.up)
 	case c.kernel != "":
 		strides, ok := launchStrides(cs)
 		if !ok {
@@ -247,11 +262,12 @@ func (c *call) run(dev Device) error {
 // uploads wait for the ensemble's Flush, and whose allocations mirror
 // the other lanes'.
 type Lane struct {
-	e     *Ensemble
-	i     int
-	next  int           // the slot of its next allocation
-	parts map[Ptr]*slot // its allocations
-	calls []call
+	e          *Ensemble
+	i          int
+	next       int           // the slot of its next allocation
+	nextShared int           // the shared slot of its next AllocShared
+	parts      map[Ptr]*slot // its allocations
+	calls      []call
 }
 
 func (l *Lane) Name() string { return fmt.Sprintf("%s, lane %d", l.e.dev.Name(), l.i) }
@@ -299,6 +315,37 @@ func (l *Lane) Alloc(bytes int) (Ptr, error) {
 	return p, nil
 }
 
+// AllocShared returns the lane's n-th shared allocation, the same for
+// every lane (the first lane to reach it allocates it): for an input
+// that every lane uploads alike and only reads.
+func (l *Lane) AllocShared(bytes int) (Ptr, error) {
+	if bytes <= 0 {
+		return 0, fmt.Errorf("gpu: %s: allocation of %d bytes", l.Name(), bytes)
+	}
+	e := l.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := l.nextShared
+	l.nextShared++
+	for len(e.shared) <= n {
+		e.shared = append(e.shared, nil)
+	}
+	s := e.shared[n]
+	if s == nil || s.bytes != bytes {
+		p, err := e.dev.Alloc(bytes)
+		if err != nil {
+			return 0, err
+		}
+		s = &slot{p: p, bytes: bytes}
+		if e.shared[n] == nil {
+			e.shared[n] = s
+		}
+	}
+	s.live++
+	l.parts[s.p] = s
+	return s.p, nil
+}
+
 // Free runs what the lanes recorded, which may use p, then releases the
 // lane's part; the slot goes back to the device with its last part.
 func (l *Lane) Free(p Ptr) error {
@@ -316,6 +363,9 @@ func (l *Lane) Free(p Ptr) error {
 	}
 	if i := slices.Index(e.slots, s); i >= 0 {
 		e.slots[i] = nil
+	}
+	if i := slices.Index(e.shared, s); i >= 0 {
+		e.shared[i] = nil
 	}
 	return errors.Join(err, e.dev.Free(s.p))
 }

@@ -110,6 +110,33 @@ func (d *Device) Tensor(dt tensor.Dtype, shape ...int) (*tensor.Dense, error) {
 	return b.onDevice(d, dt, shape...)
 }
 
+// sharer is a device whose lanes can share an allocation
+// (gpu.Lane.AllocShared).
+type sharer interface {
+	AllocShared(bytes int) (gpu.Ptr, error)
+}
+
+// SharedTensor is Tensor for an input that every lane of a gpu.Ensemble
+// uploads alike and only reads (the batch): on a lane it lies in memory
+// the lanes share, so that the ensemble uploads it once; on another
+// device it is Tensor's.
+func (d *Device) SharedTensor(dt tensor.Dtype, shape ...int) (*tensor.Dense, error) {
+	s, ok := d.dev.(sharer)
+	if !ok {
+		return d.Tensor(dt, shape...)
+	}
+	if dt != tensor.Float32 && dt != tensor.Float64 {
+		return nil, fmt.Errorf("ops: a device tensor of %v", dt)
+	}
+	bytes := tensor.Shape(shape).TotalSize() * int(dt.Size())
+	p, err := s.AllocShared(max(bytes, 8))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.dev.Name(), err)
+	}
+	d.owned = append(d.owned, p)
+	return tensor.New(tensor.WithShape(shape...), tensor.Of(dt), tensor.FromMemory(uintptr(p), uintptr(bytes))), nil
+}
+
 // Tensors returns tensors of dtype dt and the shapes, their values unset,
 // laid one after another in one buffer of the device's memory: a graph's
 // parameters, which LoadAllFrom then fills from one vector with one

@@ -127,13 +127,29 @@ func TestEnsemble(t *testing.T) {
 		x[0] = -1
 		must(t, l.Upload(b.y+8, gpu.Bytes(x[:1]))) // after the product read y
 	}
+	// A shared input, uploaded alike by every lane: one upload, read
+	// by one launch (at stride 0) into each lane's c.
+	var shared gpu.Ptr
+	for i := range lanes {
+		l := e.Lane(i)
+		p, err := l.AllocShared(8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && p != shared {
+			t.Fatalf("lane %d's shared allocation at %#x, lane 0's at %#x", i, uintptr(p), uintptr(shared))
+		}
+		shared = p
+		must(t, l.Upload(p, gpu.Bytes([]float64{0.5})))
+		must(t, l.Launch("axpy_f64", 1, bs[i].c, 2.0, p, 1)) // c += 1
+	}
 	before := count.Counts()
 	if err := e.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	got := count.Counts().Sub(before)
-	if got.Launches != 1+lanes || got.Gemms != 1 || got.Uploads != 3*lanes {
-		t.Errorf("flush: %v; want %d launches, 1 GEMM, %d uploads", got, 1+lanes, 3*lanes)
+	if got.Launches != 2+lanes || got.Gemms != 1 || got.Uploads != 3*lanes+1 {
+		t.Errorf("flush: %v; want %d launches, 1 GEMM, %d uploads", got, 2+lanes, 3*lanes+1)
 	}
 	for i, b := range bs {
 		if d := b.x - bs[0].x; d != gpu.Ptr(i)*(bs[1].x-bs[0].x) {
@@ -158,7 +174,7 @@ func TestEnsemble(t *testing.T) {
 				t.Errorf("lane %d: x[%d] = %v, y[%d] = %v; want %v, %v", i, j, x[j], j, y[j], wantX, yj)
 			}
 		}
-		if c[0] != dot {
+		if dot++; c[0] != dot {
 			t.Errorf("lane %d: product %v, want %v", i, c[0], dot)
 		}
 	}
@@ -168,8 +184,11 @@ func TestEnsemble(t *testing.T) {
 			must(t, e.Lane(i).Free(p))
 		}
 	}
-	if live != 3 || emu.Live() != 0 {
-		t.Errorf("%d device allocations for the lanes' 9, %d after they freed them; want 3, 0", live, emu.Live())
+	for i := range lanes {
+		must(t, e.Lane(i).Free(shared))
+	}
+	if live != 4 || emu.Live() != 0 {
+		t.Errorf("%d device allocations for the lanes' 12, %d after they freed them; want 4, 0", live, emu.Live())
 	}
 }
 
