@@ -168,13 +168,15 @@ func (op *bnOp) SymDiff(inputs gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 	}
 	pshape := gamma.Shape().Clone()
 	betaOp := &bnGradParam{base: op.derive("BatchNorm∂β", 4, 4, 4), fwd: src, shape: pshape}
+	gammaOp := &bnGradParam{base: op.derive("BatchNorm∂γ", 4, 4, 4, 4), fwd: src, shape: pshape, scale: true, beta: betaOp}
+	betaOp.gamma = gammaOp
 	dBeta, err := gorgonia.ApplyOp(betaOp, x, grad)
 	if err != nil {
 		return nil, err
 	}
 	// γ's op takes β's gradient as an input it does not read, so that it
-	// runs after β's op, which sums both on the CPU.
-	dGamma, err := gorgonia.ApplyOp(&bnGradParam{base: op.derive("BatchNorm∂γ", 4, 4, 4, 4), fwd: src, shape: pshape, scale: true, beta: betaOp}, x, grad, dBeta)
+	// runs after β's op, which sums both (on a device, into γ's output).
+	dGamma, err := gorgonia.ApplyOp(gammaOp, x, grad, dBeta)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +201,8 @@ type bnGradParam struct {
 	shape  tensor.Shape
 	scale  bool
 	beta   *bnGradParam // γ's op: β's, which made its sums
+	gamma  *bnGradParam // β's op: γ's, whose output it writes on a device
+	summed bool         // γ's op: β's wrote its output on this run
 	gammas []float64    // β's op: ∂L/∂γ per channel, from its last run
 	out    buffer
 }

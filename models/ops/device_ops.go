@@ -181,9 +181,10 @@ func (op *bnOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 }
 
 // The parameters' gradients keep partial sums (a): β's op makes both
-// its own (Σ g) and γ's (Σ g·x̂), after its own, in one pass, and γ's op,
-// which runs after it, sums the latter (as on the CPU, where β's op
-// computes both).
+// its own (Σ g) and γ's (Σ g·x̂), after its own, in one pass, and sums
+// both, γ's into γ's op's output, in one more (as on the CPU, where β's
+// op computes both); γ's op, which runs after it, then has nothing left
+// to do.
 func (op *bnGradParam) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	f, dt := op.fwd, vals[0].Dtype()
 	l := op.dev.launcher(dt)
@@ -195,6 +196,19 @@ func (op *bnGradParam) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	case !op.scale:
 		part = l.scratch(&op.gpu.a, 2*nc, 8)
 		l.run("bn_param_partials", nc, part, ptr(vals[0]), ptr(vals[1]), mean, inv, f.n, f.c, f.hw)
+		if g := op.gamma; g != nil && out != nil {
+			// Both sums in one launch, γ's into γ's output.
+			gout := l.out(&g.out, dt, g.shape...)
+			if gout != nil {
+				l.run("sum_columns2_to", 2*f.c, ptr(out), ptr(gout), part, f.n, f.c)
+			}
+			g.summed = l.err == nil
+			return l.result(op.name, out)
+		}
+	case op.summed:
+		// β's op, which ran before, wrote out (sum_columns2_to).
+		op.summed = false
+		return l.result(op.name, out)
 	case op.beta != nil && op.beta.gpu.a.bytes >= 16*nc:
 		part = op.beta.gpu.a.p + gpu.Ptr(8*nc)
 	default:

@@ -53,6 +53,7 @@ var checks = []struct {
 	{"relu", checkReLU},
 	{"bias_add", checkBiasAdd},
 	{"column_sums", checkColumnSums},
+	{"sum_columns2_to", checkSumColumns2},
 	{"channel_partial", checkChannelPartial},
 	{"sum_rows_to", checkSumRows},
 	{"batchnorm", checkBatchNorm},
@@ -331,6 +332,19 @@ func checkBiasAdd(k *kit) {
 		}
 		k.near(fmt.Sprintf("bias_add, relu %d", relu), k.download(py, len(y)), want)
 	}
+}
+
+// checkSumColumns2 checks sum_columns2_to against two sum_columns_to
+// launches, one per block of partial sums, bit for bit.
+func checkSumColumns2(k *kit) {
+	const rows, cols = 6, 5
+	part := k.uploadAs(gpu.Float64, k.randoms(2*rows*cols, -1, 1))
+	a, b, wantA, wantB := k.buffer(k.dt, cols), k.buffer(k.dt, cols), k.buffer(k.dt, cols), k.buffer(k.dt, cols)
+	k.launch("sum_columns2_to", 2*cols, a, b, part, rows, cols)
+	k.launch("sum_columns_to", cols, wantA, part, rows, cols)
+	k.launch("sum_columns_to", cols, wantB, part+gpu.Ptr(8*rows*cols), rows, cols)
+	k.same("sum_columns2_to, first", k.download(a, cols), k.download(wantA, cols))
+	k.same("sum_columns2_to, second", k.download(b, cols), k.download(wantB, cols))
 }
 
 // checkColumnSums checks column_sums against channel_partial (mode 2,

@@ -54,6 +54,7 @@ template <typename... A> kernel entry(void (*f)(A...))
 	X(column_sums)                                                                            \
 	X(channel_partial)                                                                        \
 	X(sum_columns_to)                                                                         \
+	X(sum_columns2_to)                                                                        \
 	X(sum_rows_to)                                                                            \
 	X(bn_param_partials)                                                                      \
 	X(bn_forward)                                                                             \

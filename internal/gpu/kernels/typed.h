@@ -215,6 +215,25 @@ extern "C" __global__ void K(sum_columns_to)(REAL *out, const double *part, int 
 	}
 }
 
+// sum_columns2_to is sum_columns_to of two stacked blocks of partial
+// sums in one launch: a[j] = Σ_i part[i·cols + j] and b[j] =
+// Σ_i part[(rows + i)·cols + j], over rows i in order: a batch norm's ∂β
+// and ∂γ from bn_param_partials', as two sum_columns_to launches would.
+extern "C" __global__ void K(sum_columns2_to)(REAL *a, REAL *b, const double *part, int rows, int cols,
+					  struct lanes ln)
+{
+	LANE(ln, a, b, part);
+	FOR(t, 2LL * cols)
+	{
+		int j = (int)(t % cols), second = (int)(t / cols);
+		const double *p = part + (long long)second * rows * cols;
+		double s = 0;
+		for (int i = 0; i < rows; i++)
+			s += p[(long long)i * cols + j];
+		(second ? b : a)[j] = (REAL)s;
+	}
+}
+
 // sum_rows_to is sum_columns_to along the other axis, out[i] =
 // Σ_j part[i·cols + j] over columns j in order, written as REAL: the
 // second stage of a sum over long rows (a convolution's bias gradient),
