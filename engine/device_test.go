@@ -381,7 +381,17 @@ func TestStepOnDeviceStaysThere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
+	live := dev.Device.(*kernels.Emulator).Live()
+	defer func() {
+		// Close frees what the steps allocated: the ensemble, the
+		// optimisers' state and the lanes' graphs.
+		if err := tr.Close(); err != nil {
+			t.Error(err)
+		}
+		if n := dev.Device.(*kernels.Emulator).Live(); n != live {
+			t.Errorf("%d device allocations after Close, %d before the steps", n, live)
+		}
+	}()
 	u := Update{Trunk: &particles.MTSGD{Repulsion: 0.1}, Head: &particles.SVGD{Repulsion: 0.1}}
 	rng := rand.New(rand.NewPCG(2, 0))
 	trunk := 8 * len(tr.Particles[0].Trunk)

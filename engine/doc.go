@@ -10,8 +10,10 @@
 // head βʲ per task (and the running statistics of batch normalisation).
 // The Gorgonia graphs belong to a machine, one per worker, which copies a
 // particle's vectors into them for each run; so memory grows with the
-// workers, not with the particles or the tasks. A machine has three
-// graphs:
+// workers, not with the particles or the tasks. (An ensemble held on a
+// device is the exception: there each particle has a machine of its own
+// on a lane of a gpu.Ensemble, so that the particles' same kernels run
+// as one launch; resident.go.) A machine has three graphs:
 //
 //   - the step graph runs the trunk once and every head and loss on its
 //     features, and differentiates: task 0's loss with respect to the trunk

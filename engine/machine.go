@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -595,6 +596,24 @@ func (m *machine) updateStats(p *Particle, stats []float64, n int) error {
 		counts[l] = n * hw
 	}
 	return models.UpdateRunning(p.Stats, stats, m.cfg.Model.TrunkStats(), counts, models.BatchNormMomentum)
+}
+
+// closeDevices frees the device memory of the machine's training graphs
+// (ops.Device.Close), which must not run again: a lane's machine, which
+// has no prediction graph, when its trainer closes.
+func (m *machine) closeDevices() error {
+	var errs []error
+	for _, sg := range append(slices.Clone(m.steps), m.headSteps, m.keptSteps) {
+		if sg != nil && sg.dev != nil {
+			errs = append(errs, sg.dev.Close())
+		}
+	}
+	for _, tg := range []*trunkGraph{m.trunk, m.keptTrunk, m.fullTrunk} {
+		if tg != nil && tg.dev != nil {
+			errs = append(errs, tg.dev.Close()) // a second Close frees nothing
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // run evaluates the graph and hands the machine to read, then resets it

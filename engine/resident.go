@@ -333,9 +333,10 @@ func (tr *Trainer) Sync() error {
 	return nil
 }
 
-// Close frees the device memory of an ensemble held there and of the
-// optimisers' state, after Sync. The trainer may go on; its next step on
-// the device uploads them again. After a failed Sync (a non-finite
+// Close frees the device memory of an ensemble held there, of the
+// optimisers' state and of the particles' lanes' graphs, after Sync. The
+// trainer may go on; its next step on the device uploads them again (and
+// builds the lanes' graphs again). After a failed Sync (a non-finite
 // direction) it still frees the memory, and reports that failure.
 func (tr *Trainer) Close() error {
 	errs := []error{tr.Sync()}
@@ -349,6 +350,12 @@ func (tr *Trainer) Close() error {
 	if tr.res != nil {
 		errs = append(errs, tr.res.free())
 		tr.res = nil
+	}
+	if tr.lanes != nil {
+		for _, mc := range tr.lanes.machines {
+			errs = append(errs, mc.closeDevices())
+		}
+		tr.lanes = nil
 	}
 	return errors.Join(errs...)
 }

@@ -67,8 +67,7 @@ func NewEnsemble(dev Device, n int) (*Ensemble, error) {
 func (e *Ensemble) Lane(i int) *Lane { return e.lanes[i] }
 
 // Flush runs what the lanes recorded, side by side, and clears their
-// records. It returns the first error; the calls after it in its lane
-// are dropped.
+// records. It returns the first error; the calls after it are dropped.
 func (e *Ensemble) Flush() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
