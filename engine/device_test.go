@@ -377,19 +377,19 @@ func TestStepOnDeviceStaysThere(t *testing.T) {
 	defer dev.Close()
 	cfg := testConfig(5, tensor.Float32)
 	cfg.Device = dev
+	live := dev.Device.(*kernels.Emulator).Live()
 	tr, err := New(cfg, 3, 1, sgd(0.01), 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := dev.Device.(*kernels.Emulator).Live()
 	defer func() {
-		// Close frees what the steps allocated: the ensemble, the
-		// optimisers' state and the lanes' graphs.
+		// Close frees all the trainer allocated: the ensemble, the
+		// optimisers' state, the workers', lanes' and prediction graphs.
 		if err := tr.Close(); err != nil {
 			t.Error(err)
 		}
 		if n := dev.Device.(*kernels.Emulator).Live(); n != live {
-			t.Errorf("%d device allocations after Close, %d before the steps", n, live)
+			t.Errorf("%d device allocations after Close, %d before the trainer", n, live)
 		}
 	}()
 	u := Update{Trunk: &particles.MTSGD{Repulsion: 0.1}, Head: &particles.SVGD{Repulsion: 0.1}}

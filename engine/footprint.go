@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+
 	"gorgonia.org/gorgonia"
 
 	"github.com/mtsgd/mtsgd/models"
@@ -57,7 +59,9 @@ func atBatchesOf1And2(cfg *Config, measure func(*machine) (float64, error)) ([2]
 		if err != nil {
 			return sizes, err
 		}
-		if sizes[i], err = measure(m); err != nil {
+		// The machine is thrown away: on a device its buffers are freed.
+		sizes[i], err = measure(m)
+		if err = errors.Join(err, m.closeDevices()); err != nil {
 			return sizes, err
 		}
 	}

@@ -598,9 +598,8 @@ func (m *machine) updateStats(p *Particle, stats []float64, n int) error {
 	return models.UpdateRunning(p.Stats, stats, m.cfg.Model.TrunkStats(), counts, models.BatchNormMomentum)
 }
 
-// closeDevices frees the device memory of the machine's training graphs
-// (ops.Device.Close), which must not run again: a lane's machine, which
-// has no prediction graph, when its trainer closes.
+// closeDevices frees the device memory of the machine's graphs
+// (ops.Device.Close), which must not run again: when its trainer closes.
 func (m *machine) closeDevices() error {
 	var errs []error
 	for _, sg := range append(slices.Clone(m.steps), m.headSteps, m.keptSteps) {
@@ -612,6 +611,9 @@ func (m *machine) closeDevices() error {
 		if tg != nil && tg.dev != nil {
 			errs = append(errs, tg.dev.Close()) // a second Close frees nothing
 		}
+	}
+	if pg := m.prediction; pg != nil && pg.dev != nil {
+		errs = append(errs, pg.dev.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -333,11 +333,12 @@ func (tr *Trainer) Sync() error {
 	return nil
 }
 
-// Close frees the device memory of an ensemble held there, of the
-// optimisers' state and of the particles' lanes' graphs, after Sync. The
-// trainer may go on; its next step on the device uploads them again (and
-// builds the lanes' graphs again). After a failed Sync (a non-finite
-// direction) it still frees the memory, and reports that failure.
+// Close frees, after Sync, all the trainer holds on a device: the
+// ensemble held there, the optimisers' state and every graph's buffers
+// (the workers', the particles' lanes' and the prediction graphs'). The
+// particles stay readable on the host, but the trainer must not step or
+// predict again. After a failed Sync (a non-finite direction) it still
+// frees the memory, and reports that failure. On the CPU it frees nothing.
 func (tr *Trainer) Close() error {
 	errs := []error{tr.Sync()}
 	for i := range tr.Particles {
@@ -356,6 +357,9 @@ func (tr *Trainer) Close() error {
 			errs = append(errs, mc.closeDevices())
 		}
 		tr.lanes = nil
+	}
+	for _, mc := range tr.machines {
+		errs = append(errs, mc.closeDevices())
 	}
 	return errors.Join(errs...)
 }

@@ -83,3 +83,32 @@ func TestDivergedOnDeviceNotSaved(t *testing.T) {
 		})
 	}
 }
+
+// A run trained on a device and closed holds no device memory: compare
+// trains its runs one after another in one process, each closed when done
+// (Run.Close).
+func TestCloseFreesDevice(t *testing.T) {
+	emu := kernels.NewEmulator()
+	defer emu.Close()
+	parts := Components{Model: lenet.New(10, 10), Trunk: &particles.MTSGD{Repulsion: 1}, Head: &particles.SVGD{Repulsion: 1}, Device: emu}
+	s := testSettings(1)
+	s.Model, s.Method = "my-lenet", "my-mtsgd"
+	before := emu.Live()
+	r, err := NewWith(s, Data{Train: train, Test: test}, parts, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Out = t.TempDir()
+	if err := r.Train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if emu.Live() <= before {
+		t.Fatalf("%d device allocations after training, %d before: the run never held the ensemble there", emu.Live(), before)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := emu.Live(); n != before {
+		t.Errorf("%d device allocations after Close, %d before the run", n, before)
+	}
+}

@@ -240,6 +240,13 @@ func (r *Run) Split(name string, limit int) (data.Dataset, error) {
 	return data.Limit(full, limit), nil
 }
 
+// Close frees what the run holds on a device (engine.Trainer.Close): the
+// ensemble, the optimisers' state and the graphs' buffers. A process that
+// trains or opens several runs, as compare does, closes each when done
+// with it; on the CPU it frees nothing. The run must not train or predict
+// afterwards.
+func (r *Run) Close() error { return r.Trainer.Close() }
+
 // Epoch is the number of completed epochs.
 func (r *Run) Epoch() int { return r.epoch }
 

@@ -637,6 +637,7 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 	if err != nil {
 		return runResult{}, err
 	}
+	defer closeRun(r, dir)
 	r.Out = dir
 	r.Hooks.EpochEnd = func(epoch int, lines []experiment.MetricsLine) {
 		log.WithFields(log.Fields{"run": dir, "epoch": epoch + 1, "seconds": fmt.Sprintf("%.0f", lines[0].Seconds)}).Info("epoch done")
@@ -659,6 +660,15 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 		return runResult{}, err
 	}
 	return assessRun(ctx, o, dir, res)
+}
+
+// closeRun frees the device memory run r holds, so that the next run of
+// the same process has it. Its results are written by then: a failure is
+// logged, not returned.
+func closeRun(r *experiment.Run, dir string) {
+	if err := r.Close(); err != nil {
+		log.WithField("run", dir).Warnf("freeing the run's device memory: %v", err)
+	}
 }
 
 // assessRun adds to a study's finished run its assessment (study.go), once:

@@ -76,6 +76,7 @@ func assess(ctx context.Context, o Options, dir string, dataset string) (*assess
 		}
 		log.WithFields(log.Fields{"checkpoint": ckDir, "epoch": r.Epoch(), "ood": oodDatasets[dataset]}).Info("assessing")
 		got, err := r.Assess(ctx, o.DataDir, oodDatasets[dataset])
+		closeRun(r, ckDir)
 		if err != nil {
 			return nil, fmt.Errorf("assessing %s: %w", ckDir, err)
 		}
