@@ -145,3 +145,74 @@ func sameNotFinite(t *testing.T, what string, err error, want *NotFiniteError) {
 		t.Errorf("%s: %v; want %v", what, err, want)
 	}
 }
+
+// The check of a resident step's scores reads only the scores its
+// evaluation wrote, and names the vector a NaN is in: the trunks' and
+// heads' after a full evaluation, the heads' alone after the first of a
+// heads-first step (whose trunk scores are left as they were, before the
+// first step the device allocation's contents, which the emulator fills
+// with NaN), the trunks' alone after its second.
+func TestCheckScoresOnDevice(t *testing.T) {
+	emu := kernels.NewEmulator()
+	defer emu.Close()
+	cfg := testConfig(5, tensor.Float64)
+	cfg.Device = emu
+	tr, err := New(cfg, 3, 51, sgd(0.05), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	u := Update{Trunk: &particles.MTSGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}, HeadsFirst: true}
+	if _, err := tr.Step(randomBatch(rand.New(rand.NewPCG(52, 0)), 5, 2), u); err != nil {
+		t.Fatal(err)
+	}
+	r := tr.res
+	if r == nil {
+		t.Fatal("the ensemble did not go to the device")
+	}
+	for _, c := range []struct {
+		name          string
+		trunks, heads bool
+		poison        matrix // the matrix a NaN is put in, at row 2, entry 4
+		want          *NotFiniteError
+	}{
+		{"both/trunk", true, true, r.trunkScore, &NotFiniteError{Step: 9, Particle: 2, Task: "a", What: "trunk gradient", Index: 4}},
+		{"both/head", true, true, r.headScore[1], &NotFiniteError{Step: 9, Particle: 2, Task: "b", What: "head gradient", Index: 4}},
+		{"heads-pass/head", false, true, r.headScore[1], &NotFiniteError{Step: 9, Particle: 2, Task: "b", What: "head gradient", Index: 4}},
+		{"heads-pass/trunk-unread", false, true, r.trunkScore, nil},
+		{"trunks-pass/trunk", true, false, r.trunkScore, &NotFiniteError{Step: 9, Particle: 2, Task: "a", What: "trunk gradient", Index: 4}},
+		{"trunks-pass/head-unread", true, false, r.headScore[0], nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			saved := make([]float64, c.poison.cols)
+			if err := r.download(saved, c.poison, 2); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := r.upload(c.poison, 2, saved); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			if err := emu.Launch("fill_f64", 1, c.poison.row(2)+gpu.Ptr(8*4), math.NaN(), 1); err != nil {
+				t.Fatal(err)
+			}
+			tr.next = nextMoves{u: u, trunks: c.trunks, heads: c.heads}
+			n, err := r.rowSums(r.sums, r.written(tr.next))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums := make([]float64, n)
+			if err := emu.Download(gpu.Bytes(sums), r.sums); err != nil {
+				t.Fatal(err)
+			}
+			err = tr.checkScores(9, sums)
+			if c.want == nil {
+				if err != nil {
+					t.Errorf("%v; want no error (the poisoned scores are not this evaluation's)", err)
+				}
+				return
+			}
+			sameNotFinite(t, c.name, err, c.want)
+		})
+	}
+}

@@ -491,8 +491,7 @@ func (tr *Trainer) readBack(step int, grads []*Grads) ([]float64, error) {
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
 	}
-	scores := append([]matrix{r.trunkScore}, r.headScore...)
-	ns, err := r.rowSums(r.sums, scores)
+	ns, err := r.rowSums(r.sums, r.written(n))
 	if err != nil {
 		return nil, fmt.Errorf("step %d: %w", step, err)
 	}
@@ -536,20 +535,38 @@ func (tr *Trainer) readBack(step int, grads []*Grads) ([]float64, error) {
 	return all[head : head+ns], nil
 }
 
+// written returns the score matrices that the evaluation made for the
+// moves n has written: the trunks' scores when the trunks move next,
+// followed by the heads' when they do. The first evaluation of a
+// heads-first step leaves the trunks' scores as they were, which before
+// the first step is whatever the device's allocation held.
+func (r *resident) written(n nextMoves) []matrix {
+	var xs []matrix
+	if n.trunks {
+		xs = append(xs, r.trunkScore)
+	}
+	if n.heads {
+		xs = append(xs, r.headScore...)
+	}
+	return xs
+}
+
 // checkScores reports the first score with a NaN or Inf as a
 // *NotFiniteError, from the scores' row sums (readBack).
 func (tr *Trainer) checkScores(step int, sums []float64) error {
 	r := tr.res
-	which, row, at, err := r.firstNotFinite(append([]matrix{r.trunkScore}, r.headScore...), sums)
+	which, row, at, err := r.firstNotFinite(r.written(tr.next), sums)
 	switch {
 	case err != nil:
 		return fmt.Errorf("step %d: %w", step, err)
-	case which == 0:
+	case which < 0:
+		return nil
+	case tr.next.trunks && which == 0:
 		return &NotFiniteError{Step: step, Particle: row % r.m, Task: tr.cfg.Tasks[row/r.m].Name, What: "trunk gradient", Index: at}
-	case which > 0:
-		return &NotFiniteError{Step: step, Particle: row, Task: tr.cfg.Tasks[which-1].Name, What: "head gradient", Index: at}
+	case tr.next.trunks:
+		which-- // past the trunks' scores
 	}
-	return nil
+	return &NotFiniteError{Step: step, Particle: row, Task: tr.cfg.Tasks[which].Name, What: "head gradient", Index: at}
 }
 
 // scaleOnDevice is scale for a resident ensemble.

@@ -9,6 +9,9 @@
 // tested on machines without a GPU (package gpu/gputest); it is far too
 // slow to train with.
 //
+// A new allocation reads as NaNs (all bits set), where a GPU's holds
+// whatever it held: nothing may read device memory before writing it.
+//
 // A launch's threads run in order, so a kernel that relied on threads
 // running at once (barriers, shared memory, atomics) would not be
 // emulated faithfully; the kernels use none of these (compat.h).
@@ -64,6 +67,11 @@ func (d *Emulator) Alloc(bytes int) (gpu.Ptr, error) {
 	if p == nil {
 		return 0, fmt.Errorf("kernels: emulator: out of memory for %d bytes", bytes)
 	}
+	// cudaMalloc promises nothing of a new allocation's contents, and the
+	// C heap's are often zero: every byte set makes each float a NaN and
+	// each integer −1, so that code reading memory it never wrote fails
+	// here on every machine rather than on some GPUs.
+	C.memset(p, 0xff, C.size_t(bytes))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.sizes[gpu.Ptr(p)] = bytes

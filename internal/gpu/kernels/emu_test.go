@@ -3,6 +3,8 @@
 package kernels_test
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -20,6 +22,45 @@ func TestKernels(t *testing.T) {
 	gputest.Kernels(t, dev)
 	if n := dev.Live(); n != 0 {
 		t.Errorf("%d allocations left after the checks", n)
+	}
+}
+
+// A new allocation reads as NaNs in float32 and float64 alike, even when
+// the C heap hands back memory freed a moment before with zeros in it.
+func TestAllocationReadsNaN(t *testing.T) {
+	dev := kernels.NewEmulator()
+	defer dev.Close()
+	zeros := make([]float64, 64)
+	p, err := dev.Alloc(8 * len(zeros))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Upload(p, gpu.Bytes(zeros)); err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Free(p); err != nil {
+		t.Fatal(err)
+	}
+	for _, bytes := range []int{8 * len(zeros), 4} {
+		p, err := dev.Alloc(bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, bytes)
+		if err := dev.Download(got, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := dev.Free(p); err != nil {
+			t.Fatal(err)
+		}
+		if f := math.Float32frombits(binary.LittleEndian.Uint32(got)); !math.IsNaN(float64(f)) {
+			t.Errorf("%d bytes: the first float32 is %v, want NaN", bytes, f)
+		}
+		if bytes >= 8 {
+			if f := math.Float64frombits(binary.LittleEndian.Uint64(got)); !math.IsNaN(f) {
+				t.Errorf("%d bytes: the first float64 is %v, want NaN", bytes, f)
+			}
+		}
 	}
 }
 
