@@ -69,14 +69,7 @@ func TestNonFiniteDirectionOnDevice(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want := cpuNotFinite(t, c.trunk, c.head)
-			emu := kernels.NewEmulator()
-			defer emu.Close()
-			cfg := testConfig(5, tensor.Float64)
-			cfg.Device = emu
-			tr, err := New(cfg, 3, 51, sgd(0.05), 2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr, _ := emulatedTrainer(t)
 			u := Update{Trunk: c.trunk, Head: c.head}
 			rng := rand.New(rand.NewPCG(52, 0))
 			for step := 1; step <= 2; step++ {
@@ -97,7 +90,7 @@ func TestNonFiniteDirectionOnDevice(t *testing.T) {
 				_, got = tr.Evaluate(context.Background(), memory{randomBatch(rng, 4, 2)})
 			}
 			sameNotFinite(t, c.then, got, want)
-			_, err = tr.Step(randomBatch(rng, 5, 2), u)
+			_, err := tr.Step(randomBatch(rng, 5, 2), u)
 			sameNotFinite(t, "a later step", err, want)
 			sameNotFinite(t, "a later sync", tr.Sync(), want)
 			_, err = tr.Evaluate(context.Background(), memory{randomBatch(rng, 4, 2)})
@@ -108,6 +101,21 @@ func TestNonFiniteDirectionOnDevice(t *testing.T) {
 			}
 		})
 	}
+}
+
+// emulatedTrainer is the trainer of these tests, three LeNet particles
+// in float64, on an emulated device closed when the test ends.
+func emulatedTrainer(t *testing.T) (*Trainer, *kernels.Emulator) {
+	t.Helper()
+	emu := kernels.NewEmulator()
+	t.Cleanup(func() { emu.Close() })
+	cfg := testConfig(5, tensor.Float64)
+	cfg.Device = emu
+	tr, err := New(cfg, 3, 51, sgd(0.05), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, emu
 }
 
 // cpuNotFinite is the error of the same two steps on the CPU: the second
@@ -153,14 +161,7 @@ func sameNotFinite(t *testing.T, what string, err error, want *NotFiniteError) {
 // first step the device allocation's contents, which the emulator fills
 // with NaN), the trunks' alone after its second.
 func TestCheckScoresOnDevice(t *testing.T) {
-	emu := kernels.NewEmulator()
-	defer emu.Close()
-	cfg := testConfig(5, tensor.Float64)
-	cfg.Device = emu
-	tr, err := New(cfg, 3, 51, sgd(0.05), 2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, emu := emulatedTrainer(t)
 	defer tr.Close()
 	u := Update{Trunk: &particles.MTSGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}, HeadsFirst: true}
 	if _, err := tr.Step(randomBatch(rand.New(rand.NewPCG(52, 0)), 5, 2), u); err != nil {
