@@ -490,92 +490,127 @@ func aggregate(o Options, stdout io.Writer) error {
 			return err
 		}
 	}
-	results := map[string][][]experiment.MetricsLine{}
-	histories := map[string][][]experiment.MetricsLine{}
-	studied := map[string][]studyRun{}
-	var missing, indices, diverged []string
-	var spent float64 // seconds of training and evaluation in the finished cells
-	for _, runs := range ss.runs {
-		for _, r := range runs {
-			spent += r.Seconds
-		}
-	}
-	for _, c := range p.Cells {
-		if c.Stage == stageSearch {
-			if why, ok := ss.pending[c.Index]; ok {
-				missing = append(missing, why)
-				indices = append(indices, strconv.Itoa(c.Index))
-			}
-			continue
-		}
-		asked := c.Settings
-		if c.Stage == stageFinal {
-			cand, ok := ss.chosen[c.Method]
-			if !ok {
-				missing = append(missing, fmt.Sprintf("%d %s: waiting for the search of %s", c.Index, c.Dir, c.Method))
-				indices = append(indices, strconv.Itoa(c.Index))
-				continue
-			}
-			cand.apply(&asked)
-		}
-		st, err := readCell(o.Out, c, asked)
-		if err != nil {
-			return fmt.Errorf("cell %d: %w", c.Index, err)
-		}
-		if !st.Done {
-			missing = append(missing, fmt.Sprintf("%d %s: %s", c.Index, c.Dir, st.Why))
-			indices = append(indices, strconv.Itoa(c.Index))
-			continue
-		}
-		spent += lastSeconds(st.History)
-		if st.Diverged != "" {
-			diverged = append(diverged, fmt.Sprintf("%s: %s", c.Dir, st.Diverged))
-			continue
-		}
-		results[c.Method] = append(results[c.Method], st.Lines)
-		histories[c.Method] = append(histories[c.Method], st.History)
-		studied[c.Method] = append(studied[c.Method], studyRun{History: st.History, Assessed: st.Assessed})
+	c, err := collect(o.Out, p, ss)
+	if err != nil {
+		return err
 	}
 	var note string
 	if p.Search != nil {
-		note = tunedNote(p, ss, spent)
+		note = tunedNote(p, ss, c.spent)
 	}
-	if len(diverged) > 0 {
-		note += fmt.Sprintf("\nDiverged final runs, left out of the table:\n\n- %s\n", strings.Join(diverged, "\n- "))
+	if len(c.diverged) > 0 {
+		note += fmt.Sprintf("\nDiverged final runs, left out of the table:\n\n- %s\n", strings.Join(c.diverged, "\n- "))
 	}
-	if len(missing) > 0 {
+	if len(c.missing) > 0 {
 		note += fmt.Sprintf("\nMissing cells, %d of %d (rerun them with compare -cell I, or sbatch --array=%s %s):\n\n- %s\n",
-			len(missing), len(p.Cells), strings.Join(indices, ","), filepath.Join(o.Out, SbatchFile), strings.Join(missing, "\n- "))
+			len(c.missing), len(p.Cells), strings.Join(c.indices, ","), filepath.Join(o.Out, SbatchFile), strings.Join(c.missing, "\n- "))
 	}
 	po := p.options(o.Out, "", 1)
-	if err := writeTables(po, results, chosenLabels(p, ss), note, stdout); err != nil {
+	if err := writeTables(po, c.results, chosenLabels(p, ss), note, stdout); err != nil {
 		return err
 	}
 	if p.Assess {
 		var left string // the study's missing cells, without this machine's paths
-		if len(missing) > 0 {
-			left = fmt.Sprintf("\nRuns still to finish, %d of %d:\n\n- %s\n", len(missing), len(p.Cells), strings.Join(missing, "\n- "))
+		if len(c.missing) > 0 {
+			left = fmt.Sprintf("\nRuns still to finish, %d of %d:\n\n- %s\n", len(c.missing), len(p.Cells), strings.Join(c.missing, "\n- "))
 		}
-		if err := writeStudy(o.Out, p, studied, histories, left); err != nil {
+		if err := writeStudy(o.Out, p, c.studied, c.histories, left); err != nil {
 			return err
 		}
 	}
-	if len(histories) > 0 {
-		path := filepath.Join(o.Out, CurvesFile)
-		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return curves.Methods(w, p.Dataset, p.Methods, histories) }); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		if p.Search != nil {
-			path := filepath.Join(o.Out, TimeFile)
-			if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return curves.OverTime(w, p.Dataset, p.Methods, histories) }); err != nil {
-				return fmt.Errorf("writing %s: %w", path, err)
-			}
-		}
+	if err := writeCurves(o.Out, p, c.histories); err != nil {
+		return err
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("%w: %d of %d (cells %s)", errMissing, len(missing), len(p.Cells), strings.Join(indices, ","))
+	if len(c.missing) > 0 {
+		return fmt.Errorf("%w: %d of %d (cells %s)", errMissing, len(c.missing), len(p.Cells), strings.Join(c.indices, ","))
 	}
 	return nil
+}
+
+// collected is what aggregate read of a plan's cells: the finished runs
+// per method, and what is missing or diverged.
+type collected struct {
+	results   map[string][][]experiment.MetricsLine // per method, each run's assessed lines
+	histories map[string][][]experiment.MetricsLine // per method, each run's per-epoch history
+	studied   map[string][]studyRun
+	missing   []string // "INDEX DIR: why", per cell not finished
+	indices   []string // the missing cells' indices
+	diverged  []string // "DIR: why", per final run that diverged
+	spent     float64  // seconds of training and evaluation in the finished cells
+}
+
+// collect reads every cell of plan p in dir: the search's from ss, the
+// others' from their run directories (a final run with the settings the
+// search chose for its method).
+func collect(dir string, p Plan, ss searchState) (collected, error) {
+	c := collected{results: map[string][][]experiment.MetricsLine{}, histories: map[string][][]experiment.MetricsLine{}, studied: map[string][]studyRun{}}
+	for _, runs := range ss.runs {
+		for _, r := range runs {
+			c.spent += r.Seconds
+		}
+	}
+	notDone := func(cell Cell, why string) {
+		c.missing = append(c.missing, fmt.Sprintf("%d %s: %s", cell.Index, cell.Dir, why))
+		c.indices = append(c.indices, strconv.Itoa(cell.Index))
+	}
+	for _, cell := range p.Cells {
+		if cell.Stage == stageSearch {
+			if why, ok := ss.pending[cell.Index]; ok {
+				c.missing = append(c.missing, why)
+				c.indices = append(c.indices, strconv.Itoa(cell.Index))
+			}
+			continue
+		}
+		asked := cell.Settings
+		if cell.Stage == stageFinal {
+			cand, ok := ss.chosen[cell.Method]
+			if !ok {
+				notDone(cell, "waiting for the search of "+cell.Method)
+				continue
+			}
+			cand.apply(&asked)
+		}
+		st, err := readCell(dir, cell, asked)
+		if err != nil {
+			return c, fmt.Errorf("cell %d: %w", cell.Index, err)
+		}
+		if !st.Done {
+			notDone(cell, st.Why)
+			continue
+		}
+		c.spent += lastSeconds(st.History)
+		if st.Diverged != "" {
+			c.diverged = append(c.diverged, fmt.Sprintf("%s: %s", cell.Dir, st.Diverged))
+			continue
+		}
+		c.results[cell.Method] = append(c.results[cell.Method], st.Lines)
+		c.histories[cell.Method] = append(c.histories[cell.Method], st.History)
+		c.studied[cell.Method] = append(c.studied[cell.Method], studyRun{History: st.History, Assessed: st.Assessed})
+	}
+	return c, nil
+}
+
+// writeCurves draws the methods' curves against epoch from their
+// histories, and for a tuned plan against time too.
+func writeCurves(dir string, p Plan, histories map[string][][]experiment.MetricsLine) error {
+	if len(histories) == 0 {
+		return nil
+	}
+	type drawing func(w io.Writer, dataset string, methods []string, histories map[string][][]experiment.MetricsLine) error
+	write := func(name string, draw drawing) error {
+		path := filepath.Join(dir, name)
+		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return draw(w, p.Dataset, p.Methods, histories) }); err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return nil
+	}
+	if err := write(CurvesFile, curves.Methods); err != nil {
+		return err
+	}
+	if p.Search == nil {
+		return nil
+	}
+	return write(TimeFile, curves.OverTime)
 }
 
 // lastSeconds is the training and evaluation time a run's history
