@@ -584,50 +584,78 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 		}
 		*d = &loaded
 	}
-	ck, err := checkpoints.Load(filepath.Join(dir, "last"))
+	ck, finished, err := lastCheckpoint(dir, s, (*d).Train.Len())
 	switch {
-	case err == nil:
-		saved, err := experiment.ReadSettings(ck)
-		if err != nil {
+	case err != nil:
+		return runResult{}, err
+	case finished != nil:
+		log.WithField("run", dir).Info("finished already")
+		if err := writeResult(dir, *finished); err != nil {
 			return runResult{}, err
 		}
-		asked := s
-		asked.Epochs = saved.Epochs // a longer budget extends a run
-		n := (*d).Train.Len()
-		if asked.TrainLimit > 0 {
-			n = min(n, asked.TrainLimit)
-		}
-		asked.Resolve(n) // a saved run records its resolved weights
-		if saved != asked {
-			return runResult{}, otherRun(dir, saved, s)
-		}
-		if ck.Epoch >= s.Epochs && ck.Batch == 0 {
-			log.WithField("run", dir).Info("finished already")
-			var state struct{ History []experiment.MetricsLine }
-			if err := json.Unmarshal(ck.Metrics, &state); err != nil {
-				return runResult{}, err
-			}
-			saved.Epochs = s.Epochs
-			res := runResult{Settings: saved, History: state.History}
-			if err := writeResult(dir, res); err != nil {
-				return runResult{}, err
-			}
-			return assessRun(ctx, o, dir, res)
-		}
-	case errors.Is(err, os.ErrNotExist):
-		ck = nil
-	default:
+		return assessRun(ctx, o, dir, *finished)
+	}
+	if res, err = train(ctx, o, dir, s, c, ck, **d); err != nil {
 		return runResult{}, err
 	}
+	if err := writeResult(dir, res); err != nil {
+		return runResult{}, err
+	}
+	return assessRun(ctx, o, dir, res)
+}
+
+// lastCheckpoint reads the last/ checkpoint of the run in dir, which
+// must have been saved with settings s (but for the budget: a longer one
+// extends a run) on a training split of n examples; nil if the run has
+// none. A checkpoint at the end of s's budget comes back as the finished
+// run's result too.
+func lastCheckpoint(dir string, s experiment.Settings, n int) (*checkpoints.Checkpoint, *runResult, error) {
+	ck, err := checkpoints.Load(filepath.Join(dir, "last"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	saved, err := experiment.ReadSettings(ck)
+	if err != nil {
+		return nil, nil, err
+	}
+	asked := s
+	asked.Epochs = saved.Epochs
+	if asked.TrainLimit > 0 {
+		n = min(n, asked.TrainLimit)
+	}
+	asked.Resolve(n) // a saved run records its resolved weights
+	if saved != asked {
+		return nil, nil, otherRun(dir, saved, s)
+	}
+	if ck.Epoch < s.Epochs || ck.Batch != 0 {
+		return ck, nil, nil
+	}
+	var state struct{ History []experiment.MetricsLine }
+	if err := json.Unmarshal(ck.Metrics, &state); err != nil {
+		return nil, nil, err
+	}
+	saved.Epochs = s.Epochs
+	return ck, &runResult{Settings: saved, History: state.History}, nil
+}
+
+// train trains the run in dir with settings s on d, from checkpoint ck
+// if there is one, to the end of s's budget. A final run of a plan that
+// diverges comes back with its history and why (the tables leave it
+// out); any other run's divergence is its error.
+func train(ctx context.Context, o Options, dir string, s experiment.Settings, c Cell, ck *checkpoints.Checkpoint, d experiment.Data) (runResult, error) {
 	var r *experiment.Run
+	var err error
 	if ck != nil {
 		log.WithFields(log.Fields{"run": dir, "epoch": ck.Epoch}).Info("resuming")
-		if r, err = experiment.RestoreWith(ck, **d, experiment.Components{Device: o.device}, o.Workers); err == nil {
+		if r, err = experiment.RestoreWith(ck, d, experiment.Components{Device: o.device}, o.Workers); err == nil {
 			r.Settings.Epochs = s.Epochs
 		}
 	} else {
 		log.WithField("run", dir).Info("training")
-		r, err = experiment.NewWith(s, **d, experiment.Components{Device: o.device}, o.Workers)
+		r, err = experiment.NewWith(s, d, experiment.Components{Device: o.device}, o.Workers)
 	}
 	if errors.Is(err, sysmem.ErrTooBig) {
 		// Every run's settings come from the flags: they ask for more
@@ -647,7 +675,7 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 			log.Warn(err)
 		}
 	}
-	res = runResult{Settings: r.Settings}
+	res := runResult{Settings: r.Settings}
 	if err := r.Train(ctx); err != nil {
 		if c.Stage == "" || !errors.Is(err, experiment.ErrDiverged) {
 			return runResult{}, err
@@ -656,15 +684,12 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 		res.Diverged = err.Error()
 	}
 	res.History = r.History()
-	if err := writeResult(dir, res); err != nil {
-		return runResult{}, err
-	}
-	return assessRun(ctx, o, dir, res)
+	return res, nil
 }
 
 // closeRun frees the device memory run r holds, so that the next run of
-// the same process has it. Its results are written by then: a failure is
-// logged, not returned.
+// the same process has it. The run has saved its checkpoints by then: a
+// failure is logged, not returned.
 func closeRun(r *experiment.Run, dir string) {
 	if err := r.Close(); err != nil {
 		log.WithField("run", dir).Warnf("freeing the run's device memory: %v", err)

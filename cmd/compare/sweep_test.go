@@ -272,6 +272,25 @@ func TestSweepCutOff(t *testing.T) {
 	if after, _ := os.Stat(manifest); !after.ModTime().Equal(before.ModTime()) {
 		t.Error("a finished cell was trained again")
 	}
+	// Nor is one that lost its result file (a process killed between its
+	// last checkpoint and the file): the file is made again from last/.
+	result := filepath.Join(out, "linear-seed1", ResultFile)
+	want, err := os.ReadFile(result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(result); err != nil {
+		t.Fatal(err)
+	}
+	if err := runCell(ctx, o, 0); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(manifest); !after.ModTime().Equal(before.ModTime()) {
+		t.Error("a finished cell without its result file was trained again")
+	}
+	if got, err := os.ReadFile(result); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("result file made again from last/: %v\n%s\nwant\n%s", err, got, want)
+	}
 }
 
 // killInSecondEpoch runs compare -cell i in a process and kills it with
