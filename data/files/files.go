@@ -481,29 +481,8 @@ func load(dir string, o Options) (*Data, error) {
 		}
 	}
 	spec.Tasks = taskSpecs(rd.tasks)
-	d.Train = train
-	for _, sp := range []struct {
-		base string
-		dst  **Set
-	}{{"valid", &d.Valid}, {"test", &d.Test}} {
-		if *sp.dst, err = rd.split(sp.base); err != nil {
-			return nil, err
-		}
-	}
-	if d.Valid == nil && o.Valid != 0 {
-		if d.Train, d.Valid, err = holdOut(train, o.Valid, o.Seed); err != nil {
-			return nil, err
-		}
-	} else if d.Valid != nil && o.Valid > 0 {
-		return nil, &data.SettingError{Setting: "valid", Value: o.Valid,
-			Reason: fmt.Sprintf("%s has a validation split (%s); -valid holds out training examples only where there is none", dir, d.Valid.path)}
-	}
-	if d.Test == nil {
-		if d.Valid == nil {
-			return nil, fmt.Errorf("%w: %s has neither a validation nor a test split (%s, %s), and no training examples are held out (-valid 0): nothing to evaluate on",
-				data.ErrInvalid, dir, ValidFile, TestFile)
-		}
-		d.Test = d.Valid
+	if err := d.evaluationSplits(rd, train, o); err != nil {
+		return nil, err
 	}
 	norm, err := desc.normalization(d.Train)
 	if err != nil {
@@ -525,13 +504,8 @@ func load(dir string, o Options) (*Data, error) {
 	if d.Valid != nil {
 		spec.Valid = d.Valid.Len()
 	}
-	spec.SHA256 = map[string]string{}
-	for _, path := range []string{filepath.Join(dir, TasksFile), train.path, pathOf(d.Valid), pathOf(d.Test)} {
-		if name := filepath.Base(path); path != "" && spec.SHA256[name] == "" {
-			if spec.SHA256[name], err = hashFile(path); err != nil {
-				return nil, err
-			}
-		}
+	if spec.SHA256, err = hashFiles(filepath.Join(dir, TasksFile), train.path, pathOf(d.Valid), pathOf(d.Test)); err != nil {
+		return nil, err
 	}
 	tasks := spec.DataTasks()
 	for _, s := range []*Set{d.Train, d.Valid, d.Test} {
@@ -541,6 +515,54 @@ func load(dir string, o Options) (*Data, error) {
 	}
 	d.Spec = spec
 	return d, nil
+}
+
+// evaluationSplits sets d's splits: train, the validation and test
+// splits of rd's directory, or, where it has no validation split and
+// o.Valid asks for one, training examples held out (o.Seed draws them);
+// without a test split the validation split stands for it.
+func (d *Data) evaluationSplits(rd *reading, train *Set, o Options) error {
+	d.Train = train
+	var err error
+	if d.Valid, err = rd.split("valid"); err != nil {
+		return err
+	}
+	if d.Test, err = rd.split("test"); err != nil {
+		return err
+	}
+	switch {
+	case d.Valid == nil && o.Valid != 0:
+		if d.Train, d.Valid, err = holdOut(train, o.Valid, o.Seed); err != nil {
+			return err
+		}
+	case d.Valid != nil && o.Valid > 0:
+		return &data.SettingError{Setting: "valid", Value: o.Valid,
+			Reason: fmt.Sprintf("%s has a validation split (%s); -valid holds out training examples only where there is none", rd.dir, d.Valid.path)}
+	}
+	if d.Test == nil {
+		if d.Valid == nil {
+			return fmt.Errorf("%w: %s has neither a validation nor a test split (%s, %s), and no training examples are held out (-valid 0): nothing to evaluate on",
+				data.ErrInvalid, rd.dir, ValidFile, TestFile)
+		}
+		d.Test = d.Valid
+	}
+	return nil
+}
+
+// hashFiles returns the SHA-256 of each file of paths by its base name,
+// the first of a name only; empty paths are skipped.
+func hashFiles(paths ...string) (map[string]string, error) {
+	sums := map[string]string{}
+	for _, path := range paths {
+		if name := filepath.Base(path); path != "" && sums[name] == "" {
+			sum, err := hashFile(path)
+			if err != nil {
+				return nil, err
+			}
+			sums[name] = sum
+		}
+	}
+	return sums, nil
 }
 
 // taskSpecs are tasks as a spec records them.
