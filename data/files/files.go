@@ -829,13 +829,19 @@ func ReadDescription(path string) (Description, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return desc, fmt.Errorf("%w: %s: more after the JSON object (offset %d)", data.ErrInvalid, path, dec.InputOffset())
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s: %s", data.ErrInvalid, path, fmt.Sprintf(format, args...))
+	if err := desc.check(); err != nil {
+		return desc, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
 	}
+	return desc, nil
+}
+
+// check checks a description as decoded and fills in what it leaves to
+// defaults: a classification task's classes from its class names, the
+// input normalisation.
+func (desc *Description) check() error {
 	if len(desc.Tasks) == 0 {
-		return desc, bad("no tasks")
+		return errors.New("no tasks")
 	}
-	seen := map[string]bool{}
 	for j := range desc.Tasks {
 		// classes left out: class_names give them, or the training
 		// split's labels do.
@@ -843,32 +849,57 @@ func ReadDescription(path string) (Description, error) {
 			t.Classes = len(t.ClassNames)
 		}
 	}
+	tasks := map[string]bool{}
 	for j, t := range desc.Tasks {
-		switch {
-		case CheckTaskName(t.Name) != nil:
-			return desc, bad("task %d: %v", j, CheckTaskName(t.Name))
-		case seen[t.Name]:
-			return desc, bad("task %d: name %q used twice", j, t.Name)
-		case t.Kind == "classification" && (t.Classes < 0 || t.Classes == 1):
-			return desc, bad("task %s: a classification task needs \"classes\" of at least 2 (or none, to count them from the labels), got %d", t.Name, t.Classes)
-		case t.Kind == "regression" && (t.Classes != 0 || t.ClassNames != nil):
-			return desc, bad("task %s: a regression task has no classes", t.Name)
-		case t.Kind != "classification" && t.Kind != "regression":
-			return desc, bad("task %s: kind %q is not classification or regression", t.Name, t.Kind)
-		case t.ClassNames != nil && len(t.ClassNames) != t.Classes:
-			return desc, bad("task %s: %d class names for %d classes", t.Name, len(t.ClassNames), t.Classes)
+		if err := CheckTaskName(t.Name); err != nil {
+			return fmt.Errorf("task %d: %w", j, err)
 		}
-		if t.ClassNames != nil {
-			names := map[string]bool{}
-			for _, n := range t.ClassNames {
-				if names[n] {
-					return desc, bad("task %s: class name %q twice", t.Name, n)
-				}
-				names[n] = true
-			}
+		if tasks[t.Name] {
+			return fmt.Errorf("task %d: name %q used twice", j, t.Name)
 		}
-		seen[t.Name] = true
+		if err := t.check(); err != nil {
+			return fmt.Errorf("task %s: %w", t.Name, err)
+		}
+		tasks[t.Name] = true
 	}
+	if err := desc.checkColumns(tasks); err != nil {
+		return err
+	}
+	switch desc.Input {
+	case "":
+		desc.Input = Standardize
+	case Standardize, Unit, None:
+	default:
+		return fmt.Errorf("input %q is not %s, %s or %s", desc.Input, Standardize, Unit, None)
+	}
+	return nil
+}
+
+// check checks a task's kind and classes.
+func (t TaskSpec) check() error {
+	switch {
+	case t.Kind == "classification" && (t.Classes < 0 || t.Classes == 1):
+		return fmt.Errorf("a classification task needs \"classes\" of at least 2 (or none, to count them from the labels), got %d", t.Classes)
+	case t.Kind == "regression" && (t.Classes != 0 || t.ClassNames != nil):
+		return errors.New("a regression task has no classes")
+	case t.Kind != "classification" && t.Kind != "regression":
+		return fmt.Errorf("kind %q is not classification or regression", t.Kind)
+	case t.ClassNames != nil && len(t.ClassNames) != t.Classes:
+		return fmt.Errorf("%d class names for %d classes", len(t.ClassNames), t.Classes)
+	}
+	names := map[string]bool{}
+	for _, n := range t.ClassNames {
+		if names[n] {
+			return fmt.Errorf("class name %q twice", n)
+		}
+		names[n] = true
+	}
+	return nil
+}
+
+// checkColumns checks the columns the description names besides the
+// tasks': each named once, none a task.
+func (desc *Description) checkColumns(tasks map[string]bool) error {
 	cols := map[string]string{}
 	for _, list := range []struct {
 		field string
@@ -878,24 +909,17 @@ func ReadDescription(path string) (Description, error) {
 			switch {
 			case name == "" && list.field == "id":
 			case name == "" || strings.TrimSpace(name) != name:
-				return desc, bad("%s: column name %q is empty or has surrounding spaces", list.field, name)
-			case seen[name]:
-				return desc, bad("%s: %q is a task", list.field, name)
+				return fmt.Errorf("%s: column name %q is empty or has surrounding spaces", list.field, name)
+			case tasks[name]:
+				return fmt.Errorf("%s: %q is a task", list.field, name)
 			case cols[name] != "":
-				return desc, bad("column %q is in both %s and %s", name, cols[name], list.field)
+				return fmt.Errorf("column %q is in both %s and %s", name, cols[name], list.field)
 			default:
 				cols[name] = list.field
 			}
 		}
 	}
-	switch desc.Input {
-	case "":
-		desc.Input = Standardize
-	case Standardize, Unit, None:
-	default:
-		return desc, bad("input %q is not %s, %s or %s", desc.Input, Standardize, Unit, None)
-	}
-	return desc, nil
+	return nil
 }
 
 // CheckTaskName refuses a task name that would not stay one name in
