@@ -624,30 +624,57 @@ func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id st
 		return nil, nil, nil, 0, csvError(path, "no examples")
 	}
 	sc := &schema{columns: inputs, cats: map[string][]string{}, tasks: slices.Clone(tasks), ignore: desc.Ignore, id: id}
+	if err := sc.inputCategories(path, lay, cols, names, desc.Categorical); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	if err := sc.taskClasses(path, lay, cols, names); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	sc.index()
+	sc.categorize(lay)
+	if total, source := sysmem.Total(); 4*float64(rows)*float64(sc.width) > total/2 {
+		return nil, nil, nil, 0, csvError(path, "%d rows of %d features would take %s, more than half the memory (%s, %s)",
+			rows, sc.width, sysmem.Format(4*float64(rows)*float64(sc.width)), sysmem.Format(total), source)
+	}
+	return sc, lay, names, rows, nil
+}
+
+// inputCategories checks the input columns scanTrain read (cols, headed
+// names) and records the categories of those that hold text or that
+// tasks.json lists as categorical.
+func (sc *schema) inputCategories(path string, lay *layout, cols []column, names, categorical []string) error {
 	for _, c := range lay.inputs {
 		col, name := &cols[c], names[c]
-		forced := slices.Contains(desc.Categorical, name)
+		forced := slices.Contains(categorical, name)
 		switch {
 		case col.numbers == 0 && col.text == 0:
-			return nil, nil, nil, 0, csvError(path, "column %q has no values, every one missing; list it in tasks.json's \"ignore\"", name)
+			return csvError(path, "column %q has no values, every one missing; list it in tasks.json's \"ignore\"", name)
 		case col.text > 0 && decimalComma.MatchString(col.firstText):
-			return nil, nil, nil, 0, csvError(path, "line %d, column %q: %q has a decimal comma; write numbers with a decimal point (pandas: to_csv(decimal=\".\"))", col.textLine, name, col.firstText)
+			return csvError(path, "line %d, column %q: %q has a decimal comma; write numbers with a decimal point (pandas: to_csv(decimal=\".\"))", col.textLine, name, col.firstText)
 		case col.text > 0 && col.numbers > 0 && !forced:
-			return nil, nil, nil, 0, csvError(path, "column %q mixes numbers (line %d: %s) and text (line %d: %s); correct the value, or list the column in tasks.json's \"categorical\" to one-hot encode it",
+			return csvError(path, "column %q mixes numbers (line %d: %s) and text (line %d: %s); correct the value, or list the column in tasks.json's \"categorical\" to one-hot encode it",
 				name, col.numLine, short(col.numText), col.textLine, short(col.firstText))
 		case col.text > 0 || forced:
 			cs, err := col.categories(path, name, "column")
 			if err != nil {
-				return nil, nil, nil, 0, err
+				return err
 			}
 			sc.cats[name] = cs
 		}
 	}
+	return nil
+}
+
+// taskClasses checks the task columns scanTrain read and sets the classes
+// of the classification tasks tasks.json leaves without class names:
+// string labels' sorted distinct values, or, for numbers, the classes
+// inferClasses finds.
+func (sc *schema) taskClasses(path string, lay *layout, cols []column, names []string) error {
 	for j, c := range lay.targets {
 		t := &sc.tasks[j]
 		col := &cols[c]
 		if col.numbers == 0 && col.text == 0 {
-			return nil, nil, nil, 0, csvError(path, "column %q: every label of task %s is missing", names[c], t.Name)
+			return csvError(path, "column %q: every label of task %s is missing", names[c], t.Name)
 		}
 		if t.Kind != data.Classification || t.ClassNames != nil {
 			continue
@@ -657,27 +684,21 @@ func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id st
 			// String labels: the classes are their sorted distinct values.
 			cs, err := col.categories(path, names[c], "task column")
 			if err != nil {
-				return nil, nil, nil, 0, err
+				return err
 			}
 			if t.Classes != 0 && t.Classes != len(cs) {
-				return nil, nil, nil, 0, csvError(path, "column %q: task %s has %d distinct labels (%s), tasks.json says %d classes; give its \"class_names\"",
+				return csvError(path, "column %q: task %s has %d distinct labels (%s), tasks.json says %d classes; give its \"class_names\"",
 					names[c], t.Name, len(cs), listShort(cs), t.Classes)
 			}
 			t.Classes, t.ClassNames = len(cs), cs
 		case t.Classes == 0:
 			var err error
 			if t.Classes, err = inferClasses(path, names[c], *t, col.max, col.bools == col.numbers); err != nil {
-				return nil, nil, nil, 0, err
+				return err
 			}
 		}
 	}
-	sc.index()
-	sc.categorize(lay)
-	if total, source := sysmem.Total(); 4*float64(rows)*float64(sc.width) > total/2 {
-		return nil, nil, nil, 0, csvError(path, "%d rows of %d features would take %s, more than half the memory (%s, %s)",
-			rows, sc.width, sysmem.Format(4*float64(rows)*float64(sc.width)), sysmem.Format(total), source)
-	}
-	return sc, lay, names, rows, nil
+	return nil
 }
 
 // inferClasses is the classes of a classification task whose labels are
