@@ -430,95 +430,132 @@ func (w *writer) close() {
 // identifiers are ids (nil without an id column).
 func (w *writer) batch(pred [][][]float64, size int, ids []string) error {
 	if w.ids != nil {
-		if ids == nil {
-			ids = make([]string, size) // inputs without the column: empty
-		}
-		if len(ids) != size {
-			return fmt.Errorf("predict: %d identifiers for %d examples", len(ids), size)
-		}
-		for _, id := range ids {
-			var n [4]byte
-			binary.LittleEndian.PutUint32(n[:], uint32(len(id)))
-			w.ids.w.Write(n[:])
-			if _, err := w.ids.w.WriteString(id); err != nil {
-				return err
-			}
+		if err := w.writeIDs(ids, size); err != nil {
+			return err
 		}
 	}
-	var buf [8]byte
-	put := func(c *column, v float64) error {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			w.nonFinite++
-		}
-		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
-		_, err := c.w.Write(buf[:])
-		return err
-	}
-	putInt := func(c *column, v int) error {
-		binary.LittleEndian.PutUint64(buf[:], uint64(int64(v)))
-		_, err := c.w.Write(buf[:])
-		return err
-	}
-	m := len(pred[0])
-	ps := make([][]float64, m)
 	if w.last == nil {
 		w.last, w.lastMean = make([][]metrics.Disagreement, len(w.tasks)), make([][][2]float64, len(w.tasks))
 	}
 	for j, t := range w.tasks {
-		cs := w.cols[j]
 		w.last[j], w.lastMean[j] = w.last[j][:0], w.lastMean[j][:0]
+		var err error
 		if t.Kind == data.Regression {
-			for e := range size {
-				var mean, sq float64
-				for i := range m {
-					mean += pred[j][i][e]
-				}
-				mean /= float64(m)
-				for i := range m {
-					d := pred[j][i][e] - mean
-					sq += d * d
-				}
-				spread := math.Sqrt(sq / float64(m))
-				sd := spread
-				if !math.IsNaN(w.noise[j]) {
-					sd = math.Sqrt(spread*spread + w.noise[j])
-				}
-				if err := errors.Join(put(cs[0], mean), put(cs[1], sd), put(cs[2], spread)); err != nil {
-					return err
-				}
-				w.lastMean[j] = append(w.lastMean[j], [2]float64{mean, sd})
-			}
-			continue
+			err = w.regression(j, pred[j], size)
+		} else {
+			err = w.classification(j, pred[j], size)
 		}
-		k := t.Classes
-		if cap(w.mean) < k {
-			w.mean = make([]float64, k)
-		}
-		mean := w.mean[:k]
-		for e := range size {
-			for i := range m {
-				ps[i] = pred[j][i][e*k : (e+1)*k]
-			}
-			d := metrics.Disagree(mean, ps)
-			if w.temps != nil && w.temps[j] != 1 {
-				metrics.Temper(mean, mean, k, w.temps[j])
-				d.Confidence = mean[d.Label]
-			}
-			w.last[j] = append(w.last[j], d)
-			for _, v := range mean {
-				if err := put(cs[0], v); err != nil {
-					return err
-				}
-			}
-			err := errors.Join(putInt(cs[1], d.Label), put(cs[2], d.Confidence), put(cs[3], d.Predictive),
-				put(cs[4], d.Expected), put(cs[5], d.MutualInformation))
-			if err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
 	w.rows += size
 	return nil
+}
+
+// writeIDs writes a batch's identifiers, each its length (uint32) and
+// bytes; without the column in the inputs (ids nil) they are empty.
+func (w *writer) writeIDs(ids []string, size int) error {
+	if ids == nil {
+		ids = make([]string, size)
+	}
+	if len(ids) != size {
+		return fmt.Errorf("predict: %d identifiers for %d examples", len(ids), size)
+	}
+	for _, id := range ids {
+		var n [4]byte
+		binary.LittleEndian.PutUint32(n[:], uint32(len(id)))
+		w.ids.w.Write(n[:])
+		if _, err := w.ids.w.WriteString(id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// regression writes regression task j's columns for a batch of size
+// examples from its particles' predictions pred[particle][example]: the
+// ensemble's mean, its standard deviation (the particles' spread and the
+// task's noise variance, where the checkpoint has one) and the spread.
+func (w *writer) regression(j int, pred [][]float64, size int) error {
+	cs, m := w.cols[j], len(pred)
+	for e := range size {
+		var mean, sq float64
+		for i := range m {
+			mean += pred[i][e]
+		}
+		mean /= float64(m)
+		for i := range m {
+			d := pred[i][e] - mean
+			sq += d * d
+		}
+		spread := math.Sqrt(sq / float64(m))
+		sd := spread
+		if !math.IsNaN(w.noise[j]) {
+			sd = math.Sqrt(spread*spread + w.noise[j])
+		}
+		if err := errors.Join(w.put(cs[0], mean), w.put(cs[1], sd), w.put(cs[2], spread)); err != nil {
+			return err
+		}
+		w.lastMean[j] = append(w.lastMean[j], [2]float64{mean, sd})
+	}
+	return nil
+}
+
+// classification writes classification task j's columns for a batch of
+// size examples from its particles' probabilities
+// pred[particle][example·classes + class]: the ensemble's mean
+// probabilities (temperature-scaled where the checkpoint has a
+// temperature), label, confidence and the uncertainties.
+func (w *writer) classification(j int, pred [][]float64, size int) error {
+	cs, k := w.cols[j], w.tasks[j].Classes
+	if cap(w.mean) < k {
+		w.mean = make([]float64, k)
+	}
+	mean := w.mean[:k]
+	ps := make([][]float64, len(pred))
+	for e := range size {
+		for i := range pred {
+			ps[i] = pred[i][e*k : (e+1)*k]
+		}
+		d := metrics.Disagree(mean, ps)
+		if w.temps != nil && w.temps[j] != 1 {
+			metrics.Temper(mean, mean, k, w.temps[j])
+			d.Confidence = mean[d.Label]
+		}
+		w.last[j] = append(w.last[j], d)
+		for _, v := range mean {
+			if err := w.put(cs[0], v); err != nil {
+				return err
+			}
+		}
+		err := errors.Join(w.putInt(cs[1], d.Label), w.put(cs[2], d.Confidence), w.put(cs[3], d.Predictive),
+			w.put(cs[4], d.Expected), w.put(cs[5], d.MutualInformation))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// put writes v to column c as a little-endian float64, counting it if
+// it is not finite.
+func (w *writer) put(c *column, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		w.nonFinite++
+	}
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
+	_, err := c.w.Write(buf[:])
+	return err
+}
+
+// putInt writes v to column c as a little-endian int64.
+func (w *writer) putInt(c *column, v int) error {
+	var buf [8]byte
+	binary.LittleEndian.PutUint64(buf[:], uint64(int64(v)))
+	_, err := c.w.Write(buf[:])
+	return err
 }
 
 // labels says what the ensemble predicts for example e of the last
