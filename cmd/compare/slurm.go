@@ -86,8 +86,14 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout, "wrote", path)
 	}
-	sbatch := filepath.Join(out, SbatchFile)
-	stages := arrays(p)
+	return submitSweep(ctx, o, filepath.Join(out, SbatchFile), arrays(p), stdout)
+}
+
+// submitSweep submits job script sbatch, an array per stage of cells
+// (stages, in sbatch --array's form), each stage after the one before
+// has ended, with -submit; without, it prints the commands that would.
+// It prints the jobs' IDs.
+func submitSweep(ctx context.Context, o Options, sbatch string, stages []string, stdout io.Writer) error {
 	if len(stages) == 1 {
 		if !o.Slurm.Submit {
 			fmt.Fprintf(stdout, "submit with: sbatch %s\n", sbatch)
@@ -127,7 +133,7 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 		ids = append(ids, id)
 	}
 	log.WithField("jobs", strings.Join(ids, ",")).Infof("submitted; watch with squeue -j %s, then compare -aggregate -out %s", strings.Join(ids, ","), o.Out)
-	_, err = fmt.Fprintln(stdout, strings.Join(ids, "\n"))
+	_, err := fmt.Fprintln(stdout, strings.Join(ids, "\n"))
 	return err
 }
 
