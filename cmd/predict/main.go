@@ -338,7 +338,11 @@ type writer struct {
 	last     [][]metrics.Disagreement
 	lastMean [][][2]float64
 
-	mean, ent []float64 // scratch
+	// Scratch: an example's mean probabilities and its particles' rows,
+	// and the bytes of one value being written.
+	mean []float64
+	ps   [][]float64
+	buf  [8]byte
 
 	// temps are the per-task temperatures applied to the ensemble's
 	// probabilities; nil for none.
@@ -513,7 +517,10 @@ func (w *writer) classification(j int, pred [][]float64, size int) error {
 		w.mean = make([]float64, k)
 	}
 	mean := w.mean[:k]
-	ps := make([][]float64, len(pred))
+	if cap(w.ps) < len(pred) {
+		w.ps = make([][]float64, len(pred))
+	}
+	ps := w.ps[:len(pred)]
 	for e := range size {
 		for i := range pred {
 			ps[i] = pred[i][e*k : (e+1)*k]
@@ -544,17 +551,15 @@ func (w *writer) put(c *column, v float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		w.nonFinite++
 	}
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
-	_, err := c.w.Write(buf[:])
+	binary.LittleEndian.PutUint64(w.buf[:], math.Float64bits(v))
+	_, err := c.w.Write(w.buf[:])
 	return err
 }
 
 // putInt writes v to column c as a little-endian int64.
 func (w *writer) putInt(c *column, v int) error {
-	var buf [8]byte
-	binary.LittleEndian.PutUint64(buf[:], uint64(int64(v)))
-	_, err := c.w.Write(buf[:])
+	binary.LittleEndian.PutUint64(w.buf[:], uint64(int64(v)))
+	_, err := c.w.Write(w.buf[:])
 	return err
 }
 
