@@ -36,4 +36,22 @@ var (
 	// sums, but OpenBLAS orders them by the product's shape, so the last
 	// bits differ (TestChunkedPatchesChangeLittle).
 	chunkKeptPatches = true
+
+	// ownerTakesBackHalves lets a goroutine that handed half of a product
+	// or loop to a helper run that half itself if the helper has not begun
+	// it by the time the goroutine's own half is done (offerHalf). Off, it
+	// waits for the helper, so that a test is sure to see helpers run
+	// halves however busy the machine is (LeaveHalvesToHelpers).
+	ownerTakesBackHalves = true
 )
+
+// LeaveHalvesToHelpers turns ownerTakesBackHalves off (leave true) or
+// on, and returns its previous setting, for tests outside this package
+// that need helpers to run the halves handed to them: whether one does is
+// otherwise decided by timing, and on a loaded machine a helper woken for
+// a half is seldom running before its owner has done the other half.
+func LeaveHalvesToHelpers(leave bool) (was bool) {
+	was = !ownerTakesBackHalves
+	ownerTakesBackHalves = !leave
+	return was
+}

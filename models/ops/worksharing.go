@@ -155,7 +155,7 @@ func offerHalf(first, second func()) {
 	select {
 	case sharedJobs <- j:
 		first()
-		if !j.claimAndRun() {
+		if !ownerTakesBackHalves || !j.claimAndRun() {
 			<-j.done
 		}
 	default:
