@@ -103,8 +103,11 @@ func splitSameBits[T float](t *testing.T, rng *rand.Rand, s productShape, cut in
 }
 
 // With a goroutine in ShareWork, gemm and sumOverPositions hand it halves, and
-// the results are the bits they have with no helper.
+// the results are the bits they have with no helper. Each half handed over
+// is left to the helper (ownerTakesBackHalves off), so that it surely runs
+// some however loaded the machine.
 func TestHelpedProductsSameBits(t *testing.T) {
+	defer LeaveHalvesToHelpers(LeaveHalvesToHelpers(true))
 	rng := rand.New(rand.NewPCG(7, 2))
 	stopHelper := startHelper()
 	defer stopHelper()
