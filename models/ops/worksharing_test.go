@@ -47,8 +47,11 @@ func (s productShape) lds() (lda, ldb int) {
 
 // startHelper starts a goroutine in ShareWork, waits until it is there, and
 // returns what stops it and waits for it to leave; calling that again does
-// nothing.
+// nothing. Until then, every half handed to it is left to it
+// (ownerTakesBackHalves off), so that a test sees it run halves however
+// loaded the machine.
 func startHelper() (stop func()) {
+	leftToHelpers := LeaveHalvesToHelpers(true)
 	quit, left := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(left)
@@ -62,6 +65,7 @@ func startHelper() (stop func()) {
 		once.Do(func() {
 			close(quit)
 			<-left
+			LeaveHalvesToHelpers(leftToHelpers)
 		})
 	}
 }
@@ -103,11 +107,8 @@ func splitSameBits[T float](t *testing.T, rng *rand.Rand, s productShape, cut in
 }
 
 // With a goroutine in ShareWork, gemm and sumOverPositions hand it halves, and
-// the results are the bits they have with no helper. Each half handed over
-// is left to the helper (ownerTakesBackHalves off), so that it surely runs
-// some however loaded the machine.
+// the results are the bits they have with no helper.
 func TestHelpedProductsSameBits(t *testing.T) {
-	defer LeaveHalvesToHelpers(LeaveHalvesToHelpers(true))
 	rng := rand.New(rand.NewPCG(7, 2))
 	stopHelper := startHelper()
 	defer stopHelper()
