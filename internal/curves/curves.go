@@ -91,81 +91,102 @@ func Run(w io.Writer, history []experiment.MetricsLine) error {
 				lines = append(lines, l)
 			}
 		}
-		loss := plot.New()
-		loss.Title.Text = task + ": training loss"
-		loss.X.Label.Text = "epoch"
-		var mean plotter.XYs
-		var parts []plotter.XYs
-		for _, l := range lines {
-			if l.Split != "test" {
-				continue
-			}
-			mean = append(mean, plotter.XY{X: float64(l.Epoch), Y: l.Loss})
-			for i, v := range l.ParticleLoss {
-				for len(parts) <= i {
-					parts = append(parts, nil)
-				}
-				parts[i] = append(parts[i], plotter.XY{X: float64(l.Epoch), Y: v})
-			}
-		}
-		for i, xy := range parts {
-			label := ""
-			if i == 0 {
-				label = "particles"
-			}
-			if err := addLine(loss, xy, color.NRGBA{A: 110}, 0.6, label); err != nil {
-				return err
-			}
-		}
-		if err := addLine(loss, mean, color.NRGBA{A: 255}, 2, "mean over particles"); err != nil {
+		loss, err := lossPlot(task, lines)
+		if err != nil {
 			return err
 		}
-		loss.Legend.Top = true
 		row := []*plot.Plot{loss}
 		for _, m := range metricsOf(lines[0].Score) {
-			p := plot.New()
-			p.Title.Text = task + ": " + m.Name
-			p.X.Label.Text = "epoch"
-			for _, split := range []string{"valid", "test"} {
-				var ens plotter.XYs
-				var parts []plotter.XYs
-				for _, l := range lines {
-					if l.Split != split {
-						continue
-					}
-					ens = append(ens, plotter.XY{X: float64(l.Epoch), Y: m.Value(l.Score)})
-					for i, s := range l.Particles {
-						if i == len(parts) {
-							parts = append(parts, nil)
-						}
-						parts[i] = append(parts[i], plotter.XY{X: float64(l.Epoch), Y: m.Value(s)})
-					}
-				}
-				if len(ens) == 0 {
-					continue
-				}
-				c := splitColors[split]
-				thin := c
-				thin.A = 110
-				for i, xy := range parts {
-					label := ""
-					if i == 0 {
-						label = split + " particles"
-					}
-					if err := addLine(p, xy, thin, 0.6, label); err != nil {
-						return err
-					}
-				}
-				if err := addLine(p, ens, c, 2.2, split+" ensemble"); err != nil {
-					return err
-				}
+			p, err := metricPlot(task, m, lines)
+			if err != nil {
+				return err
 			}
-			p.Legend.Top = true
 			row = append(row, p)
 		}
 		rows = append(rows, row)
 	}
 	return Grid(w, rows, 5*vg.Inch, 3.5*vg.Inch)
+}
+
+// lossPlot is one task's training loss against epoch, from its test
+// lines: each particle's, thin, and their mean.
+func lossPlot(task string, lines []experiment.MetricsLine) (*plot.Plot, error) {
+	loss := plot.New()
+	loss.Title.Text = task + ": training loss"
+	loss.X.Label.Text = "epoch"
+	var mean plotter.XYs
+	var parts []plotter.XYs
+	for _, l := range lines {
+		if l.Split != "test" {
+			continue
+		}
+		mean = append(mean, plotter.XY{X: float64(l.Epoch), Y: l.Loss})
+		for i, v := range l.ParticleLoss {
+			for len(parts) <= i {
+				parts = append(parts, nil)
+			}
+			parts[i] = append(parts[i], plotter.XY{X: float64(l.Epoch), Y: v})
+		}
+	}
+	for i, xy := range parts {
+		label := ""
+		if i == 0 {
+			label = "particles"
+		}
+		if err := addLine(loss, xy, color.NRGBA{A: 110}, 0.6, label); err != nil {
+			return nil, err
+		}
+	}
+	if err := addLine(loss, mean, color.NRGBA{A: 255}, 2, "mean over particles"); err != nil {
+		return nil, err
+	}
+	loss.Legend.Top = true
+	return loss, nil
+}
+
+// metricPlot is one task's metric m against epoch, for the validation and
+// the test split in their colours: each particle's, thin, and the
+// ensemble's.
+func metricPlot(task string, m metric, lines []experiment.MetricsLine) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = task + ": " + m.Name
+	p.X.Label.Text = "epoch"
+	for _, split := range []string{"valid", "test"} {
+		var ens plotter.XYs
+		var parts []plotter.XYs
+		for _, l := range lines {
+			if l.Split != split {
+				continue
+			}
+			ens = append(ens, plotter.XY{X: float64(l.Epoch), Y: m.Value(l.Score)})
+			for i, s := range l.Particles {
+				if i == len(parts) {
+					parts = append(parts, nil)
+				}
+				parts[i] = append(parts[i], plotter.XY{X: float64(l.Epoch), Y: m.Value(s)})
+			}
+		}
+		if len(ens) == 0 {
+			continue
+		}
+		c := splitColors[split]
+		thin := c
+		thin.A = 110
+		for i, xy := range parts {
+			label := ""
+			if i == 0 {
+				label = split + " particles"
+			}
+			if err := addLine(p, xy, thin, 0.6, label); err != nil {
+				return nil, err
+			}
+		}
+		if err := addLine(p, ens, c, 2.2, split+" ensemble"); err != nil {
+			return nil, err
+		}
+	}
+	p.Legend.Top = true
+	return p, nil
 }
 
 // addLine adds a line with points, and a legend entry unless label is "".
