@@ -62,24 +62,8 @@ func runNetwork(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case o.Stats:
-		for _, set := range []data.Dataset{d.Train, d.Valid, d.Test} {
-			if set == nil {
-				continue
-			}
-			if err := writeStats(os.Stdout, set); err != nil {
-				return err
-			}
-		}
-		return nil
-	case o.Preview != "":
-		err := atomicfile.Write(o.Preview, 0o644, func(w io.Writer) error { return writePreview(w, d.Train, 16, o.Seed) })
-		if err != nil {
-			return err
-		}
-		log.WithField("file", o.Preview).Info("wrote preview")
-		return nil
+	if !trains {
+		return inspect(o, d)
 	}
 	r, err := experiment.NewWith(o.Settings, d, experiment.Components{Device: dev}, o.Workers)
 	if errors.Is(err, sysmem.ErrTooBig) {
@@ -97,6 +81,36 @@ func runNetwork(ctx context.Context, o Options) error {
 			}
 		}
 	}
+	logStart(o, r)
+	return trainNetwork(ctx, o, r)
+}
+
+// inspect writes what -stats or -preview asks of the data: each split's
+// statistics to standard output, or a grid of 16 training inputs to the
+// -preview file.
+func inspect(o Options, d experiment.Data) error {
+	if o.Stats {
+		for _, set := range []data.Dataset{d.Train, d.Valid, d.Test} {
+			if set == nil {
+				continue
+			}
+			if err := writeStats(os.Stdout, set); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	err := atomicfile.Write(o.Preview, 0o644, func(w io.Writer) error { return writePreview(w, d.Train, 16, o.Seed) })
+	if err != nil {
+		return err
+	}
+	log.WithField("file", o.Preview).Info("wrote preview")
+	return nil
+}
+
+// logStart logs the settings a new run trains with, and the presets'
+// where its method has them.
+func logStart(o Options, r *experiment.Run) {
 	s := r.Settings
 	f := log.Fields{
 		"dataset": s.Dataset, "method": s.Method, "particles": s.Particles,
@@ -113,7 +127,6 @@ func runNetwork(ctx context.Context, o Options) error {
 		f["repulsion"], f["head_repulsion"] = s.Repulsion, s.HeadRepulsion
 	}
 	log.WithFields(f).Info("training")
-	return trainNetwork(ctx, o, r)
 }
 
 // resumeNetwork continues the run in o.Resume from its last checkpoint.
