@@ -129,6 +129,8 @@ func explain(_ Options, err error) bool {
 	return true
 }
 
+// parseFlags parses compare's command line into Options and checks it: the
+// flags every mode shares here, a comparison's own in comparisonFlags.
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	var o Options
 	var c lists
@@ -166,51 +168,59 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 		}
 		return o, nil
 	}
+	return o, comparisonFlags(&o, &c, fs.Args(), set)
+}
+
+// comparisonFlags checks the flags of a comparison given by flags rather
+// than a plan, and completes o from them: the protocol's settings, the
+// tuned search's, the methods and seeds, a default -out. set holds the
+// flags given.
+func comparisonFlags(o *Options, c *lists, args []string, set map[string]bool) error {
 	switch {
-	case fs.NArg() > 0:
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case len(args) > 0:
+		return fmt.Errorf("unexpected arguments %q", args)
 	case !slices.Contains(experiment.Datasets(), o.Dataset):
-		return o, fmt.Errorf("-dataset %q is not one of %s", o.Dataset, strings.Join(experiment.Datasets(), ", "))
+		return fmt.Errorf("-dataset %q is not one of %s", o.Dataset, strings.Join(experiment.Datasets(), ", "))
 	case o.Dataset == files.Name:
 		// compare has no -data: a sweep's cells name their data set only.
-		return o, fmt.Errorf("-dataset %s: compare runs the built-in data sets; train your own files with train -data DIR", files.Name)
+		return fmt.Errorf("-dataset %s: compare runs the built-in data sets; train your own files with train -data DIR", files.Name)
 	case o.Workers < 1:
-		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
+		return fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
 	}
-	if err := applyProtocol(&o, &c, set); err != nil {
-		return o, err
+	if err := applyProtocol(o, c, set); err != nil {
+		return err
 	}
 	for _, f := range []string{"lrs", "extend-lrs", "search-epochs", "search-train-limit"} {
 		if set[f] && c.proto != "tuned" {
-			return o, fmt.Errorf("-%s needs -protocol tuned", f)
+			return fmt.Errorf("-%s needs -protocol tuned", f)
 		}
 	}
 	if c.proto == "tuned" {
-		search, err := tunedSearch(&c, set)
+		search, err := tunedSearch(c, set)
 		if err != nil {
-			return o, err
+			return err
 		}
 		o.Search = search
 	}
-	if err := c.parse(&o); err != nil {
-		return o, err
+	if err := c.parse(o); err != nil {
+		return err
 	}
 	if o.Out == "" {
 		o.Out = filepath.Join("runs", "compare-"+o.Dataset)
 	}
 	if o.Search == nil {
-		return o, o.settings(o.Methods[0], o.Seeds[0]).Check()
+		return o.settings(o.Methods[0], o.Seeds[0]).Check()
 	}
 	o.Search.Seed = o.Seeds[0]
 	for _, m := range o.Methods {
 		cs, _ := o.Search.candidates(m)
 		for _, c := range cs {
 			if err := o.searchSettings(m, c).Check(); err != nil {
-				return o, fmt.Errorf("%s at %s: %w", m, c, err)
+				return fmt.Errorf("%s at %s: %w", m, c, err)
 			}
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // lists are the flags that reach Options only once parsed: the lists of
