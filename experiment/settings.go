@@ -242,6 +242,49 @@ func (s Settings) Check() error { return s.check(nil) }
 // check is Check with the rules' method given (own, for rules built by
 // the caller: Components) rather than looked up by name.
 func (s Settings) check(own *Method) error {
+	if err := s.checkNumbers(); err != nil {
+		return err
+	}
+	method, err := LookupMethod(s.Method)
+	if own != nil {
+		method, err = *own, nil
+	}
+	if err != nil {
+		return fmt.Errorf("-%w", err)
+	}
+	if err := s.checkDataset(); err != nil {
+		return err
+	}
+	if _, err := s.LRSchedule(); err != nil {
+		return err
+	}
+	if _, err := engine.ParseScoreScale(s.ScoreScale); err != nil {
+		return fmt.Errorf("-score-scale: %w", err)
+	}
+	space, err := engine.ParseKernelSpace(s.KernelOn)
+	if err != nil {
+		return fmt.Errorf("-kernel-on: %w", err)
+	}
+	if space == engine.KernelOutputs {
+		switch {
+		case !method.Kernels:
+			return fmt.Errorf("-kernel-on outputs places the kernels of %s; %s has none",
+				strings.Join(MethodNames(func(m Method) bool { return m.Kernels }), ", "), s.Method)
+		case method.Presets && s.UTerms != "first":
+			return errors.New("-kernel-on outputs needs -u-terms first: the four-term U is defined for a kernel over the parameters")
+		}
+	}
+	if s.Preset != "" {
+		if _, err := LookupPreset(s.Preset); err != nil {
+			return fmt.Errorf("-preset: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkNumbers checks the settings that stand alone: each number in its
+// range, each named choice one of its values.
+func (s Settings) checkNumbers() error {
 	// Every float flag must be finite: an infinite or NaN value passes the
 	// range checks below (NaN compares false) and only fails, with a
 	// misleading message, once training has produced non-finite weights.
@@ -290,40 +333,6 @@ func (s Settings) check(own *Method) error {
 		return fmt.Errorf("-lr-every must be at least 1, got %d", s.Every)
 	case s.Dtype != "float32" && s.Dtype != "float64":
 		return fmt.Errorf("-dtype must be float32 or float64, got %q", s.Dtype)
-	}
-	method, err := LookupMethod(s.Method)
-	if own != nil {
-		method, err = *own, nil
-	}
-	if err != nil {
-		return fmt.Errorf("-%w", err)
-	}
-	if err := s.checkDataset(); err != nil {
-		return err
-	}
-	if _, err := s.LRSchedule(); err != nil {
-		return err
-	}
-	if _, err := engine.ParseScoreScale(s.ScoreScale); err != nil {
-		return fmt.Errorf("-score-scale: %w", err)
-	}
-	space, err := engine.ParseKernelSpace(s.KernelOn)
-	if err != nil {
-		return fmt.Errorf("-kernel-on: %w", err)
-	}
-	if space == engine.KernelOutputs {
-		switch {
-		case !method.Kernels:
-			return fmt.Errorf("-kernel-on outputs places the kernels of %s; %s has none",
-				strings.Join(MethodNames(func(m Method) bool { return m.Kernels }), ", "), s.Method)
-		case method.Presets && s.UTerms != "first":
-			return errors.New("-kernel-on outputs needs -u-terms first: the four-term U is defined for a kernel over the parameters")
-		}
-	}
-	if s.Preset != "" {
-		if _, err := LookupPreset(s.Preset); err != nil {
-			return fmt.Errorf("-preset: %w", err)
-		}
 	}
 	return nil
 }
