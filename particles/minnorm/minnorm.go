@@ -142,45 +142,13 @@ func (s *Solver) Solve(w, u []float64) (Result, error) {
 	if len(u) != k*k {
 		return Result{}, fmt.Errorf("minnorm: U has %d entries, want K×K = %d", len(u), k*k)
 	}
-	maxAbs := 0.0
-	shift := math.Inf(1)
-	for i, v := range u {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return Result{}, fmt.Errorf("minnorm: U[%d][%d] = %v: %w", i/k, i%k, v, ErrNotFinite)
-		}
-		maxAbs = math.Max(maxAbs, math.Abs(v))
-		shift = math.Min(shift, v)
-	}
-	for i := range k {
-		for j := i + 1; j < k; j++ {
-			if a, b := u[i*k+j], u[j*k+i]; math.Abs(a-b) > 1e-9*maxAbs {
-				return Result{}, fmt.Errorf("minnorm: U is not symmetric: U[%d][%d] = %v, U[%d][%d] = %v", i, j, a, j, i, b)
-			}
-		}
+	maxAbs, shift, err := checkMatrix(u, k)
+	if err != nil {
+		return Result{}, err
 	}
 	s.resize(k)
-
-	// The shift is the smallest entry: an entry of U itself, so a constant U
-	// gives B = 0 exactly, and when a large constant dominates, U_ij − shift
-	// is exact (Sterbenz's lemma) and keeps all the information U holds about
-	// the differences between directions. B's entries lie in [0, max U − min U],
-	// a range U → U + c11ᵀ leaves alone. B is also the symmetric part of U,
-	// which is all that wᵀUw depends on.
 	b := s.b
-	maxB := 0.0
-	for i := range k {
-		for j := i; j < k; j++ {
-			v := ((u[i*k+j] - shift) + (u[j*k+i] - shift)) / 2
-			b[i*k+j], b[j*k+i] = v, v
-			maxB = math.Max(maxB, math.Abs(v))
-		}
-	}
-	diam := 0.0 // D = max_ij (B_ii + B_jj − 2B_ij)
-	for i := range k {
-		for j := i + 1; j < k; j++ {
-			diam = math.Max(diam, b[i*k+i]+b[j*k+j]-2*b[i*k+j])
-		}
-	}
+	maxB, diam := shiftInto(b, u, k, shift)
 	if math.IsInf(maxB, 0) || math.IsInf(diam, 0) {
 		return Result{}, fmt.Errorf("minnorm: U's entries span [%v, %v], too wide to subtract in float64", shift, maxAbs)
 	}
@@ -221,6 +189,53 @@ func (s *Solver) Solve(w, u []float64) (Result, error) {
 		return r, &NotConvergedError{Gap: r.Gap, Tol: tol, K: k, Iterations: iters}
 	}
 	return r, nil
+}
+
+// checkMatrix checks that the K×K matrix u is finite and symmetric (to
+// 1e-9 of its largest magnitude), and returns that magnitude and its
+// smallest entry.
+func checkMatrix(u []float64, k int) (maxAbs, least float64, err error) {
+	least = math.Inf(1)
+	for i, v := range u {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, 0, fmt.Errorf("minnorm: U[%d][%d] = %v: %w", i/k, i%k, v, ErrNotFinite)
+		}
+		maxAbs = math.Max(maxAbs, math.Abs(v))
+		least = math.Min(least, v)
+	}
+	for i := range k {
+		for j := i + 1; j < k; j++ {
+			if a, b := u[i*k+j], u[j*k+i]; math.Abs(a-b) > 1e-9*maxAbs {
+				return 0, 0, fmt.Errorf("minnorm: U is not symmetric: U[%d][%d] = %v, U[%d][%d] = %v", i, j, a, j, i, b)
+			}
+		}
+	}
+	return maxAbs, least, nil
+}
+
+// shiftInto writes into b the symmetric part of u less shift, and returns
+// b's largest magnitude and the diameter D = max_ij (B_ii + B_jj − 2B_ij).
+//
+// The shift is the smallest entry: an entry of U itself, so a constant U
+// gives B = 0 exactly, and when a large constant dominates, U_ij − shift
+// is exact (Sterbenz's lemma) and keeps all the information U holds about
+// the differences between directions. B's entries lie in [0, max U − min U],
+// a range U → U + c11ᵀ leaves alone. B is also the symmetric part of U,
+// which is all that wᵀUw depends on.
+func shiftInto(b, u []float64, k int, shift float64) (maxB, diam float64) {
+	for i := range k {
+		for j := i; j < k; j++ {
+			v := ((u[i*k+j] - shift) + (u[j*k+i] - shift)) / 2
+			b[i*k+j], b[j*k+i] = v, v
+			maxB = math.Max(maxB, math.Abs(v))
+		}
+	}
+	for i := range k {
+		for j := i + 1; j < k; j++ {
+			diam = math.Max(diam, b[i*k+i]+b[j*k+j]-2*b[i*k+j])
+		}
+	}
+	return maxB, diam
 }
 
 // solve2 is the closed form for K = 2: with w = (t, 1−t),
