@@ -89,22 +89,7 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 		if !(norm > 0) || math.IsInf(norm, 0) {
 			return fmt.Errorf("pareto-mtl: particle %d has objective values %v", i, f)
 		}
-		// Active constraints: their coefficient vectors w_j = u_j − u_i.
-		var active [][]float64
-		for j := range m {
-			if j == i {
-				continue
-			}
-			w := make([]float64, k)
-			g := 0.0
-			for t := range k {
-				w[t] = r.Prefs[j][t] - u[t]
-				g += w[t] * f[t] / norm
-			}
-			if g > 0 {
-				active = append(active, w)
-			}
-		}
+		active := r.activeConstraints(i, f, norm)
 		for a := range k {
 			for b := a; b < k; b++ {
 				v := s.dotScores(a, i, b, i, column(cols, a), column(cols, b))
@@ -126,26 +111,58 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 		if err != nil {
 			return fmt.Errorf("pareto-mtl: particle %d: %w", i, err)
 		}
-		a := make([]float64, k)
-		for v, c := range vecs {
-			for t := range k {
-				a[t] += weights[v] * c[t]
-			}
-		}
-		if !feasibility {
-			s := 0.0
-			for _, x := range a {
-				s += math.Abs(x)
-			}
-			if s > 0 {
-				for t := range a {
-					a[t] /= s
-				}
-			}
-		}
+		a := coefficients(weights, vecs, k, !feasibility)
 		combine(dst[i], a, s, i, cols)
 	}
 	return nil
+}
+
+// activeConstraints returns the coefficient vectors w_j = u_j − u_i of
+// the constraints of particle i's sub-region that its objective values f
+// (of norm norm) violate: those with w_jᵀf/‖f‖ > 0.
+func (r *ParetoMTL) activeConstraints(i int, f []float64, norm float64) [][]float64 {
+	u := r.Prefs[i]
+	var active [][]float64
+	for j := range r.Prefs {
+		if j == i {
+			continue
+		}
+		w := make([]float64, len(f))
+		g := 0.0
+		for t := range f {
+			w[t] = r.Prefs[j][t] - u[t]
+			g += w[t] * f[t] / norm
+		}
+		if g > 0 {
+			active = append(active, w)
+		}
+	}
+	return active
+}
+
+// coefficients returns the direction's coefficients over the K gradients,
+// Σ_v weights_v vecs_v, scaled to sum to 1 in absolute value where
+// normalise is set (and the sum is not zero).
+func coefficients(weights []float64, vecs [][]float64, k int, normalise bool) []float64 {
+	a := make([]float64, k)
+	for v, c := range vecs {
+		for t := range k {
+			a[t] += weights[v] * c[t]
+		}
+	}
+	if !normalise {
+		return a
+	}
+	s := 0.0
+	for _, x := range a {
+		s += math.Abs(x)
+	}
+	if s > 0 {
+		for t := range a {
+			a[t] /= s
+		}
+	}
+	return a
 }
 
 // minNorm returns the convex weights of the vectors Σ_t c_t ∇F_t (c in
