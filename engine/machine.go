@@ -172,17 +172,9 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 	if err := m.trainingGraphs(); err != nil {
 		return err
 	}
-	// The graphs of the trunk's passes, and the recording they replay.
-	steps, tg, rec := m.steps, m.trunk, m.steps[0].trunkOps
-	if kept != nil {
-		if m.keptSteps == nil {
-			return fmt.Errorf("engine: kept trunk passes without their graphs (keepingGraphs)")
-		}
-		if trunk {
-			rec = m.headSteps.trunkOps
-			rec.Exchange(kept)
-			steps, tg = []*stepGraph{m.keptSteps}, m.keptTrunk
-		}
+	steps, tg, rec, err := m.trunkPasses(trunk, kept)
+	if err != nil {
+		return err
 	}
 	// The K trunk passes (and extra's) read the same patches: their small
 	// layers' filter gradients are one product each, after the last pass.
@@ -252,6 +244,26 @@ func (m *machine) gradientsKept(p *Particle, in *Inputs, out *Grads, trunk bool,
 		return m.trunkVJPAfter(p, in, extra.upstream, extra.dst)
 	}
 	return nil
+}
+
+// trunkPasses returns the graphs of an evaluation's passes, the trunk
+// graph of its later tasks' trunk gradients, and the recording they
+// replay: the step graphs', or, for the evaluation with the trunk that
+// replays kept passes, the kept graphs' with kept's values put back in
+// the recording.
+func (m *machine) trunkPasses(trunk bool, kept *ops.SavedPass) ([]*stepGraph, *trunkGraph, *ops.Recording, error) {
+	if kept == nil {
+		return m.steps, m.trunk, m.steps[0].trunkOps, nil
+	}
+	if m.keptSteps == nil {
+		return nil, nil, nil, fmt.Errorf("engine: kept trunk passes without their graphs (keepingGraphs)")
+	}
+	if !trunk {
+		return m.steps, m.trunk, m.steps[0].trunkOps, nil
+	}
+	rec := m.headSteps.trunkOps
+	rec.Exchange(kept)
+	return []*stepGraph{m.keptSteps}, m.keptTrunk, rec, nil
 }
 
 // putStacked computes the trunk's small layers' filter gradients of the

@@ -358,7 +358,7 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 // keeps each particle's trunk forward pass, and the next one, with it,
 // replays them.
 func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) error {
-	k, m := len(tr.cfg.Tasks), len(tr.Particles)
+	m := len(tr.Particles)
 	tr.allocateStep()
 	parallel := tr.parallel
 	// Kept trunk passes stack in both evaluations of a heads-first step
@@ -418,6 +418,21 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 	}
 	// Checked once every particle's passes ran: a worker's last particle
 	// writes the filter gradients its particles stacked.
+	if err := tr.checkLosses(step, report); err != nil {
+		return err
+	}
+	if tr.res == nil {
+		return nil
+	}
+	return tr.checkScores(step, sums)
+}
+
+// checkLosses copies the particles' losses to tr.losses if report, and
+// returns a *NotFiniteError for the first loss that is not finite and,
+// on the CPU, for the first score the graphs noted as not finite (on a
+// device, checkScores checks the scores).
+func (tr *Trainer) checkLosses(step int, report bool) error {
+	k, m := len(tr.cfg.Tasks), len(tr.Particles)
 	for i, g := range tr.grads[:m] {
 		for j := range k {
 			if report {
@@ -428,7 +443,7 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 				return &NotFiniteError{Step: step, Particle: i, Task: task, What: "loss", Index: at}
 			}
 			if tr.res != nil {
-				continue // the scores, negated on the device, are checked below
+				continue // the scores, negated on the device: checkScores
 			}
 			// The graphs wrote the scores and noted where one is not
 			// finite.
@@ -440,10 +455,7 @@ func (tr *Trainer) gradients(step int, report, trunk, repulsion, keep bool) erro
 			}
 		}
 	}
-	if tr.res == nil {
-		return nil
-	}
-	return tr.checkScores(step, sums)
+	return nil
 }
 
 // workerShares returns, when a step's evaluation may stack the passes of
