@@ -326,106 +326,119 @@ func rowsRoutine(b *strings.Builder, rows int) {
 	a.op("MOVQ ldc+40(FP), R9")
 	a.op("SHLQ $2, R9")
 	a.op("MOVQ n+56(FP), R10")
-	aRow := []string{"(AX)", "(AX)(BX*1)", "(AX)(BX*2)", "(R8)", "(R8)(BX*1)"}
-	cRow := []string{"(R14)", "(R14)(R9*1)", "(R14)(R9*2)", "(R15)", "(R15)(R9*1)"}
-	acc := func(r, v int) string { return fmt.Sprintf("Z%d", r*4+v) }
-	for _, pass := range []struct {
-		label   string
-		vectors int
-	}{{"wide", 4}, {"narrow", 1}} {
-		v4 := pass.vectors == 4
-		a.label(pass.label)
-		if v4 {
-			a.op("CMPQ R10, $64")
-			a.op("JLT narrow")
-		} else {
-			a.op("CMPQ R10, $0")
-			a.op("JLE done")
-			a.op("MOVQ $0xFFFF, R14")
-			a.op("CMPQ R10, $16")
-			a.op("JGE masked")
-			a.op("MOVQ R10, CX")
-			a.op("MOVQ $1, R14")
-			a.op("SHLQ CX, R14")
-			a.op("DECQ R14")
-			a.label("masked")
-			a.op("KMOVW R14, K1")
-		}
-		for r := range rows {
-			for v := range pass.vectors {
-				a.op("VXORPS %s, %s, %s", acc(r, v), acc(r, v), acc(r, v))
-			}
-		}
-		a.op("MOVQ R13, AX")
-		if rows > 3 {
-			a.op("LEAQ (R13)(BX*2), R8")
-			a.op("ADDQ BX, R8")
-		}
-		a.op("MOVQ R12, SI")
-		a.op("MOVQ k+48(FP), CX")
-		a.label(pass.label + "k")
-		if v4 {
-			// B's rows lie ldb apart, too many streams for the hardware's
-			// prefetcher: fetch the row's next pass ahead.
-			for v := range 4 {
-				a.op("PREFETCHT0 %d(SI)", 1024+64*v)
-			}
-			for v := range 4 {
-				a.op("VMOVUPS %d(SI), Z%d", 64*v, 20+v)
-			}
-		} else {
-			a.op("VMOVUPS.Z (SI), K1, Z20")
-		}
-		for r := range rows {
-			z := 24 + r%2
-			a.op("VBROADCASTSS %s, Z%d", aRow[r], z)
-			for v := range pass.vectors {
-				a.op("VFMADD231PS Z%d, Z%d, %s", 20+v, z, acc(r, v))
-			}
-		}
-		a.op("ADDQ $4, AX")
-		if rows > 3 {
-			a.op("ADDQ $4, R8")
-		}
-		a.op("ADDQ DX, SI")
-		a.op("DECQ CX")
-		a.op("JNZ %sk", pass.label)
-		a.op("MOVQ DI, R14")
-		if rows > 3 {
-			a.op("LEAQ (DI)(R9*2), R15")
-			a.op("ADDQ R9, R15")
-		}
-		a.op("CMPB addC+64(FP), $0")
-		a.op("JEQ %sstore", pass.label)
-		for r := range rows {
-			for v := range pass.vectors {
-				if v4 {
-					a.op("VADDPS %s, %s, %s", offset(64*v, cRow[r]), acc(r, v), acc(r, v))
-				} else {
-					a.op("VMOVUPS.Z %s, K1, Z26", cRow[r])
-					a.op("VADDPS Z26, %s, %s", acc(r, v), acc(r, v))
-				}
-			}
-		}
-		a.label(pass.label + "store")
-		for r := range rows {
-			for v := range pass.vectors {
-				if v4 {
-					a.op("VMOVUPS %s, %s", acc(r, v), offset(64*v, cRow[r]))
-				} else {
-					a.op("VMOVUPS %s, K1, %s", acc(r, v), cRow[r])
-				}
-			}
-		}
-		a.op("ADDQ $%d, R12", 64*pass.vectors)
-		a.op("ADDQ $%d, DI", 64*pass.vectors)
-		a.op("SUBQ $%d, R10", 16*pass.vectors)
-		a.op("JMP %s", pass.label)
-	}
+	rowsPass(a, rows, "wide", 4)
+	rowsPass(a, rows, "narrow", 1)
 	a.label("done")
 	a.op("VZEROUPPER")
 	a.op("RET")
 	b.WriteString("\n")
+}
+
+// rowsAcc is gemmRowsR's accumulator of row r and vector v of a pass.
+func rowsAcc(r, v int) string { return fmt.Sprintf("Z%d", r*4+v) }
+
+// rowsPass writes a pass of gemmRowsR over as many columns as vectors
+// hold (4: 64 columns, while at least 64 are left; 1: 16, the last ones
+// masked), looping back to label until the columns run out.
+func rowsPass(a asm, rows int, label string, vectors int) {
+	aRow := []string{"(AX)", "(AX)(BX*1)", "(AX)(BX*2)", "(R8)", "(R8)(BX*1)"}
+	v4 := vectors == 4
+	a.label(label)
+	if v4 {
+		a.op("CMPQ R10, $64")
+		a.op("JLT narrow")
+	} else {
+		a.op("CMPQ R10, $0")
+		a.op("JLE done")
+		a.op("MOVQ $0xFFFF, R14")
+		a.op("CMPQ R10, $16")
+		a.op("JGE masked")
+		a.op("MOVQ R10, CX")
+		a.op("MOVQ $1, R14")
+		a.op("SHLQ CX, R14")
+		a.op("DECQ R14")
+		a.label("masked")
+		a.op("KMOVW R14, K1")
+	}
+	for r := range rows {
+		for v := range vectors {
+			a.op("VXORPS %s, %s, %s", rowsAcc(r, v), rowsAcc(r, v), rowsAcc(r, v))
+		}
+	}
+	a.op("MOVQ R13, AX")
+	if rows > 3 {
+		a.op("LEAQ (R13)(BX*2), R8")
+		a.op("ADDQ BX, R8")
+	}
+	a.op("MOVQ R12, SI")
+	a.op("MOVQ k+48(FP), CX")
+	a.label(label + "k")
+	if v4 {
+		// B's rows lie ldb apart, too many streams for the hardware's
+		// prefetcher: fetch the row's next pass ahead.
+		for v := range 4 {
+			a.op("PREFETCHT0 %d(SI)", 1024+64*v)
+		}
+		for v := range 4 {
+			a.op("VMOVUPS %d(SI), Z%d", 64*v, 20+v)
+		}
+	} else {
+		a.op("VMOVUPS.Z (SI), K1, Z20")
+	}
+	for r := range rows {
+		z := 24 + r%2
+		a.op("VBROADCASTSS %s, Z%d", aRow[r], z)
+		for v := range vectors {
+			a.op("VFMADD231PS Z%d, Z%d, %s", 20+v, z, rowsAcc(r, v))
+		}
+	}
+	a.op("ADDQ $4, AX")
+	if rows > 3 {
+		a.op("ADDQ $4, R8")
+	}
+	a.op("ADDQ DX, SI")
+	a.op("DECQ CX")
+	a.op("JNZ %sk", label)
+	rowsStore(a, rows, label, vectors)
+}
+
+// rowsStore writes the end of a gemmRowsR pass: C's entries added to the
+// accumulators if addC, the accumulators stored, and B and C advanced to
+// the next pass's columns.
+func rowsStore(a asm, rows int, label string, vectors int) {
+	cRow := []string{"(R14)", "(R14)(R9*1)", "(R14)(R9*2)", "(R15)", "(R15)(R9*1)"}
+	v4 := vectors == 4
+	a.op("MOVQ DI, R14")
+	if rows > 3 {
+		a.op("LEAQ (DI)(R9*2), R15")
+		a.op("ADDQ R9, R15")
+	}
+	a.op("CMPB addC+64(FP), $0")
+	a.op("JEQ %sstore", label)
+	for r := range rows {
+		for v := range vectors {
+			if v4 {
+				a.op("VADDPS %s, %s, %s", offset(64*v, cRow[r]), rowsAcc(r, v), rowsAcc(r, v))
+			} else {
+				a.op("VMOVUPS.Z %s, K1, Z26", cRow[r])
+				a.op("VADDPS Z26, %s, %s", rowsAcc(r, v), rowsAcc(r, v))
+			}
+		}
+	}
+	a.label(label + "store")
+	for r := range rows {
+		for v := range vectors {
+			if v4 {
+				a.op("VMOVUPS %s, %s", rowsAcc(r, v), offset(64*v, cRow[r]))
+			} else {
+				a.op("VMOVUPS %s, K1, %s", rowsAcc(r, v), cRow[r])
+			}
+		}
+	}
+	a.op("ADDQ $%d, R12", 64*vectors)
+	a.op("ADDQ $%d, DI", 64*vectors)
+	a.op("SUBQ $%d, R10", 16*vectors)
+	a.op("JMP %s", label)
 }
 
 // dotsRoutine writes gemmDotsRAxRB: for RA rows of A and RB rows of B, all
@@ -583,16 +596,6 @@ func tapRowsRoutine(b *strings.Builder, vectors, rows int) {
 		a.op("LEAQ (%s)(BX*2), %s", wBase[g-1], wBase[g])
 		a.op("ADDQ BX, %s", wBase[g])
 	}
-	row := func(bases []string, r int, stride string) string {
-		base := bases[r/3]
-		switch r % 3 {
-		case 1:
-			return fmt.Sprintf("(%s)(%s*1)", base, stride)
-		case 2:
-			return fmt.Sprintf("(%s)(%s*2)", base, stride)
-		}
-		return "(" + base + ")"
-	}
 	acc := func(r, v int) string { return fmt.Sprintf("Z%d", vectors*r+v) }
 	for r := range rows {
 		for v := range vectors {
@@ -612,7 +615,7 @@ func tapRowsRoutine(b *strings.Builder, vectors, rows int) {
 	}
 	for r := range rows {
 		z := 24 + r%2
-		a.op("VBROADCASTSS %s, Z%d", row(wBase, r, "BX"), z)
+		a.op("VBROADCASTSS %s, Z%d", tapRow(wBase, r, "BX"), z)
 		for v := range vectors {
 			a.op("VFMADD231PS Z%d, Z%d, %s", 20+v, z, acc(r, v))
 		}
@@ -622,6 +625,15 @@ func tapRowsRoutine(b *strings.Builder, vectors, rows int) {
 	}
 	a.op("DECQ CX")
 	a.op("JNZ tap")
+	tapStore(a, vectors, rows, acc)
+	a.op("VZEROUPPER")
+	a.op("RET")
+	b.WriteString("\n")
+}
+
+// tapStore writes the end of convTapVRowsR: the accumulators (acc(r, v)
+// holds row r's vector v) stored to C under their vectors' masks.
+func tapStore(a asm, vectors, rows int, acc func(r, v int) string) {
 	a.op("MOVQ c+40(FP), DI")
 	a.op("MOVQ ldc+48(FP), DX")
 	a.op("SHLQ $2, DX")
@@ -638,12 +650,22 @@ func tapRowsRoutine(b *strings.Builder, vectors, rows int) {
 			}
 		}
 		for r := range rows {
-			a.op("VMOVUPS %s, K%d, %s", acc(r, v), v+1, row(cBase, r, "DX"))
+			a.op("VMOVUPS %s, K%d, %s", acc(r, v), v+1, tapRow(cBase, r, "DX"))
 		}
 	}
-	a.op("VZEROUPPER")
-	a.op("RET")
-	b.WriteString("\n")
+}
+
+// tapRow is the operand of row r of a matrix whose rows lie stride apart,
+// with a base register for each three rows.
+func tapRow(bases []string, r int, stride string) string {
+	base := bases[r/3]
+	switch r % 3 {
+	case 1:
+		return fmt.Sprintf("(%s)(%s*1)", base, stride)
+	case 2:
+		return fmt.Sprintf("(%s)(%s*2)", base, stride)
+	}
+	return "(" + base + ")"
 }
 
 // tapDotsRoutine writes convTapVDotsRAxRB, a convolution's filter
