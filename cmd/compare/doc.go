@@ -123,8 +123,8 @@
 // at best/, and at the epoch of its best test accuracy, the authors'
 // rule, labelled as chosen on the test split; MT-SGD against the best
 // other method of its rate, per task and metric) and
-// OUT/study-calibration.png (test ECE and NLL per epoch, mean ± sd over
-// the seeds). A finished run whose checkpoints are gone cannot be
+// OUT/study-calibration.png (test ECE and NLL per epoch on a log scale,
+// mean and a band of ± sd over the seeds). A finished run whose checkpoints are gone cannot be
 // assessed: keep last/ and best/ until its result.json holds its
 // assessment.
 //

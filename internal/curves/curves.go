@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
 	"slices"
 
@@ -40,17 +41,21 @@ var (
 type metric struct {
 	Name  string
 	Value func(metrics.Score) float64
+	// Log draws the figure on a log scale (methodPanels): for figures
+	// that fall by orders of magnitude over a run, whose late
+	// differences a linear scale would flatten.
+	Log bool
 }
 
 // metricsOf are the panels of a task: accuracy and ECE (%) for
 // classification, MSE for regression.
 func metricsOf(s metrics.Score) []metric {
 	if s.Regression != nil {
-		return []metric{{"MSE", func(s metrics.Score) float64 { return s.MSE }}}
+		return []metric{{Name: "MSE", Value: func(s metrics.Score) float64 { return s.MSE }}}
 	}
 	return []metric{
-		{"accuracy", func(s metrics.Score) float64 { return s.Accuracy }},
-		{"ECE (%)", func(s metrics.Score) float64 { return 100 * s.ECE }},
+		{Name: "accuracy", Value: func(s metrics.Score) float64 { return s.Accuracy }},
+		{Name: "ECE (%)", Value: func(s metrics.Score) float64 { return 100 * s.ECE }},
 	}
 }
 
@@ -213,24 +218,25 @@ func addLine(p *plot.Plot, xy plotter.XYs, c color.Color, width vg.Length, label
 
 // Methods draws methods against each other on the test split: a column
 // of panels per task, a row per score, and for each method the mean over
-// its seeds' runs per epoch with error bars of one sample standard
-// deviation (none for a single seed). histories holds each method's
-// per-seed histories.
+// its seeds' runs per epoch in a band of one sample standard deviation
+// (none for a single seed). histories holds each method's per-seed
+// histories.
 func Methods(w io.Writer, dataset string, methods []string, histories map[string][][]experiment.MetricsLine) error {
 	return methodPanels(w, dataset, methods, histories, metricsOf)
 }
 
 // Calibration is Methods with a row of panels for the test ECE (%) and
-// one for the test NLL of each classification task: how the methods'
-// calibration moves over a long run.
+// one for the test NLL of each classification task, both on a log scale:
+// how the methods' calibration moves over a long run, from the first
+// epochs' tens of percent to the last epochs' differences of a tenth.
 func Calibration(w io.Writer, dataset string, methods []string, histories map[string][][]experiment.MetricsLine) error {
 	return methodPanels(w, dataset, methods, histories, func(s metrics.Score) []metric {
 		if s.Regression != nil {
 			return metricsOf(s)
 		}
 		return []metric{
-			{"ECE (%)", func(s metrics.Score) float64 { return 100 * s.ECE }},
-			{"NLL", func(s metrics.Score) float64 { return s.NLL }},
+			{"ECE (%)", func(s metrics.Score) float64 { return 100 * s.ECE }, true},
+			{"NLL", func(s metrics.Score) float64 { return s.NLL }, true},
 		}
 	})
 }
@@ -258,52 +264,104 @@ func methodPanels(w io.Writer, dataset string, methods []string, histories map[s
 	rows := make([][]*plot.Plot, len(kinds))
 	for k, kind := range kinds {
 		for _, task := range ts {
-			p := plot.New()
-			p.Title.Text = dataset + " " + task + ": test " + kind.Name
-			p.X.Label.Text = "epoch"
-			for i, m := range methods {
-				byEpoch := map[int][]float64{}
-				for _, h := range histories[m] {
-					for _, l := range h {
-						if l.Split == "test" && l.Task == task {
-							byEpoch[l.Epoch] = append(byEpoch[l.Epoch], kind.Value(l.Score))
-						}
-					}
-				}
-				if len(byEpoch) == 0 {
-					continue
-				}
-				var epochs []int
-				for e := range byEpoch {
-					epochs = append(epochs, e)
-				}
-				slices.Sort(epochs)
-				var xy plotter.XYs
-				var errs plotter.YErrors
-				for _, e := range epochs {
-					mean, sd := meanSD(byEpoch[e])
-					xy = append(xy, plotter.XY{X: float64(e), Y: mean})
-					errs = append(errs, struct{ Low, High float64 }{sd, sd})
-				}
-				c := palette[i%len(palette)]
-				if err := addLine(p, xy, c, 1.5, m); err != nil {
-					return err
-				}
-				bars, err := plotter.NewYErrorBars(struct {
-					plotter.XYer
-					plotter.YErrorer
-				}{xy, errs})
-				if err != nil {
-					return err
-				}
-				bars.Color = c
-				p.Add(bars)
+			p, err := methodPanel(dataset, task, kind, methods, histories)
+			if err != nil {
+				return err
 			}
-			p.Legend.Top = true
 			rows[k] = append(rows[k], p)
 		}
 	}
-	return Grid(w, rows, 5*vg.Inch, 3.5*vg.Inch)
+	// Taller panels for many methods, so that the legend (an entry a
+	// method) fits in the top half of a panel, above the curves
+	// (roomForLegend).
+	height := max(3.5*vg.Inch, vg.Length(len(methods))*vg.Inch/2)
+	return Grid(w, rows, 5*vg.Inch, height)
+}
+
+// methodPanel is methodPanels' panel of one task and figure: each
+// method's mean over its seeds per epoch, in a band of one sample
+// standard deviation where it has more than one seed.
+func methodPanel(dataset, task string, kind metric, methods []string, histories map[string][][]experiment.MetricsLine) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = dataset + " " + task + ": test " + kind.Name
+	p.X.Label.Text = "epoch"
+	logScale := kind.Log
+	type curve struct {
+		xy plotter.XYs
+		sd []float64
+	}
+	curves := make([]curve, len(methods))
+	for i, m := range methods {
+		byEpoch := map[int][]float64{}
+		for _, h := range histories[m] {
+			for _, l := range h {
+				if l.Split == "test" && l.Task == task {
+					byEpoch[l.Epoch] = append(byEpoch[l.Epoch], kind.Value(l.Score))
+				}
+			}
+		}
+		epochs := slices.Sorted(maps.Keys(byEpoch))
+		for _, e := range epochs {
+			mean, sd := meanSD(byEpoch[e])
+			curves[i].xy = append(curves[i].xy, plotter.XY{X: float64(e), Y: mean})
+			curves[i].sd = append(curves[i].sd, sd)
+			if !(mean > 0) {
+				logScale = false // a log scale has no place for it
+			}
+		}
+	}
+	if logScale && slices.ContainsFunc(curves, func(c curve) bool { return len(c.xy) > 0 }) {
+		// (A panel with nothing in it has no range for a log scale.)
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Label.Text = "log scale"
+	}
+	for i, m := range methods {
+		if len(curves[i].xy) == 0 {
+			continue
+		}
+		c := palette[i%len(palette)]
+		if slices.Max(curves[i].sd) > 0 {
+			_, onLog := p.Y.Scale.(plot.LogScale)
+			band, err := sdBand(curves[i].xy, curves[i].sd, c, onLog)
+			if err != nil {
+				return nil, err
+			}
+			p.Add(band)
+		}
+		if err := addLine(p, curves[i].xy, c, 1.5, m); err != nil {
+			return nil, err
+		}
+	}
+	if _, onLog := p.Y.Scale.(plot.LogScale); onLog && p.Y.Min == p.Y.Max {
+		// One value: gonum widens it by ±1, through zero; a factor of 2
+		// either side instead.
+		p.Y.Min, p.Y.Max = p.Y.Min/2, p.Y.Max*2
+	}
+	p.Legend.Top = true
+	return p, nil
+}
+
+// sdBand is the band y ± sd around the curve xy, filled in a light shade
+// of c. On a log scale its lower edge stops at a tenth of y, where y − sd
+// would reach zero or below.
+func sdBand(xy plotter.XYs, sd []float64, c color.NRGBA, logScale bool) (*plotter.Polygon, error) {
+	var upper, lower plotter.XYs
+	for j, pt := range xy {
+		low := pt.Y - sd[j]
+		if logScale {
+			low = max(low, pt.Y/10)
+		}
+		upper = append(upper, plotter.XY{X: pt.X, Y: pt.Y + sd[j]})
+		lower = append(plotter.XYs{{X: pt.X, Y: low}}, lower...)
+	}
+	band, err := plotter.NewPolygon(append(upper, lower...))
+	if err != nil {
+		return nil, err
+	}
+	band.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 60}
+	band.LineStyle.Width = 0
+	return band, nil
 }
 
 // meanSD is the mean and sample standard deviation of v (0 for one).
@@ -362,7 +420,12 @@ func roomForLegend(p *plot.Plot, c draw.Canvas) {
 	if legend.Max.Y <= legend.Min.Y || need > height/2 {
 		return
 	}
-	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)*float64(height/(height-need))
+	grow := float64(height / (height - need))
+	if _, log := p.Y.Scale.(plot.LogScale); log {
+		p.Y.Max = p.Y.Min * math.Pow(p.Y.Max/p.Y.Min, grow)
+		return
+	}
+	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)*grow
 }
 
 // OverTime draws methods against each other on the test split over
@@ -412,21 +475,19 @@ func OverTime(w io.Writer, dataset string, methods []string, histories map[strin
 			epochs = append(epochs, e)
 		}
 		slices.Sort(epochs)
-		var xy, upper, lower plotter.XYs
+		var xy plotter.XYs
+		var sds []float64
 		for _, e := range epochs {
 			x, _ := meanSD(secs[e])
 			y, sd := meanSD(figs[e])
 			xy = append(xy, plotter.XY{X: x, Y: y})
-			upper = append(upper, plotter.XY{X: x, Y: y + sd})
-			lower = append([]plotter.XY{{X: x, Y: y - sd}}, lower...)
+			sds = append(sds, sd)
 		}
 		c := palette[i%len(palette)]
-		band, err := plotter.NewPolygon(append(upper, lower...))
+		band, err := sdBand(xy, sds, c, false)
 		if err != nil {
 			return err
 		}
-		band.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 60}
-		band.LineStyle.Width = 0
 		p.Add(band)
 		if err := addLine(p, xy, c, 1.5, m); err != nil {
 			return err

@@ -115,3 +115,77 @@ func TestLegendAboveCurves(t *testing.T) {
 		}
 	}
 }
+
+// A band is y ± sd; on a log scale its lower edge stops at a tenth of y
+// rather than reach zero or below, where a log scale has no place.
+func TestSDBand(t *testing.T) {
+	xy := plotter.XYs{{X: 1, Y: 1}, {X: 2, Y: 0.5}}
+	sd := []float64{2, 0.1}
+	for _, c := range []struct {
+		log   bool
+		lower []float64 // at epochs 2 and 1: the ring runs back along the lower edge
+	}{{false, []float64{0.4, -1}}, {true, []float64{0.4, 0.1}}} {
+		band, err := sdBand(xy, sd, palette[0], c.log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ring := band.XYs[0]
+		want := plotter.XYs{{X: 1, Y: 3}, {X: 2, Y: 0.6}, {X: 2, Y: c.lower[0]}, {X: 1, Y: c.lower[1]}}
+		if len(ring) != len(want) {
+			t.Fatalf("log %v: ring %v, want %v", c.log, ring, want)
+		}
+		for i := range want {
+			if math.Abs(ring[i].X-want[i].X) > 1e-12 || math.Abs(ring[i].Y-want[i].Y) > 1e-12 {
+				t.Errorf("log %v: ring %v, want %v", c.log, ring, want)
+				break
+			}
+		}
+	}
+}
+
+// A panel of a figure drawn on a log scale has one, unless some mean is
+// not positive; the legend then still sits above the curves, the y axis
+// raised in proportion on the log scale.
+func TestLogPanel(t *testing.T) {
+	ece := metric{Name: "ECE (%)", Value: func(s metrics.Score) float64 { return 100 * s.ECE }, Log: true}
+	panel := func(accB float64) *plot.Plot {
+		p, err := methodPanel("multi-mnist", "top-left", ece, []string{"a", "b"}, map[string][][]experiment.MetricsLine{
+			"a": {history(10, 0.9), history(10, 0.85)},
+			"b": {history(10, accB)},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if _, ok := panel(0.9).Y.Scale.(plot.LogScale); !ok {
+		t.Error("positive ECE: not on a log scale")
+	}
+	// b's accuracy 1 at the last epoch: its ECE 0 there.
+	if _, ok := panel(1).Y.Scale.(plot.LogScale); ok {
+		t.Error("an ECE of 0 drawn on a log scale")
+	}
+	// A single value: its range is widened on the log scale, not through 0.
+	one, err := methodPanel("multi-mnist", "top-left", ece, []string{"a"}, map[string][][]experiment.MetricsLine{"a": {history(1, 0.9)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(one.Y.Min > 0 && one.Y.Min < 10 && one.Y.Max > 10) {
+		t.Errorf("one ECE of 10 %%: y axis [%v, %v]", one.Y.Min, one.Y.Max)
+	}
+	if err := Grid(&bytes.Buffer{}, [][]*plot.Plot{{one}}, 5*vg.Inch, 3.5*vg.Inch); err != nil {
+		t.Error(err)
+	}
+	p := panel(0.9)
+	c := draw.New(vgimg.New(5*vg.Inch, 3.5*vg.Inch))
+	p.Y.Min, p.Y.Max = 1, 100
+	roomForLegend(p, c)
+	if p.Y.Min != 1 || !(p.Y.Max > 100) {
+		t.Fatalf("y axis [%v, %v], want [1, more than 100]", p.Y.Min, p.Y.Max)
+	}
+	da := p.DataCanvas(c)
+	_, y := p.Transforms(&da)
+	if legend := p.Legend.Rectangle(da); !(legend.Min.Y > y(100)) {
+		t.Errorf("the legend's bottom %v is not above the curves' top %v", legend.Min.Y, y(100))
+	}
+}
