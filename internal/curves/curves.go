@@ -235,8 +235,8 @@ func Calibration(w io.Writer, dataset string, methods []string, histories map[st
 			return metricsOf(s)
 		}
 		return []metric{
-			{"ECE (%)", func(s metrics.Score) float64 { return 100 * s.ECE }, true},
-			{"NLL", func(s metrics.Score) float64 { return s.NLL }, true},
+			{Name: "ECE (%)", Value: func(s metrics.Score) float64 { return 100 * s.ECE }, Log: true},
+			{Name: "NLL", Value: func(s metrics.Score) float64 { return s.NLL }, Log: true},
 		}
 	})
 }
@@ -310,8 +310,9 @@ func methodPanel(dataset, task string, kind metric, methods []string, histories 
 			}
 		}
 	}
-	if logScale && slices.ContainsFunc(curves, func(c curve) bool { return len(c.xy) > 0 }) {
-		// (A panel with nothing in it has no range for a log scale.)
+	// A panel with nothing in it has no range for a log scale.
+	logScale = logScale && slices.ContainsFunc(curves, func(c curve) bool { return len(c.xy) > 0 })
+	if logScale {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 		p.Y.Label.Text = "log scale"
@@ -322,8 +323,7 @@ func methodPanel(dataset, task string, kind metric, methods []string, histories 
 		}
 		c := palette[i%len(palette)]
 		if slices.Max(curves[i].sd) > 0 {
-			_, onLog := p.Y.Scale.(plot.LogScale)
-			band, err := sdBand(curves[i].xy, curves[i].sd, c, onLog)
+			band, err := sdBand(curves[i].xy, curves[i].sd, c, logScale)
 			if err != nil {
 				return nil, err
 			}
@@ -333,7 +333,7 @@ func methodPanel(dataset, task string, kind metric, methods []string, histories 
 			return nil, err
 		}
 	}
-	if _, onLog := p.Y.Scale.(plot.LogScale); onLog && p.Y.Min == p.Y.Max {
+	if logScale && p.Y.Min == p.Y.Max {
 		// One value: gonum widens it by ±1, through zero; a factor of 2
 		// either side instead.
 		p.Y.Min, p.Y.Max = p.Y.Min/2, p.Y.Max*2
