@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/mtsgd/mtsgd/internal/curves"
 )
@@ -113,10 +114,14 @@ func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []st
 	row := []*plot.Plot{}
 	for _, task := range tasks {
 		h, m := make(plotter.Values, len(methods)), make(plotter.Values, len(methods))
+		var hSD, mSD []stat // by method; whiskers only where there are seeds to spread
 		for i, method := range methods {
 			r, ok := byKey[[2]string{method, task}]
 			if ok && r.Vals[entropy].N > 0 {
 				h[i], m[i] = r.Vals[entropy].Mean, r.Vals[mi].Mean
+				hSD, mSD = append(hSD, r.Vals[entropy]), append(mSD, r.Vals[mi])
+			} else {
+				hSD, mSD = append(hSD, stat{}), append(mSD, stat{})
 			}
 		}
 		p := plot.New()
@@ -133,7 +138,7 @@ func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []st
 		}
 		a.Color, a.Offset = oursColor, -width/2
 		b.Color, b.Offset = paperColor, width/2
-		p.Add(a, b)
+		p.Add(a, b, newSDWhiskers(hSD, a.Offset), newSDWhiskers(mSD, b.Offset))
 		p.Legend.Add("predictive entropy", a)
 		p.Legend.Add("mutual information", b)
 		p.Legend.Top, p.Legend.Left = true, true
@@ -145,4 +150,35 @@ func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []st
 	}
 	panels = append(panels, row)
 	return curves.Grid(w, panels, 7*vg.Inch, 5*vg.Inch)
+}
+
+// sdWhiskers draws ± one sd about the mean of each category of a bar
+// chart whose stat has two or more seeds, at the bars' offset: plotter's
+// YErrorBars place an error bar in data coordinates only, and grouped
+// bars sit beside their category by an offset in canvas units.
+type sdWhiskers struct {
+	Stats  []stat // by category, the position NominalX gives it
+	Offset vg.Length
+	Style  draw.LineStyle
+	Cap    vg.Length
+}
+
+func newSDWhiskers(stats []stat, offset vg.Length) *sdWhiskers {
+	return &sdWhiskers{Stats: stats, Offset: offset, Style: plotter.DefaultLineStyle, Cap: vg.Points(6)}
+}
+
+// Plot implements plot.Plotter.
+func (w *sdWhiskers) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	for i, s := range w.Stats {
+		if s.N < 2 {
+			continue
+		}
+		x := trX(float64(i)) + w.Offset
+		low, high := trY(s.Mean-s.SD), trY(s.Mean+s.SD)
+		c.StrokeLine2(w.Style, x, low, x, high)
+		for _, y := range []vg.Length{low, high} {
+			c.StrokeLine2(w.Style, x-w.Cap/2, y, x+w.Cap/2, y)
+		}
+	}
 }
