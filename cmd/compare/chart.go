@@ -113,15 +113,13 @@ func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []st
 	var panels [][]*plot.Plot
 	row := []*plot.Plot{}
 	for _, task := range tasks {
+		hStats, mStats := make([]stat, len(methods)), make([]stat, len(methods)) // by method
 		h, m := make(plotter.Values, len(methods)), make(plotter.Values, len(methods))
-		var hSD, mSD []stat // by method; whiskers only where there are seeds to spread
 		for i, method := range methods {
 			r, ok := byKey[[2]string{method, task}]
 			if ok && r.Vals[entropy].N > 0 {
-				h[i], m[i] = r.Vals[entropy].Mean, r.Vals[mi].Mean
-				hSD, mSD = append(hSD, r.Vals[entropy]), append(mSD, r.Vals[mi])
-			} else {
-				hSD, mSD = append(hSD, stat{}), append(mSD, stat{})
+				hStats[i], mStats[i] = r.Vals[entropy], r.Vals[mi]
+				h[i], m[i] = hStats[i].Mean, mStats[i].Mean
 			}
 		}
 		p := plot.New()
@@ -138,7 +136,7 @@ func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []st
 		}
 		a.Color, a.Offset = oursColor, -width/2
 		b.Color, b.Offset = paperColor, width/2
-		p.Add(a, b, newSDWhiskers(hSD, a.Offset), newSDWhiskers(mSD, b.Offset))
+		p.Add(a, b, newSDWhiskers(hStats, a.Offset), newSDWhiskers(mStats, b.Offset))
 		p.Legend.Add("predictive entropy", a)
 		p.Legend.Add("mutual information", b)
 		p.Legend.Top, p.Legend.Left = true, true
