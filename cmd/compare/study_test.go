@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +35,10 @@ func TestPaperStudyPlan(t *testing.T) {
 		{"linear-pref-seed2", 0.001, "mean"},
 		{"mtsgd-authors-params-seed3", 0.001, "normalized"}, {"linear-seed3", 0.001, "mean"}, {"moo-svgd-normalized-seed3", 0.001, "normalized"},
 		{"linear-pref-seed3", 0.001, "mean"},
+		{"linear-lr0.1-seed2", 0.1, "mean"}, {"mtsgd-authors-params-lr0.01-seed2", 0.01, "normalized"},
+		{"moo-svgd-lr0.01-normalized-seed2", 0.01, "normalized"},
+		{"linear-lr0.1-seed3", 0.1, "mean"}, {"mtsgd-authors-params-lr0.01-seed3", 0.01, "normalized"},
+		{"moo-svgd-lr0.01-normalized-seed3", 0.01, "normalized"},
 	}
 	if len(p.Cells) != len(want) || !p.Assess {
 		t.Fatalf("%d cells, assess %v", len(p.Cells), p.Assess)
@@ -114,7 +119,8 @@ func TestPaperStudyAssesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| linear-pref | top-left | 1 | 1 |", "## At best/", "## At the epoch of best test accuracy", "Runs still to finish, 16 of 17"} {
+	for _, want := range []string{"| linear-pref | top-left | 1 | 1 |", "## At best/", "## At the epoch of best test accuracy",
+		fmt.Sprintf("Runs still to finish, %d of %d", len(paperStudy)-1, len(paperStudy))} {
 		if !strings.Contains(string(study), want) {
 			t.Errorf("%s lacks %q:\n%s", StudyFile, want, study)
 		}
