@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mtsgd/mtsgd/internal/modeltest"
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/internal/modeltest"
 	"github.com/mtsgd/mtsgd/models/mlp"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/mtsgd/mtsgd/internal/simplextest"
+	"github.com/mtsgd/mtsgd/particles/internal/simplextest"
 	"github.com/mtsgd/mtsgd/particles/minnorm"
 )
 

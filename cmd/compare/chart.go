@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/mtsgd/mtsgd/internal/curves"
+	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 )
 
 var (

@@ -17,11 +17,11 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
+	"github.com/mtsgd/mtsgd/cmd/internal/curves"
+	"github.com/mtsgd/mtsgd/cmd/internal/runlock"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
-	"github.com/mtsgd/mtsgd/internal/cli"
-	"github.com/mtsgd/mtsgd/internal/curves"
-	"github.com/mtsgd/mtsgd/internal/runlock"
 )
 
 // PlanFile is the name of a sweep's plan in OUT, and CurvesFile that of

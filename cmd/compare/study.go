@@ -8,9 +8,9 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
-	"github.com/mtsgd/mtsgd/internal/curves"
 )
 
 // A study is a comparison whose runs are listed one by one, each method

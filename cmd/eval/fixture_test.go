@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/mtsgd/mtsgd/internal/ckptfixture"
+	"github.com/mtsgd/mtsgd/experiment/ckptfixture"
 )
 
 // eval -ckpt on the checkpoints an earlier build wrote (package

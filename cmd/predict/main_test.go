@@ -14,11 +14,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/data/npz"
 	"github.com/mtsgd/mtsgd/experiment"
-	"github.com/mtsgd/mtsgd/internal/cli"
 	"github.com/mtsgd/mtsgd/metrics"
 )
 
@@ -347,7 +347,7 @@ func TestBadInput(t *testing.T) {
 		f.Close()
 	}
 	// A checkpoint of a run on a data set of its own (package
-	// internal/ckptfixture), not on files.
+	// experiment/ckptfixture), not on files.
 	fixture := filepath.Join("..", "..", "internal", "ckptfixture", "testdata", "mtsgd-adam")
 	for _, tc := range []struct {
 		name   string

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mtsgd/mtsgd/internal/cli"
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 )
 
 // outputs are the files predict writes: every -out, and -show's PNG.

@@ -11,8 +11,8 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/data/files"
-	"github.com/mtsgd/mtsgd/internal/cli"
 )
 
 // names lists dir's entries.

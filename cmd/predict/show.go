@@ -6,8 +6,8 @@ import (
 	"io"
 	"slices"
 
+	"github.com/mtsgd/mtsgd/cmd/internal/imagegrid"
 	"github.com/mtsgd/mtsgd/data"
-	"github.com/mtsgd/mtsgd/internal/imagegrid"
 )
 
 // Layout of the -show grid.

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mtsgd/mtsgd/internal/cli"
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 )
 

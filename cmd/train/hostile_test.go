@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
+	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 	"github.com/mtsgd/mtsgd/experiment"
-	"github.com/mtsgd/mtsgd/internal/cli"
-	"github.com/mtsgd/mtsgd/internal/curves"
 )
 
 // trainTimed is trainProcess with a deadline: a train that hangs fails

@@ -20,11 +20,11 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
+	"github.com/mtsgd/mtsgd/cmd/internal/curves"
+	"github.com/mtsgd/mtsgd/cmd/internal/imagegrid"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/experiment"
-	"github.com/mtsgd/mtsgd/internal/cli"
-	"github.com/mtsgd/mtsgd/internal/curves"
-	"github.com/mtsgd/mtsgd/internal/imagegrid"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 

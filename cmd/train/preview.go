@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/mtsgd/mtsgd/cmd/internal/imagegrid"
 	"github.com/mtsgd/mtsgd/data"
-	"github.com/mtsgd/mtsgd/internal/imagegrid"
 )
 
 // previewMaxTsk is the most task lines per cell; more are summarised in

@@ -11,10 +11,10 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
+	"github.com/mtsgd/mtsgd/cmd/internal/progress"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
-	"github.com/mtsgd/mtsgd/internal/cli"
-	"github.com/mtsgd/mtsgd/internal/progress"
 	"github.com/mtsgd/mtsgd/particles/toy"
 )
 

@@ -13,6 +13,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,7 +23,6 @@ import (
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/data/multimnist"
-	"github.com/mtsgd/mtsgd/internal/cli"
 )
 
 // Options are the example's flags.
@@ -32,21 +32,34 @@ type Options struct {
 	Train, Valid, Test, New int
 }
 
+// main exits 0 on success, 2 on a bad flag and 1 on any other error,
+// the statuses the project's commands use for the same cases.
 func main() {
-	cli.Main(cli.Command[Options]{Name: "own-data", Parse: parseFlags, Run: run})
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "own-data:", err)
+		os.Exit(2)
+	}
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "own-data:", err)
+		os.Exit(1)
+	}
 }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	var o Options
 	fs := flag.NewFlagSet("own-data", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cli.Out(fs, "directory to write (required)", func(v string) error { o.Out = v; return nil })
+	fs.StringVar(&o.Out, "out", "", "directory to write (required)")
 	fs.IntVar(&o.Train, "train", 6000, "training composites")
 	fs.IntVar(&o.Valid, "valid", 1000, "validation composites")
 	fs.IntVar(&o.Test, "test", 2000, "test composites")
 	fs.IntVar(&o.New, "new", 2000, "composites to predict on (new.npz)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed of the composites")
-	cli.DataDir(fs, &o.DataDir, "MNIST")
+	fs.StringVar(&o.DataDir, "data-dir", "", "MNIST's data directory (default $"+data.DirEnv+", else ~/.cache/mtsgd)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -9,8 +9,8 @@ import (
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/mtsgd/mtsgd/internal/modeltest"
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/internal/modeltest"
 )
 
 // The parameter counts are those of the multi-task LeNet of Sener &

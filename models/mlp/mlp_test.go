@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/mtsgd/mtsgd/internal/modeltest"
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/models/internal/modeltest"
 )
 
 // The paper's SARCOS network, 21→256→256→256 with seven 256→1 heads, by

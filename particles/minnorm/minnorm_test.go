@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/mtsgd/mtsgd/internal/simplextest"
+	"github.com/mtsgd/mtsgd/particles/internal/simplextest"
 )
 
 // randomGram returns U = GGᵀ for a random K×d matrix G whose rows have

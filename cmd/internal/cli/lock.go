@@ -6,7 +6,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
-	"github.com/mtsgd/mtsgd/internal/runlock"
+	"github.com/mtsgd/mtsgd/cmd/internal/runlock"
 )
 
 // LockRun takes the lock on the run directory dir for this process

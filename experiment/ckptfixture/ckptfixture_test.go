@@ -12,7 +12,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/experiment"
-	"github.com/mtsgd/mtsgd/internal/ckptfixture"
+	"github.com/mtsgd/mtsgd/experiment/ckptfixture"
 )
 
 var update = flag.Bool("update", false, "retrain the fixtures and rewrite testdata/ (only when the checkpoint format changes on purpose)")

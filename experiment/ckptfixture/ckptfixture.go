@@ -17,7 +17,7 @@
 // The fixtures are regenerated only when the checkpoint format changes
 // on purpose (a new Version in package checkpoints):
 //
-//	go test ./internal/ckptfixture -run TestFixtures -update
+//	go test ./experiment/ckptfixture -run TestFixtures -update
 //
 // which retrains every run, rewrites testdata/ and the figures, and must
 // be committed together with the code that needed it.
