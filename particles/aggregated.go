@@ -10,18 +10,9 @@ import (
 // every particle: particle m's K scores, negated into the gradients of
 // the task losses, are combined by its own aggregator (each particle
 // keeps its own state), and the result, negated back, is its ascent
-// direction a_m.
-//
-// Without repulsion the particles move independently, an ensemble of M
-// networks each trained by the method:
-//
-//	φ(θ_m) = a_m.
-//
-// With Repulsive set the aggregated directions drive an SVGD step with
-// the RBF kernel across the particles, as MOO-SVGD does with MGDA's
-// direction:
-//
-//	φ(θ_m) = (1/M) Σ_a [k(θ_a,θ_m)·a_a + ρ·∇_{θ_a}k(θ_a,θ_m)].
+// direction φ(θ_m) = a_m: the particles move independently, an
+// ensemble of M networks each trained by the method (Repelled adds the
+// kernel term across them).
 //
 // The methods that read the task losses (the loss weightings) take them
 // from Ensemble.Values; Ensemble.Step is the step's index, so that
@@ -65,11 +56,6 @@ func (r *Aggregated) Direction(dst [][]float64, e Ensemble) error {
 	if len(r.out) != d {
 		r.out = make([]float64, d)
 	}
-	comb := dst
-	if r.Repulsive {
-		r.comb = grow(r.comb, m, d)
-		comb = r.comb
-	}
 	if len(r.losses) != k {
 		r.losses = make([]float64, k)
 	}
@@ -91,11 +77,8 @@ func (r *Aggregated) Direction(dst [][]float64, e Ensemble) error {
 			return fmt.Errorf("particle %d: %w", a, err)
 		}
 		for i, v := range r.out {
-			comb[a][i] = -v
+			dst[a][i] = -v
 		}
-	}
-	if r.Repulsive {
-		r.stein.direction(dst, e, comb, r.Kernel, r.Repulsion)
 	}
 	return nil
 }

@@ -50,29 +50,32 @@ func (c *countingAggregator) SetState(s []float64) error {
 func zeros(m, d int) [][]float64 { return grow(nil, m, d) }
 
 // The mean aggregator reproduces Linear without repulsion and SVGD (equal
-// weights) with it, to rounding: both sum the same terms in another order.
-func TestAggregatedMeanIsLinearAndSVGD(t *testing.T) {
+// weights) when repelled, and Repelled MGDA is MOO-SVGD: each pair sums
+// the same terms, perhaps in another order (tolerance 1e-12 relative).
+func TestAggregatedAndRepelledMatchTheirNamesakes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const m, k, d = 4, 3, 6
 	e := randomEnsemble(rng, m, k, d)
-	for _, repulsive := range []bool{false, true} {
+	mean := func() aggregate.Aggregator { return meanAggregator{} }
+	for _, c := range []struct {
+		name      string
+		rule, ref Rule
+	}{
+		{"mean", &Aggregated{New: mean, Particles: m}, &Linear{}},
+		{"repelled mean", &Repelled{Rule: &Aggregated{New: mean, Particles: m}, Repulsion: 1}, &SVGD{Repulsion: 1}},
+		{"repelled mgda", &Repelled{Rule: &MGDA{}, Repulsion: 0.5}, &MOOSVGD{Repulsion: 0.5}},
+	} {
 		got, want := zeros(m, d), zeros(m, d)
-		r := &Aggregated{New: func() aggregate.Aggregator { return meanAggregator{} }, Particles: m,
-			Repulsive: repulsive, Repulsion: 1}
-		if err := r.Direction(got, e); err != nil {
+		if err := c.rule.Direction(got, e); err != nil {
 			t.Fatal(err)
 		}
-		var ref Rule = &Linear{}
-		if repulsive {
-			ref = &SVGD{Repulsion: 1}
-		}
-		if err := ref.Direction(want, e); err != nil {
+		if err := c.ref.Direction(want, e); err != nil {
 			t.Fatal(err)
 		}
 		for a := range m {
 			for i := range d {
 				if math.Abs(got[a][i]-want[a][i]) > 1e-12*(1+math.Abs(want[a][i])) {
-					t.Errorf("repulsive %v: particle %d coordinate %d: %v, want %v", repulsive, a, i, got[a][i], want[a][i])
+					t.Errorf("%s: particle %d coordinate %d: %v, want %v", c.name, a, i, got[a][i], want[a][i])
 				}
 			}
 		}
