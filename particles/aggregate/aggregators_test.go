@@ -10,7 +10,9 @@ import (
 // non-default parameters included, keyed by name.
 func aggregators() map[string]Aggregator {
 	return map[string]Aggregator{
-		"pcgrad": &PCGrad{},
+		"pcgrad":     &PCGrad{},
+		"cagrad":     &CAGrad{},
+		"cagrad c=2": &CAGrad{C: 2},
 	}
 }
 
@@ -161,7 +163,9 @@ func TestBadInputIsAnError(t *testing.T) {
 func TestSingleTask(t *testing.T) {
 	g := [][]float64{{3, -4}}
 	want := map[string][]float64{
-		"pcgrad": {3, -4},
+		"pcgrad":     {3, -4},
+		"cagrad":     {3 * 1.4, -4 * 1.4},
+		"cagrad c=2": {3 * 3, -4 * 3},
 	}
 	for method, a := range aggregators() {
 		w, ok := want[method]
