@@ -166,6 +166,7 @@ func TestSingleTask(t *testing.T) {
 		"pcgrad":     {3, -4},
 		"cagrad":     {3 * 1.4, -4 * 1.4},
 		"cagrad c=2": {3 * 3, -4 * 3},
+		"nash-mtl":   {3.0 / 5, -4.0 / 5},
 	}
 	for method, a := range aggregators() {
 		w, ok := want[method]

@@ -65,8 +65,8 @@ func TestCAGradTwoTasksClosedForm(t *testing.T) {
 		// d = g₀ + 0.4‖g₀‖(1,0) = (1 + 0.4√(1 + 2.5·10⁻⁷), 5·10⁻⁴).
 		{"nearly collinear", 0.4, [][]float64{{1, 0}, {1, 1e-3}},
 			[]float64{1 + 0.4*math.Sqrt(1+2.5e-7), 5e-4}},
-		// The conflicting vertex case with g₂ scaled by 10⁴: g₀ = (½(1−10⁴), ½10⁴).
-		// F(w₁) = w₁(1 + 10⁴)·... is not needed: c = 0 gives the mean.
+		// The conflicting case with g₂ scaled by 10⁴ and c = 0: the mean,
+		// (½(1 − 10⁴), ½·10⁴). (TestCAGradWeightsAgainstGrid covers c > 0.)
 		{"1e4 larger, c = 0", -1, [][]float64{{1, 0}, {-1e4, 1e4}}, []float64{0.5 * (1 - 1e4), 0.5e4}},
 	}
 	for _, tt := range tests {
