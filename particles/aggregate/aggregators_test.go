@@ -167,6 +167,7 @@ func TestSingleTask(t *testing.T) {
 		"cagrad":     {3 * 1.4, -4 * 1.4},
 		"cagrad c=2": {3 * 3, -4 * 3},
 		"nash-mtl":   {3.0 / 5, -4.0 / 5},
+		"imtl-g":     {3, -4},
 	}
 	for method, a := range aggregators() {
 		w, ok := want[method]

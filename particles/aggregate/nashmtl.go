@@ -81,9 +81,9 @@ const (
 
 // nashNewton holds the buffers of the Newton solve.
 type nashNewton struct {
-	m, grad, mAlpha, norm []float64
-	hess                  *mat.SymDense
-	chol                  mat.Cholesky
+	m, mAlpha, norm []float64
+	hess            *mat.SymDense
+	chol            mat.Cholesky
 }
 
 // nashWeights writes into alpha the solution of αᵢ(Mα)ᵢ = 1 for the K×K
@@ -126,13 +126,12 @@ func nashWeights(alpha, gram []float64, k int, p *nashNewton, hull *minnorm.Solv
 	return nil
 }
 
-// solve runs damped Newton on F(α) = ½αᵀMα − Σ log αᵢ for the
-// matrix p.m (unit diagonal), from αᵢ = 1 (the solution were the
-// gradients orthogonal). The step
-// is solved in the variables y = A⁻¹Δ, A = diag(α): the scaled Hessian
-// A(M + A⁻²)A = AMA + I has all its eigenvalues at least 1.
+// solve runs damped Newton on F(α) = ½αᵀMα − Σ log αᵢ for the matrix
+// p.m (unit diagonal), from αᵢ = 1 (the solution were the gradients
+// orthogonal). The step is solved in the variables y = A⁻¹Δ,
+// A = diag(α): the scaled Hessian A(M + A⁻²)A = AMA + I has all its
+// eigenvalues at least 1.
 func (p *nashNewton) solve(alpha []float64, k int) error {
-	p.grad = growFloats(p.grad, k)
 	p.mAlpha = growFloats(p.mAlpha, k)
 	if p.hess == nil || p.hess.SymmetricDim() != k {
 		p.hess = mat.NewSymDense(k, nil)
