@@ -168,6 +168,8 @@ func TestSingleTask(t *testing.T) {
 		"cagrad c=2": {3 * 3, -4 * 3},
 		"nash-mtl":   {3.0 / 5, -4.0 / 5},
 		"imtl-g":     {3, -4},
+		// GGᵀ = (25): B = √25·25^(−1/2) = 1, d = g.
+		"aligned-mtl": {3, -4},
 	}
 	for method, a := range aggregators() {
 		w, ok := want[method]
