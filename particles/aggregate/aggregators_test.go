@@ -170,6 +170,7 @@ func TestSingleTask(t *testing.T) {
 		"imtl-g":     {3, -4},
 		// GGᵀ = (25): B = √25·25^(−1/2) = 1, d = g.
 		"aligned-mtl": {3, -4},
+		"upgrad":      {3, -4},
 	}
 	for method, a := range aggregators() {
 		w, ok := want[method]
