@@ -21,8 +21,8 @@ import (
 // orthogonal, of norm σ_min, on the span of the gradients.
 //
 // Rank cut-off: an eigenvalue counts when it exceeds λ_max·K·ε, ε the
-// float64 machine epsilon 2⁻⁵² (the authors' code uses the same rule in
-// float32). With every gradient zero, d = 0.
+// float64 machine epsilon 2⁻⁵² (the authors' code applies the same rule
+// with float32's epsilon). With every gradient zero, d = 0.
 //
 // Scale: d is the sum of the aligned gradients (w = B·1), as in the
 // authors' code and LibMTL; torchjd divides by K (the mean). Sign: the

@@ -159,8 +159,8 @@ func aggregateOrErr(a Aggregator, g [][]float64) ([]float64, error) {
 	return dst, a.Aggregate(dst, g, Step{})
 }
 
-// TestCAGradMaximisesWorstImprovement checks the primal problem CAGrad
-// solves (the paper's eq. 3): d maximises minᵢ gᵢ·d over the ball
+// TestCAGradMaximisesWorstImprovement checks the primal problem whose
+// dual gives CAGrad's weights: d maximises minᵢ gᵢ·d over the ball
 // ‖d − g₀‖ ≤ c‖g₀‖. 20,000 points drawn in the ball (surface included)
 // must none beat d by more than 1e-9 of the largest squared gradient norm.
 func TestCAGradMaximisesWorstImprovement(t *testing.T) {

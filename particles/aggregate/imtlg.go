@@ -8,8 +8,8 @@ import (
 )
 
 // IMTLG is the gradient part of impartial multi-task learning, IMTL-G
-// (Liu et al., "Towards Impartial Multi-task Learning", ICLR 2021,
-// Section 3.2, the closed form of eq. 7): the direction d = Σᵢ αᵢgᵢ, with
+// (Liu et al., "Towards Impartial Multi-task Learning", ICLR 2021, the
+// closed form of its gradient balance): the direction d = Σᵢ αᵢgᵢ, with
 // weights summing to 1, whose projections onto the unit vectors
 // uᵢ = gᵢ/‖gᵢ‖ are all equal, d·u₁ = d·u₂ = … = d·u_K. With
 //

@@ -27,7 +27,8 @@ var ErrZeroInConvexHull = errors.New("0 is in the convex hull of the task gradie
 // not clipped here. The authors' code and LibMTL clip the update to norm
 // 1 (max_norm = 1) and torchjd normalises the direction; the authors'
 // code also solves for α by a sequence of convex programs (CVXPY),
-// updated every few steps, where here it is solved afresh every step.
+// optionally only every few steps, where here the equations are solved
+// to convergence every step.
 //
 // The equations say Mα = 1/α, M = GGᵀ: α is the minimiser of the
 // strictly convex F(α) = ½αᵀMα − Σ log αᵢ over α > 0, found by damped

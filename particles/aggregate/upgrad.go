@@ -8,8 +8,8 @@ import (
 )
 
 // UPGrad is unconflicting projection of gradients (Quinton & Rey,
-// "Jacobian Descent for Multi-Objective Optimization", arXiv:2406.16232,
-// Section 5; the torchjd library): each task's gradient is projected onto
+// "Jacobian Descent for Multi-Objective Optimization", arXiv:2406.16232;
+// the torchjd library): each task's gradient is projected onto
 // the dual cone of the gradients, C = {y : gⱼ·y ≥ 0 for every j}, the
 // directions that conflict with no task, and the projections are
 // averaged,
@@ -31,9 +31,9 @@ import (
 // the magnitude of the terms summed into μⱼ; Aggregate returns an error
 // if the certificate fails. Then d = Gᵀw with w = (1/K) Σᵢ (eᵢ + λ⁽ⁱ⁾).
 //
-// torchjd and LibMTL add 1e-4·I to the (trace-normalised) Gram matrix
-// before solving, and fall back to the mean gradient when the gradients
-// are tiny. Here there is no regulariser, so the projections are the
+// torchjd and LibMTL add 1e-4·I to the (normalised) Gram matrix before
+// solving, and fall back to the mean gradient when the gradients are
+// tiny. Here there is no regulariser, so the projections are the
 // exact ones, and no fallback is needed: a zero gradient projects to 0
 // and adds no constraint (0·y ≥ 0), and when every gradient is zero
 // d = 0.
