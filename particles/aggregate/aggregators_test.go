@@ -26,6 +26,12 @@ func aggregateOrFail(t *testing.T, a Aggregator, g [][]float64, s Step) []float6
 	return dst
 }
 
+// aggregateOrErr runs a on g at the zero Step.
+func aggregateOrErr(a Aggregator, g [][]float64) ([]float64, error) {
+	dst := make([]float64, len(g[0]))
+	return dst, a.Aggregate(dst, g, Step{})
+}
+
 // maxAbs returns the largest |v_i|, 0 for an empty slice.
 func maxAbs(v []float64) float64 {
 	m := 0.0

@@ -1,7 +1,6 @@
 package aggregate
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -275,13 +274,6 @@ func (p *caGradBarrier) newton(w []float64, r, mu float64, k int) (float64, erro
 		decrement -= y * grad.AtVec(i)
 	}
 	return decrement, nil
-}
-
-// isConditionError reports whether err is gonum's warning that a solved
-// system is ill-conditioned.
-func isConditionError(err error) bool {
-	var c mat.Condition
-	return errors.As(err, &c)
 }
 
 // lineSearch moves w along p.step by backtracking to sufficient decrease

@@ -153,12 +153,6 @@ func TestCAGradWeightsAgainstGrid(t *testing.T) {
 	}
 }
 
-// aggregateOrErr runs a on g at the zero Step.
-func aggregateOrErr(a Aggregator, g [][]float64) ([]float64, error) {
-	dst := make([]float64, len(g[0]))
-	return dst, a.Aggregate(dst, g, Step{})
-}
-
 // TestCAGradMaximisesWorstImprovement checks the primal problem whose
 // dual gives CAGrad's weights: d maximises minᵢ gᵢ·d over the ball
 // ‖d − g₀‖ ≤ c‖g₀‖. 20,000 points drawn in the ball (surface included)

@@ -1,8 +1,11 @@
 package aggregate
 
 import (
+	"errors"
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // float64Eps is the machine epsilon of float64, 2⁻⁵², the spacing of the
@@ -90,4 +93,11 @@ func growFloats(buf []float64, n int) []float64 {
 		return make([]float64, n)
 	}
 	return buf[:n]
+}
+
+// isConditionError reports whether err is gonum's warning that a solved
+// system is ill-conditioned.
+func isConditionError(err error) bool {
+	var c mat.Condition
+	return errors.As(err, &c)
 }
