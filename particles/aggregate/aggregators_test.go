@@ -10,9 +10,13 @@ import (
 // non-default parameters included, keyed by name.
 func aggregators() map[string]Aggregator {
 	return map[string]Aggregator{
-		"pcgrad":     &PCGrad{},
-		"cagrad":     &CAGrad{},
-		"cagrad c=2": &CAGrad{C: 2},
+		"pcgrad":      &PCGrad{},
+		"cagrad":      &CAGrad{},
+		"cagrad c=2":  &CAGrad{C: 2},
+		"nash-mtl":    &NashMTL{},
+		"imtl-g":      &IMTLG{},
+		"aligned-mtl": &AlignedMTL{},
+		"upgrad":      &UPGrad{},
 	}
 }
 

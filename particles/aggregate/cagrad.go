@@ -153,7 +153,7 @@ func (p *caGradBarrier) solve(w, gram []float64, k int, c float64) error {
 	for range caGradMaxIter {
 		fw, ok := p.gradient(w, r, k)
 		if !ok {
-			return fmt.Errorf("the combination of the gradients vanished while solving for the weights")
+			return fmt.Errorf("the combination of the gradients vanished while solving for the weights: the direction is undefined")
 		}
 		final := mu <= caGradMuFinal
 		if final && fw <= caGradGapTol {
@@ -247,7 +247,10 @@ func (p *caGradBarrier) newton(w []float64, r, mu float64, k int) (float64, erro
 		}
 	}
 	if !p.chol.Factorize(p.hess) {
-		return 0, fmt.Errorf("the barrier's Hessian is not positive definite")
+		// ∇²F is positive semi-definite, but its entries grow like 1/n
+		// and their rounding with them: only a vanishing combination
+		// makes the factorisation fail.
+		return 0, fmt.Errorf("the barrier's Hessian is not positive definite in floating point at ‖g_w‖ = %.3g·max‖gᵢ‖: the minimising combination may be 0, where the direction is undefined", n)
 	}
 	// y = −A⁻¹(W∇Φ + νw), A = WHW + wwᵀ, ν chosen so that wᵀy = Σ Δᵢ = 0.
 	grad := mat.NewVecDense(k, nil)
