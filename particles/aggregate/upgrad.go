@@ -1,0 +1,235 @@
+package aggregate
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// UPGrad is unconflicting projection of gradients (Quinton & Rey,
+// "Jacobian Descent for Multi-Objective Optimization", arXiv:2406.16232;
+// the torchjd library): each task's gradient is projected onto
+// the dual cone of the gradients, C = {y : gⱼ·y ≥ 0 for every j}, the
+// directions that conflict with no task, and the projections are
+// averaged,
+//
+//	d = (1/K) Σᵢ π_C(gᵢ).
+//
+// So d·gⱼ ≥ 0 for every task (C is convex), and d is the mean gradient
+// when no two gradients conflict. The projection is computed through its
+// dual: π_C(x) = x + Gᵀλ with
+//
+//	λ = argmin over λ ≥ 0 of ½λᵀ(GGᵀ)λ + (Gx)ᵀλ,
+//
+// a non-negative quadratic programme in K variables on the Gram matrix
+// (for x = gᵢ, Gx is the Gram matrix's column i). It is solved exactly
+// by the active-set method of Lawson & Hanson (Solving Least Squares
+// Problems, 1974, ch. 23) on the Gram matrix scaled to unit largest
+// diagonal, and certified by its optimality conditions: λ ≥ 0,
+// μ = GGᵀλ + Gx ≥ 0 and μⱼ = 0 where λⱼ > 0, each to 1e-12 relative to
+// the magnitude of the terms summed into μⱼ; Aggregate returns an error
+// if the certificate fails. Then d = Gᵀw with w = (1/K) Σᵢ (eᵢ + λ⁽ⁱ⁾).
+//
+// torchjd and LibMTL add 1e-4·I to the (normalised) Gram matrix before
+// solving, and fall back to the mean gradient when the gradients are
+// tiny. Here there is no regulariser, so the projections are the
+// exact ones, and no fallback is needed: a zero gradient projects to 0
+// and adds no constraint (0·y ≥ 0), and when every gradient is zero
+// d = 0.
+//
+// Scale: the mean of the projections, as in torchjd (weights 1/K). Sign:
+// the gradients are loss gradients and d is a descent direction for
+// θ ← θ − lr·d; negating G negates the cone and the projections
+// (π_{−C}(−x) = −π_C(x)), so d is negated.
+//
+// UPGrad has no parameters: its zero value is ready to use. It computes
+// on the host (on a GPU host, from the gradients copied there), in
+// O(K²d) operations for the Gram matrix and K small active-set solves.
+type UPGrad struct {
+	gram, m, w, q []float64
+	qp            nonNegativeQP
+}
+
+// Aggregate implements Aggregator.
+func (a *UPGrad) Aggregate(dst []float64, g [][]float64, s Step) error {
+	k, _, err := checkGradients("upgrad", dst, g)
+	if err != nil {
+		return err
+	}
+	a.gram = gramInto(a.gram, g)
+	a.w = growFloats(a.w, k)
+	if err := a.weights(a.w, k); err != nil {
+		return fmt.Errorf("upgrad: %w", err)
+	}
+	combineRows(dst, a.w, g)
+	return nil
+}
+
+// weights writes w = (1/K) Σᵢ (eᵢ + λ⁽ⁱ⁾) for the Gram matrix in a.gram;
+// w = 0 when every gradient is zero.
+func (a *UPGrad) weights(w []float64, k int) error {
+	clear(w)
+	scale := largestDiagonal(a.gram, k)
+	if scale == 0 {
+		return nil
+	}
+	a.m = growFloats(a.m, k*k)
+	for i, v := range a.gram {
+		a.m[i] = v / scale
+	}
+	a.q = growFloats(a.q, k)
+	for i := range k {
+		copy(a.q, a.m[i*k:(i+1)*k]) // G·gᵢ, scaled
+		lambda, err := a.qp.solve(a.m, a.q, k)
+		if err != nil {
+			return fmt.Errorf("projecting the gradient of task %d: %w", i, err)
+		}
+		for j, l := range lambda {
+			w[j] += l / float64(k)
+		}
+		w[i] += 1 / float64(k)
+	}
+	return nil
+}
+
+// nonNegativeQP solves min ½λᵀAλ + qᵀλ over λ ≥ 0 for a positive
+// semi-definite K×K A by Lawson and Hanson's active-set method in its
+// Gram-matrix form (A = GGᵀ, q = Gx: the least-squares problem
+// min ‖x + Gᵀλ‖² over λ ≥ 0).
+type nonNegativeQP struct {
+	lambda, z, mu []float64
+	passive       []bool
+	skip          []bool // indices whose entering failed numerically
+	idx           []int
+}
+
+// nnqpTol is the relative tolerance of the optimality conditions.
+const nnqpTol = 1e-12
+
+// solve returns the minimiser (valid until the next call).
+func (p *nonNegativeQP) solve(a, q []float64, k int) ([]float64, error) {
+	p.lambda = growFloats(p.lambda, k)
+	p.z = growFloats(p.z, k)
+	p.mu = growFloats(p.mu, k)
+	if len(p.passive) != k {
+		p.passive, p.skip = make([]bool, k), make([]bool, k)
+	}
+	clear(p.lambda)
+	clear(p.passive)
+	clear(p.skip)
+	for range 3*k + 10 {
+		p.gradient(a, q, k)
+		enter, most := -1, 0.0
+		for j := range k {
+			if p.passive[j] || p.skip[j] {
+				continue
+			}
+			if v := p.mu[j]; v < -nnqpTol*p.termScale(a, q, k, j) && v < most {
+				enter, most = j, v
+			}
+		}
+		if enter < 0 {
+			break
+		}
+		p.passive[enter] = true
+		for {
+			if !p.solvePassive(a, q, k) {
+				// A_PP is numerically singular: the entering column
+				// depends on the passive ones. Leave it out this round.
+				p.passive[enter] = false
+				p.skip[enter] = true
+				break
+			}
+			if enter >= 0 && p.z[enter] <= 0 {
+				p.passive[enter] = false
+				p.skip[enter] = true
+				break
+			}
+			enter = -1
+			step := 1.0
+			for j := range k {
+				if p.passive[j] && p.z[j] <= 0 {
+					step = math.Min(step, p.lambda[j]/(p.lambda[j]-p.z[j]))
+				}
+			}
+			for j := range k {
+				if p.passive[j] {
+					p.lambda[j] += step * (p.z[j] - p.lambda[j])
+				}
+			}
+			if step == 1 {
+				clear(p.skip) // λ moved: every index may enter again
+				break
+			}
+			for j := range k {
+				if p.passive[j] && p.lambda[j] <= 0 {
+					p.passive[j], p.lambda[j] = false, 0
+				}
+			}
+		}
+	}
+	return p.lambda, p.certify(a, q, k)
+}
+
+// gradient writes μ = Aλ + q into p.mu.
+func (p *nonNegativeQP) gradient(a, q []float64, k int) {
+	for j := range k {
+		p.mu[j] = q[j] + dotProduct(a[j*k:(j+1)*k], p.lambda)
+	}
+}
+
+// termScale returns |q_j| + Σₗ |A_jl|λₗ, the size of the terms summed
+// into μ_j, against which its rounding is measured.
+func (p *nonNegativeQP) termScale(a, q []float64, k, j int) float64 {
+	s := math.Abs(q[j])
+	for l, v := range p.lambda {
+		s += math.Abs(a[j*k+l]) * v
+	}
+	return s
+}
+
+// solvePassive solves A_PP z_P = −q_P into p.z (zero off P) by Cholesky
+// and reports whether A_PP was positive definite.
+func (p *nonNegativeQP) solvePassive(a, q []float64, k int) bool {
+	p.idx = p.idx[:0]
+	for j := range k {
+		if p.passive[j] {
+			p.idx = append(p.idx, j)
+		}
+	}
+	n := len(p.idx)
+	sub := mat.NewSymDense(n, nil)
+	rhs := mat.NewVecDense(n, nil)
+	for r, i := range p.idx {
+		rhs.SetVec(r, -q[i])
+		for c := r; c < n; c++ {
+			sub.SetSym(r, c, a[i*k+p.idx[c]])
+		}
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(sub) {
+		return false
+	}
+	var z mat.VecDense
+	if err := chol.SolveVecTo(&z, rhs); err != nil && !isConditionError(err) {
+		return false
+	}
+	clear(p.z)
+	for r, i := range p.idx {
+		p.z[i] = z.AtVec(r)
+	}
+	return true
+}
+
+// certify checks the optimality conditions at p.lambda.
+func (p *nonNegativeQP) certify(a, q []float64, k int) error {
+	p.gradient(a, q, k)
+	for j := range k {
+		tol := nnqpTol * p.termScale(a, q, k, j)
+		if p.lambda[j] < 0 || p.mu[j] < -tol || (p.lambda[j] > 0 && p.mu[j] > tol) {
+			return fmt.Errorf("the dual problem's solution is not certified: λ%d = %.3g with μ%d = %.3g (tolerance %.3g)", j, p.lambda[j], j, p.mu[j], tol)
+		}
+	}
+	return nil
+}
