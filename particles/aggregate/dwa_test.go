@@ -118,6 +118,6 @@ func TestDWAState(t *testing.T) {
 	}
 }
 
-func TestDWAErrors(t *testing.T) { checkInputErrors(t, freshDWA, true) }
-func TestDWANoNaN(t *testing.T)  { checkNoNaN(t, freshDWA) }
-func TestDWAOdd(t *testing.T)    { checkOdd(t, freshDWA) }
+func TestDWAErrors(t *testing.T) { checkInputErrors(t, asAggregator(freshDWA), true) }
+func TestDWANoNaN(t *testing.T)  { checkNoNaN(t, asAggregator(freshDWA)) }
+func TestDWAOdd(t *testing.T)    { checkOdd(t, asAggregator(freshDWA)) }

@@ -176,6 +176,6 @@ func TestGradNormState(t *testing.T) {
 	}
 }
 
-func TestGradNormErrors(t *testing.T) { checkInputErrors(t, freshGradNorm, true) }
-func TestGradNormNoNaN(t *testing.T)  { checkNoNaN(t, freshGradNorm) }
-func TestGradNormOdd(t *testing.T)    { checkOdd(t, freshGradNorm) }
+func TestGradNormErrors(t *testing.T) { checkInputErrors(t, asAggregator(freshGradNorm), true) }
+func TestGradNormNoNaN(t *testing.T)  { checkNoNaN(t, asAggregator(freshGradNorm)) }
+func TestGradNormOdd(t *testing.T)    { checkOdd(t, asAggregator(freshGradNorm)) }

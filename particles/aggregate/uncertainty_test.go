@@ -99,6 +99,8 @@ func TestUncertaintyWeightingState(t *testing.T) {
 	checkSetStateRejects(t, freshUncertainty)
 }
 
-func TestUncertaintyWeightingErrors(t *testing.T) { checkInputErrors(t, freshUncertainty, true) }
-func TestUncertaintyWeightingNoNaN(t *testing.T)  { checkNoNaN(t, freshUncertainty) }
-func TestUncertaintyWeightingOdd(t *testing.T)    { checkOdd(t, freshUncertainty) }
+func TestUncertaintyWeightingErrors(t *testing.T) {
+	checkInputErrors(t, asAggregator(freshUncertainty), true)
+}
+func TestUncertaintyWeightingNoNaN(t *testing.T) { checkNoNaN(t, asAggregator(freshUncertainty)) }
+func TestUncertaintyWeightingOdd(t *testing.T)   { checkOdd(t, asAggregator(freshUncertainty)) }
