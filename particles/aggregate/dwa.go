@@ -50,7 +50,7 @@ func (w *DWA) Aggregate(dst []float64, g [][]float64, s Step) error {
 	if err != nil {
 		return fmt.Errorf("dwa: %w", err)
 	}
-	if err := checkLossesAtLeast(s.Losses, 0, false); err != nil {
+	if err := checkAtLeast(s.Losses, 0, false, "loss of task"); err != nil {
 		return fmt.Errorf("dwa: %w", err)
 	}
 	if err := checkTaskCount(len(w.sum), k); err != nil {
@@ -155,8 +155,8 @@ func (w *DWA) SetState(state []float64) error {
 	if known != 0 && known != 1 && known != 2 {
 		return fmt.Errorf("dwa: state's known-epoch count %v is not 0, 1 or 2", known)
 	}
-	if err := checkLossesAtLeast(state[4:], 0, false); err != nil {
-		return fmt.Errorf("dwa: state's loss sums and means: %w", err)
+	if err := checkAtLeast(state[4:], 0, false, "loss sum or mean"); err != nil {
+		return fmt.Errorf("dwa: state's %w", err)
 	}
 	w.epoch, w.count, w.known = int(epoch), int(count), int(known)
 	w.sum = append([]float64(nil), state[4:4+k]...)

@@ -101,14 +101,14 @@ func (gn *GradNorm) Aggregate(dst []float64, g [][]float64, s Step) error {
 	if err != nil {
 		return fmt.Errorf("gradnorm: %w", err)
 	}
-	if err := checkLossesAtLeast(s.Losses, 0, false); err != nil {
+	if err := checkAtLeast(s.Losses, 0, false, "loss of task"); err != nil {
 		return fmt.Errorf("gradnorm: %w", err)
 	}
 	if err := checkTaskCount(len(gn.weights), k); err != nil {
 		return fmt.Errorf("gradnorm: %w", err)
 	}
 	if !gn.haveInitial {
-		if err := checkLossesAtLeast(s.Losses, 0, true); err != nil {
+		if err := checkAtLeast(s.Losses, 0, true, "loss of task"); err != nil {
 			return fmt.Errorf("gradnorm: the first step's losses set L(0): %w", err)
 		}
 	}
@@ -212,7 +212,7 @@ func (gn *GradNorm) SetState(state []float64) error {
 		}
 	}
 	if flag == 1 {
-		if err := checkLossesAtLeast(l0, 0, true); err != nil {
+		if err := checkAtLeast(l0, 0, true, "initial loss of task"); err != nil {
 			return fmt.Errorf("gradnorm: state's L(0): %w", err)
 		}
 	}

@@ -46,15 +46,16 @@ func checkWeightingInput(dst []float64, g [][]float64, s Step, needLosses bool) 
 	return k, nil
 }
 
-// checkLossesAtLeast rejects a loss below min (0 for the methods that
-// need non-negative losses); strict rejects a loss equal to min as well.
-func checkLossesAtLeast(losses []float64, min float64, strict bool) error {
-	for i, l := range losses {
-		if l < min || (strict && l == min) {
+// checkAtLeast rejects a value below min (0 for the methods that need
+// non-negative losses); strict rejects a value equal to min as well.
+// what names the values in the error: "loss of task", say.
+func checkAtLeast(values []float64, min float64, strict bool, what string) error {
+	for i, v := range values {
+		if v < min || (strict && v == min) {
 			if strict {
-				return fmt.Errorf("loss of task %d is %v, want > %v", i, l, min)
+				return fmt.Errorf("%s %d is %v, want > %v", what, i, v, min)
 			}
-			return fmt.Errorf("loss of task %d is %v, want ≥ %v", i, l, min)
+			return fmt.Errorf("%s %d is %v, want ≥ %v", what, i, v, min)
 		}
 	}
 	return nil

@@ -67,7 +67,7 @@ func (u *UncertaintyWeighting) Aggregate(dst []float64, g [][]float64, s Step) e
 	if err != nil {
 		return fmt.Errorf("uncertainty weighting: %w", err)
 	}
-	if err := checkLossesAtLeast(s.Losses, 0, false); err != nil {
+	if err := checkAtLeast(s.Losses, 0, false, "loss of task"); err != nil {
 		return fmt.Errorf("uncertainty weighting: %w", err)
 	}
 	if err := checkTaskCount(len(u.logVar), k); err != nil {
