@@ -7,8 +7,8 @@ import (
 
 // DWA, dynamic weight average, weighs each task by how slowly its loss
 // fell over the last epoch (Liu, Johns & Davison, "End-to-end
-// multi-task learning with attention", CVPR 2019, §3.3, eq. 7), in the
-// form of LibMTL (weighting/DWA.py) and the paper's code:
+// multi-task learning with attention", CVPR 2019, §3.3), in the form of
+// LibMTL (weighting/DWA.py) and the paper's code:
 //
 //	wₖ = K·softmax(r/T)ₖ,  rₖ = L̄ₖ(e−1) / L̄ₖ(e−2),
 //

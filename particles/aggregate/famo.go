@@ -121,16 +121,16 @@ func (f *FAMO) Aggregate(dst []float64, g [][]float64, s Step) error {
 	}
 
 	softmaxInto(z, f.logits)
-	c := z
+	weights := z // cₖ, written over zₖ
 	sum := 0.0
 	for i, l := range s.Losses {
-		c[i] = z[i] / l
-		sum += c[i]
+		weights[i] = z[i] / l
+		sum += weights[i]
 	}
-	for i := range c {
-		c[i] /= sum
+	for i := range weights {
+		weights[i] /= sum
 	}
-	writeWeightedSum(dst, c, g)
+	writeWeightedSum(dst, weights, g)
 
 	copy(f.prevLosses, s.Losses)
 	f.havePrev = true

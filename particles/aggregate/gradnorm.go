@@ -12,7 +12,8 @@ import (
 // (Chen, Badrinarayanan, Lee & Rabinovich, "GradNorm: Gradient
 // normalization for adaptive loss balancing in deep multitask
 // networks", ICML 2018, Algorithm 1), following the paper's direct
-// parametrisation of the weights.
+// parametrisation of the weights (LibMTL, weighting/GradNorm.py, writes
+// w = K·softmax(ξ) and trains ξ with the network's optimiser).
 //
 // With weights w (all 1 at the start), at each step:
 //
@@ -136,8 +137,6 @@ func (gn *GradNorm) Aggregate(dst []float64, g [][]float64, s Step) error {
 		gn.haveInitial = true
 	}
 	w := gn.weights
-	writeWeightedSum(dst, w, g)
-
 	norms := make([]float64, k)
 	meanNorm := 0.0
 	for i, row := range g {
@@ -145,6 +144,7 @@ func (gn *GradNorm) Aggregate(dst []float64, g [][]float64, s Step) error {
 		meanNorm += w[i] * norms[i]
 	}
 	meanNorm /= float64(k)
+	writeWeightedSum(dst, w, g)
 	rates := make([]float64, k)
 	meanRate := 0.0
 	for i, l := range s.Losses {

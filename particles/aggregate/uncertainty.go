@@ -15,10 +15,10 @@ import (
 //
 //	Σₖ ½·e^(−sₖ)·Lₖ + ½·sₖ,
 //
-// the paper's regression form (its eq. 5 with σ² = e^s), used for every
-// task as LibMTL does; the paper's classification form e^(−s)·L + ½·s
-// is not used. The direction is that loss's gradient in the shared
-// parameters,
+// the paper's regression form L/(2σ²) + log σ with σ² = e^s, used for
+// every task as LibMTL does; the paper's classification form
+// e^(−s)·L + ½·s is not used. The direction is that loss's gradient in
+// the shared parameters,
 //
 //	d = Σₖ wₖ gₖ,  wₖ = ½·e^(−sₖ),
 //
