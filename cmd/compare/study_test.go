@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -115,17 +116,17 @@ func TestPaperStudyAssesses(t *testing.T) {
 	if err := dispatch(context.Background(), o, &bytes.Buffer{}); !errors.Is(err, errMissing) {
 		t.Fatalf("aggregate: %v", err)
 	}
-	study, err := os.ReadFile(filepath.Join(out, StudyFile))
+	tables, err := os.ReadFile(filepath.Join(out, study.File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| linear-pref | top-left | 1 | 1 |", "## At best/", "## At the epoch of best test accuracy",
 		fmt.Sprintf("Runs still to finish, %d of %d", len(paperStudy)-1, len(paperStudy))} {
-		if !strings.Contains(string(study), want) {
-			t.Errorf("%s lacks %q:\n%s", StudyFile, want, study)
+		if !strings.Contains(string(tables), want) {
+			t.Errorf("%s lacks %q:\n%s", study.File, want, tables)
 		}
 	}
-	for _, f := range []string{StudyCurvesFile, StudyOODFile} {
+	for _, f := range []string{study.CalibrationChart, study.OODChart} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
@@ -146,14 +147,14 @@ func TestPaperStudyTablesFromCommittedFiles(t *testing.T) {
 	if err := dispatch(context.Background(), o, &bytes.Buffer{}); err != nil && !errors.Is(err, errMissing) {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(out, StudyFile))
+	got, err := os.ReadFile(filepath.Join(out, study.File))
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := os.ReadFile(filepath.Join(src, StudyFile))
+	committed, err := os.ReadFile(filepath.Join(src, study.File))
 	if errors.Is(err, os.ErrNotExist) {
 		if strings.Contains(string(got), "| mtsgd") {
-			t.Fatalf("runs have finished but %s/%s is not committed", src, StudyFile)
+			t.Fatalf("runs have finished but %s/%s is not committed", src, study.File)
 		}
 		return // no run has finished yet
 	}
@@ -161,6 +162,6 @@ func TestPaperStudyTablesFromCommittedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, committed) {
-		t.Errorf("%s/%s is not what -aggregate makes of the committed files:\n%s", src, StudyFile, got)
+		t.Errorf("%s/%s is not what -aggregate makes of the committed files:\n%s", src, study.File, got)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package study
 
 import (
 	"fmt"
@@ -93,7 +93,7 @@ func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []st
 				return i
 			}
 		}
-		panic("compare: no study metric " + name)
+		panic("study: no study metric " + name)
 	}
 	entropy, mi := col("AUROC entropy"), col("AUROC MI")
 	var tasks, shown []string // shown: the methods with a finished run
