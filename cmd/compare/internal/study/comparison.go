@@ -265,7 +265,7 @@ func verdict(methods []string, rows []row) string {
 				return fmt.Sprintf("%.*f±%.*f", j.Measure.Digits, j.Measure.Scale*s.Mean, j.Measure.Digits, j.Measure.Scale*s.SD)
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s (%s) | %s | %s |\n", m, j.Task, j.Measure.Name,
-				show(j.Mine), show(j.Other), j.OtherMethod, j.difference(), j.Verdict())
+				show(j.Mine), show(j.Other), j.OtherMethod, j.difference(), j.seedSpread())
 		}
 	}
 	return b.String()

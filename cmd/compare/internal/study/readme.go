@@ -87,7 +87,7 @@ func (r report) markdown() string {
 			b.WriteString("| " + v.Method.Spec + " against the best other | task | metric | MT-SGD | best other | difference | beyond the seed spread? |\n|---|---|---|---|---|---|---|\n")
 			for _, j := range at.js {
 				fmt.Fprintf(&b, "| | %s | %s | %s | %s (%s) | %s | %s |\n", j.Task, j.Measure.Name, j.Measure.show(j.Mine),
-					j.Measure.show(j.Other), j.OtherMethod, j.difference(), j.Verdict())
+					j.Measure.show(j.Other), j.OtherMethod, j.difference(), j.seedSpread())
 			}
 			b.WriteString("\n")
 		}
@@ -228,7 +228,7 @@ func verdictTable(v verdictSet) string {
 				cell := ""
 				for _, j := range js {
 					if j.Task == t && j.Measure.Name == name {
-						cell = minus(j.difference() + " " + j.Verdict().short())
+						cell = minus(j.difference() + " " + j.seedSpread().short())
 						break
 					}
 				}

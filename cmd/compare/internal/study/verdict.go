@@ -82,8 +82,8 @@ type judgement struct {
 	OtherMethod string
 }
 
-// Verdict is the judgement's seed-spread verdict.
-func (j judgement) Verdict() spread { return j.Measure.beyond(j.Mine, j.Other) }
+// seedSpread is the judgement's verdict (measure.beyond).
+func (j judgement) seedSpread() spread { return j.Measure.beyond(j.Mine, j.Other) }
 
 // difference is MT-SGD's mean less the other's, as the measure prints it.
 func (j judgement) difference() string {
