@@ -667,7 +667,7 @@ func closeRun(r *experiment.Run, dir string) {
 	}
 }
 
-// assessRun adds to a study's finished run its assessment (study.go), once:
+// assessRun adds to a study's finished run its assessment (study.Assess), once:
 // a run already assessed, one that diverged and one outside a study are
 // returned as they are. The result file is written first without it, so
 // that a failed assessment leaves the training's scores in place and a
@@ -676,7 +676,7 @@ func assessRun(ctx context.Context, o Options, dir string, res runResult) (runRe
 	if !o.Assess || res.Assessed != nil || res.Diverged != "" || res.Skipped != "" {
 		return res, nil
 	}
-	a, err := assess(ctx, o, dir, res.Settings.Dataset)
+	a, err := study.Assess(ctx, dir, res.Settings.Dataset, o.DataDir, experiment.Components{Device: o.device}, o.Workers)
 	if err != nil {
 		return runResult{}, err
 	}

@@ -32,7 +32,7 @@ type runResult struct {
 	Skipped string `json:"skipped,omitempty"`
 	// Assessed are a study's scores of the run's checkpoints last/ and
 	// best/ on the test split, raw and after temperature scaling, and
-	// their out-of-distribution detection (study.go).
+	// their out-of-distribution detection (study.Assess).
 	Assessed *study.Assessed `json:"assessed,omitempty"`
 }
 

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"path/filepath"
-
-	log "github.com/sirupsen/logrus"
-
 	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/experiment"
 )
 
 // A study is a comparison whose runs are listed one by one, each method
 // spec with its own seeds, rather than every method for every seed; its
-// finished runs are also assessed (Assess): the checkpoints last/ and
-// best/ are scored on the test split raw and after temperature scaling,
-// and against another data set's inputs, into the result file.
+// finished runs are also assessed (Options.Assess, study.Assess): the
+// checkpoints last/ and best/ are scored on the test split raw and after
+// temperature scaling, and against another data set's inputs, into the
+// result file.
 
 // plannedRun is one run of a study.
 type plannedRun struct {
@@ -49,30 +44,6 @@ var paperStudy = []plannedRun{
 	{"mtsgd:authors-params", 3}, {"linear", 3}, {"moo-svgd@scale=normalized", 3}, {"linear-pref", 3},
 	{"linear@lr=0.1", 2}, {"mtsgd:authors-params@lr=0.01", 2}, {"moo-svgd@lr=0.01@scale=normalized", 2},
 	{"linear@lr=0.1", 3}, {"mtsgd:authors-params@lr=0.01", 3}, {"moo-svgd@lr=0.01@scale=normalized", 3},
-}
-
-// assess scores the run in dir's last/ and best/ (experiment.Run.Assess).
-func assess(ctx context.Context, o Options, dir string, dataset string) (*study.Assessed, error) {
-	var a study.Assessed
-	for _, name := range []string{"last", "best"} {
-		ckDir := filepath.Join(dir, name)
-		r, _, err := experiment.OpenWith(ckDir, o.DataDir, experiment.Components{Device: o.device}, o.Workers)
-		if err != nil {
-			return nil, fmt.Errorf("assessing %s: %w", ckDir, err)
-		}
-		log.WithFields(log.Fields{"checkpoint": ckDir, "epoch": r.Epoch(), "ood": study.OODDataset(dataset)}).Info("assessing")
-		got, err := r.Assess(ctx, o.DataDir, study.OODDataset(dataset))
-		closeRun(r, ckDir)
-		if err != nil {
-			return nil, fmt.Errorf("assessing %s: %w", ckDir, err)
-		}
-		if name == "last" {
-			a.Last = got
-		} else {
-			a.Best, a.BestEpoch = &got, got.Epoch
-		}
-	}
-	return &a, nil
 }
 
 // writeStudy writes the study of plan p: its tables, the READMEs' share

@@ -1,11 +1,14 @@
 package study
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
 	"strings"
+
+	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 	"github.com/mtsgd/mtsgd/experiment"
@@ -30,6 +33,38 @@ type Assessed struct {
 	Best *experiment.Assessment `json:"best,omitempty"`
 	// BestEpoch is the epoch best/ holds, chosen on the validation split.
 	BestEpoch int `json:"best_epoch,omitempty"`
+}
+
+// Assess scores the finished run in dir, of data set dataset: its
+// checkpoints last/ and best/ on the test split, raw and after
+// temperature scaling, and against OODDataset's test inputs
+// (experiment.Run.Assess), with the data in dataDir, components c and
+// workers.
+func Assess(ctx context.Context, dir, dataset, dataDir string, c experiment.Components, workers int) (*Assessed, error) {
+	var a Assessed
+	for _, name := range []string{"last", "best"} {
+		ckDir := filepath.Join(dir, name)
+		r, _, err := experiment.OpenWith(ckDir, dataDir, c, workers)
+		if err != nil {
+			return nil, fmt.Errorf("assessing %s: %w", ckDir, err)
+		}
+		log.WithFields(log.Fields{"checkpoint": ckDir, "epoch": r.Epoch(), "ood": OODDataset(dataset)}).Info("assessing")
+		got, err := r.Assess(ctx, dataDir, OODDataset(dataset))
+		// The checkpoint is only read: failing to free its device
+		// memory loses nothing but that memory.
+		if cerr := r.Close(); cerr != nil {
+			log.WithField("run", ckDir).Warnf("freeing the run's device memory: %v", cerr)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("assessing %s: %w", ckDir, err)
+		}
+		if name == "last" {
+			a.Last = got
+		} else {
+			a.Best, a.BestEpoch = &got, got.Epoch
+		}
+	}
+	return &a, nil
 }
 
 // OODDataset is the data set whose test inputs a study's assessment
