@@ -14,6 +14,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -210,7 +211,7 @@ func TestTunedProtocol(t *testing.T) {
 	if !strings.Contains(stdout.String(), "| multi-mnist | chosen | seeds |") {
 		t.Errorf("aggregate printed no summary table:\n%s", stdout.String())
 	}
-	for _, f := range []string{SearchFile, SummaryFile} {
+	for _, f := range []string{SearchFile, study.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
@@ -227,7 +228,7 @@ func TestTunedProtocol(t *testing.T) {
 	if csv2 != csv || md2 != md {
 		t.Errorf("tables from the result files alone differ:\n%s\n%s", md, md2)
 	}
-	for _, f := range []string{SearchFile, SummaryFile} {
+	for _, f := range []string{SearchFile, study.SummaryFile} {
 		a, _ := os.ReadFile(filepath.Join(out, f))
 		b, _ := os.ReadFile(filepath.Join(copyOut, f))
 		if !bytes.Equal(a, b) {
@@ -381,7 +382,7 @@ func TestResultsShowTunedTables(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
-		summary, err := os.ReadFile(filepath.Join(out, SummaryFile))
+		summary, err := os.ReadFile(filepath.Join(out, study.SummaryFile))
 		if err != nil {
 			t.Fatal(err)
 		}
