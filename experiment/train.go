@@ -70,12 +70,7 @@ func (r *Run) prepare() (rules, error) {
 	if p.schedule, err = r.Settings.LRSchedule(); err != nil {
 		return p, err
 	}
-	if p.scale, err = engine.ParseScoreScale(r.Settings.ScoreScale); err != nil {
-		return p, err
-	}
-	if p.space, err = engine.ParseKernelSpace(r.Settings.KernelOn); err != nil {
-		return p, err
-	}
+	p.scale, p.space = r.Settings.ScoreScale.Engine(), r.Settings.KernelOn.Engine()
 	if err := os.MkdirAll(r.Out, 0o755); err != nil {
 		return p, fmt.Errorf("creating output directory: %w", err)
 	}
@@ -100,7 +95,7 @@ func (r *Run) trainEpoch(ctx context.Context, p rules) error {
 	r.Trainer.SetLR(lr)
 	u := engine.Update{
 		Trunk: p.trunk, Head: p.head, Scale: p.scale, Examples: r.TrainSet.Len(),
-		Kernel: p.space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order == "heads-first",
+		Kernel: p.space, OutputKernel: particles.RBF{Scale: r.Settings.KernelScale}, HeadsFirst: r.Settings.Order.HeadsFirst(),
 	}
 	warmup := r.epoch < r.Settings.Warmup
 	if warmup {
