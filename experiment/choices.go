@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"gorgonia.org/tensor"
+
 	"github.com/mtsgd/mtsgd/engine"
 )
 
@@ -234,5 +236,80 @@ func (o OptimizerKind) MarshalText() ([]byte, error) { return []byte(o.String())
 // UnmarshalText reads a name ParseOptimizer accepts.
 func (o *OptimizerKind) UnmarshalText(b []byte) (err error) {
 	*o, err = ParseOptimizer(string(b))
+	return err
+}
+
+// ScheduleKind is Settings.Schedule, the learning-rate schedule.
+// ScheduleUnnamed makes no run: Check refuses it.
+type ScheduleKind uint8
+
+const (
+	ScheduleUnnamed     ScheduleKind = iota
+	ScheduleMultiStep                // the rate times Gamma at each of Milestones
+	ScheduleExponential              // the rate times Gamma every Every epochs
+	ScheduleConstant
+)
+
+var scheduleNames = choiceNames{"", "multistep", "exponential", "constant"}
+
+// ParseSchedule returns the schedule called name; "" is
+// ScheduleUnnamed.
+func ParseSchedule(name string) (ScheduleKind, error) {
+	v, ok := scheduleNames.value(name)
+	if !ok {
+		return ScheduleUnnamed, fmt.Errorf("-lr-schedule must be multistep, exponential or constant, got %q", name)
+	}
+	return ScheduleKind(v), nil
+}
+
+func (k ScheduleKind) String() string { return scheduleNames.name("ScheduleKind", uint8(k)) }
+
+// MarshalText writes the schedule's name.
+func (k ScheduleKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads a name ParseSchedule accepts.
+func (k *ScheduleKind) UnmarshalText(b []byte) (err error) {
+	*k, err = ParseSchedule(string(b))
+	return err
+}
+
+// Dtype is Settings.Dtype, the number type of the graphs. DtypeUnnamed
+// makes no run: Check refuses it.
+type Dtype uint8
+
+const (
+	DtypeUnnamed Dtype = iota
+	DtypeFloat32
+	DtypeFloat64
+)
+
+var dtypeNames = choiceNames{"", "float32", "float64"}
+
+// ParseDtype returns the number type called name; "" is DtypeUnnamed.
+func ParseDtype(name string) (Dtype, error) {
+	v, ok := dtypeNames.value(name)
+	if !ok {
+		return DtypeUnnamed, fmt.Errorf("-dtype must be float32 or float64, got %q", name)
+	}
+	return Dtype(v), nil
+}
+
+// Tensor is the graphs' tensor.Dtype: float64 for DtypeFloat64, else
+// float32.
+func (d Dtype) Tensor() tensor.Dtype {
+	if d == DtypeFloat64 {
+		return tensor.Float64
+	}
+	return tensor.Float32
+}
+
+func (d Dtype) String() string { return dtypeNames.name("Dtype", uint8(d)) }
+
+// MarshalText writes the number type's name.
+func (d Dtype) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText reads a name ParseDtype accepts.
+func (d *Dtype) UnmarshalText(b []byte) (err error) {
+	*d, err = ParseDtype(string(b))
 	return err
 }

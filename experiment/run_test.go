@@ -50,8 +50,8 @@ func (d *images) Example(i int, x, y []float32) error {
 func testSettings(epochs int) Settings {
 	return Settings{
 		Dataset: "synthetic", Model: "lenet", Method: "mtsgd", Particles: 3, Epochs: epochs, Batch: 16,
-		LR: 0.05, Optimizer: OptimizerSGD, Momentum: 0.9, Schedule: "multistep", Milestones: "1", Gamma: 0.5, Every: 1,
-		Warmup: 0, KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 3, TestLimit: 20, Dtype: "float32",
+		LR: 0.05, Optimizer: OptimizerSGD, Momentum: 0.9, Schedule: ScheduleMultiStep, Milestones: "1", Gamma: 0.5, Every: 1,
+		Warmup: 0, KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 3, TestLimit: 20, Dtype: DtypeFloat32,
 	}
 }
 

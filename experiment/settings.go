@@ -30,8 +30,6 @@ import (
 	"strings"
 	"time"
 
-	"gorgonia.org/tensor"
-
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/engine"
@@ -52,7 +50,7 @@ type Settings struct {
 	LR            float64       `json:"lr"`
 	Optimizer     OptimizerKind `json:"optimizer"`
 	Momentum      float64       `json:"momentum"`
-	Schedule      string        `json:"lr_schedule"`
+	Schedule      ScheduleKind  `json:"lr_schedule"`
 	Milestones    string        `json:"lr_milestones"`
 	Gamma         float64       `json:"lr_gamma"`
 	Every         int           `json:"lr_every"`
@@ -64,7 +62,7 @@ type Settings struct {
 	Tasks         string        `json:"tasks,omitempty"`
 	TrainLimit    int           `json:"train_limit"`
 	TestLimit     int           `json:"test_limit"`
-	Dtype         string        `json:"dtype"`
+	Dtype         Dtype         `json:"dtype"`
 
 	// Preset names the preset the MT-SGD choices below came from (see
 	// Presets); a flag given beside it overrides its own setting, and
@@ -221,8 +219,8 @@ func Defaults(dataset string) Settings {
 	s := Settings{
 		Dataset: dataset, Method: DefaultMethod, Particles: 5,
 		Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: OptimizerSGD, Momentum: 0.9,
-		Schedule: "multistep", Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
-		KernelScale: 1, Seed: 1, Dtype: "float32",
+		Schedule: ScheduleMultiStep, Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
+		KernelScale: 1, Seed: 1, Dtype: DtypeFloat32,
 	}
 	if p, err := LookupPreset(DefaultPreset); err == nil {
 		p.Apply(&s)
@@ -320,7 +318,7 @@ func (s Settings) checkNumbers() error {
 		return fmt.Errorf("-lr-gamma must be positive, got %v", s.Gamma)
 	case s.Every < 1:
 		return fmt.Errorf("-lr-every must be at least 1, got %d", s.Every)
-	case s.Dtype != "float32" && s.Dtype != "float64":
+	case s.Dtype != DtypeFloat32 && s.Dtype != DtypeFloat64:
 		return fmt.Errorf("-dtype must be float32 or float64, got %q", s.Dtype)
 	}
 	return nil
@@ -372,11 +370,11 @@ func (s Settings) NewOptimizer() optim.Optimizer {
 // LRSchedule is the learning-rate schedule the settings describe.
 func (s Settings) LRSchedule() (optim.Schedule, error) {
 	switch s.Schedule {
-	case "constant":
+	case ScheduleConstant:
 		return optim.Constant(s.LR), nil
-	case "exponential":
+	case ScheduleExponential:
 		return optim.Exponential{Base: s.LR, Gamma: s.Gamma, Every: s.Every}, nil
-	case "multistep":
+	case ScheduleMultiStep:
 		ms, err := optim.ParseMilestones(s.Milestones)
 		if err != nil {
 			return nil, fmt.Errorf("-lr-milestones: %w", err)
@@ -500,13 +498,9 @@ func (s Settings) engineConfig(d data.Dataset, c Components) (*engine.Config, er
 	if err != nil {
 		return nil, err
 	}
-	dt := tensor.Float32
-	if s.Dtype == "float64" {
-		dt = tensor.Float64
-	}
 	// A graph holds a batch's rows: on a training split smaller than a
 	// batch, rows beyond it would be computed and weighed zero, on every
 	// step and evaluation (most of an epoch's time on a table of 15 rows).
 	batch := min(s.Batch, max(1, d.Len()))
-	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: batch, Dtype: dt, Device: c.Device}, nil
+	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: batch, Dtype: s.Dtype.Tensor(), Device: c.Device}, nil
 }

@@ -51,31 +51,31 @@ type Options struct {
 }
 
 // choiceFlags are the flags of the settings' named choices as the command
-// line spells them; readChoices reads those given into Settings.
+// line spells them; readChoices reads them into Settings.
 type choiceFlags struct {
-	optimizer, scoreScale, uTerms, kernelOn, order string
+	optimizer, schedule, dtype, scoreScale, uTerms, kernelOn, order string
 }
 
-// readChoices reads the named choices given on the command line into
-// o's settings, each once, refusing a name that is not a choice.
-func (o *Options) readChoices(set map[string]bool) error {
-	for _, c := range []struct {
-		flag string
-		read func() error
-	}{
-		{"optimizer", func() (err error) { o.Optimizer, err = experiment.ParseOptimizer(o.choices.optimizer); return err }},
-		{"score-scale", func() (err error) { o.ScoreScale, err = experiment.ParseScoreScale(o.choices.scoreScale); return err }},
-		{"u-terms", func() (err error) { o.UTerms, err = experiment.ParseUTerms(o.choices.uTerms); return err }},
-		{"kernel-on", func() (err error) { o.KernelOn, err = experiment.ParseKernelSpace(o.choices.kernelOn); return err }},
-		{"order", func() (err error) { o.Order, err = experiment.ParseUpdateOrder(o.choices.order); return err }},
-	} {
-		if set[c.flag] {
-			if err := c.read(); err != nil {
-				return err
-			}
+// readChoices reads the named choices of the command line into o's
+// settings, each once, refusing a name that is not a choice. A flag not
+// given reads as unnamed, which applyDefaults replaces, but for -dtype,
+// whose flag has its own default.
+func (o *Options) readChoices() error {
+	c := o.choices
+	var err error
+	read := func(parse func() error) {
+		if err == nil {
+			err = parse()
 		}
 	}
-	return nil
+	read(func() (err error) { o.Optimizer, err = experiment.ParseOptimizer(c.optimizer); return err })
+	read(func() (err error) { o.Schedule, err = experiment.ParseSchedule(c.schedule); return err })
+	read(func() (err error) { o.Dtype, err = experiment.ParseDtype(c.dtype); return err })
+	read(func() (err error) { o.ScoreScale, err = experiment.ParseScoreScale(c.scoreScale); return err })
+	read(func() (err error) { o.UTerms, err = experiment.ParseUTerms(c.uTerms); return err })
+	read(func() (err error) { o.KernelOn, err = experiment.ParseKernelSpace(c.kernelOn); return err })
+	read(func() (err error) { o.Order, err = experiment.ParseUpdateOrder(c.order); return err })
+	return err
 }
 
 // Flags that only one kind of data set reads, and those a resumed run may
@@ -182,13 +182,13 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.Valid, "valid", 0, strings.Join(experiment.DatasetsWith(holdsOut), ", ")+": training examples held out for validation (0: none; default "+byDataset(func(s experiment.Settings) any {
 		return s.Valid
 	}, holdsOut)+")")
-	fs.StringVar(&o.Schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default "+byDataset(func(s experiment.Settings) any { return s.Schedule })+")")
+	fs.StringVar(&o.choices.schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default "+byDataset(func(s experiment.Settings) any { return s.Schedule })+")")
 	fs.StringVar(&o.Milestones, "lr-milestones", "15,30,45,60,75,90", "networks: multistep: epochs at which the rate is multiplied by -lr-gamma")
 	fs.Float64Var(&o.Gamma, "lr-gamma", 0, "networks: factor of each learning-rate decay (default "+byDataset(func(s experiment.Settings) any { return s.Gamma })+")")
 	fs.IntVar(&o.Every, "lr-every", 0, "networks: exponential: epochs between decays (default "+byDataset(func(s experiment.Settings) any { return s.Every })+")")
 	cli.Workers(fs, &o.Workers, "networks")
 	cli.Device(fs, &o.Device, "networks")
-	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
+	fs.StringVar(&o.choices.dtype, "dtype", "float32", "networks: float32 or float64 graphs")
 	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
 	fs.BoolVar(&o.LogQP, "log-qp", false, "networks, mtsgd: log every step's min-norm QP: K, the weights w*, the duality gap and whether it is certified")
@@ -262,7 +262,7 @@ func newRunOptions(o Options, set map[string]bool) (Options, error) {
 	if m, err := experiment.LookupMethod(o.Method); !network && (err != nil || !m.Toy) {
 		return o, fmt.Errorf("-method %q is not one for toy problems (%s)", o.Method, strings.Join(toyMethods(), ", "))
 	}
-	if err := o.readChoices(set); err != nil {
+	if err := o.readChoices(); err != nil {
 		return o, err
 	}
 	d, err := applyDefaults(&o, set, network)
@@ -350,7 +350,7 @@ func conflicts(o Options, set map[string]bool) error {
 		return errors.New("-stats and -preview cannot be given together: each prints its own report and exits")
 	case set["momentum"] && o.Optimizer != experiment.OptimizerSGD:
 		return fmt.Errorf("-momentum applies to -optimizer sgd only; the optimizer is %s", o.Optimizer)
-	case set["lr-milestones"] && o.Schedule != "multistep":
+	case set["lr-milestones"] && o.Schedule != experiment.ScheduleMultiStep:
 		return fmt.Errorf("-lr-milestones applies to -lr-schedule multistep only; the schedule is %s", o.Schedule)
 	}
 	return nil

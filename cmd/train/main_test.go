@@ -397,7 +397,7 @@ func TestTrainSarcosFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Model != "mlp" || o.Batch != 512 || o.Optimizer != experiment.OptimizerAdam || o.BestMetric != "mse" || o.Schedule != "constant" {
+	if o.Model != "mlp" || o.Batch != 512 || o.Optimizer != experiment.OptimizerAdam || o.BestMetric != "mse" || o.Schedule != experiment.ScheduleConstant {
 		t.Errorf("SARCOS defaults: model %s batch %d optimizer %s best %s schedule %s", o.Model, o.Batch, o.Optimizer, o.BestMetric, o.Schedule)
 	}
 	logged := captureLog(t)
@@ -443,7 +443,7 @@ func TestTrainCelebAFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Model != "resnet18" || o.Optimizer != experiment.OptimizerAdam || o.LR != 5e-4 || o.Schedule != "exponential" || o.Gamma != 0.85 ||
+	if o.Model != "resnet18" || o.Optimizer != experiment.OptimizerAdam || o.LR != 5e-4 || o.Schedule != experiment.ScheduleExponential || o.Gamma != 0.85 ||
 		o.Every != 10 || o.Tasks != "10" || o.TrainLimit != 40000 || o.BestMetric != "accuracy" {
 		t.Errorf("CelebA defaults: %+v", o.Settings)
 	}

@@ -153,9 +153,9 @@ var Runs = []Run{
 		Name: "mtsgd-adam",
 		Settings: experiment.Settings{
 			Dataset: Dataset, Model: Model, Method: "mtsgd", Particles: 3, Epochs: 2, Batch: 16,
-			LR: 0.01, Optimizer: experiment.OptimizerAdam, Schedule: "constant", Gamma: 1, Every: 1,
+			LR: 0.01, Optimizer: experiment.OptimizerAdam, Schedule: experiment.ScheduleConstant, Gamma: 1, Every: 1,
 			KernelScale: 1, Repulsion: experiment.AutoRepulsion, HeadRepulsion: experiment.AutoRepulsion,
-			Seed: 5, Dtype: "float64",
+			Seed: 5, Dtype: experiment.DtypeFloat64,
 			Preset: "authors-params", ScoreScale: experiment.ScaleNormalized, UTerms: experiment.UTermsFirst, Warmup: 1, KernelOn: experiment.KernelOnParams, Order: experiment.OrderJoint,
 		},
 		ResumeTo: 3,
@@ -164,9 +164,9 @@ var Runs = []Run{
 		Name: "single-sgd",
 		Settings: experiment.Settings{
 			Dataset: Dataset, Model: Model, Method: "single", Particles: 2, Epochs: 2, Batch: 16,
-			LR: 0.05, Optimizer: experiment.OptimizerSGD, Momentum: 0.9, Schedule: "multistep", Milestones: "2", Gamma: 0.5, Every: 1,
+			LR: 0.05, Optimizer: experiment.OptimizerSGD, Momentum: 0.9, Schedule: experiment.ScheduleMultiStep, Milestones: "2", Gamma: 0.5, Every: 1,
 			KernelScale: 1, Repulsion: experiment.AutoRepulsion, HeadRepulsion: experiment.AutoRepulsion,
-			Seed: 6, Dtype: "float64", ScoreScale: experiment.ScaleMean,
+			Seed: 6, Dtype: experiment.DtypeFloat64, ScoreScale: experiment.ScaleMean,
 		},
 		ResumeTo: 3,
 	},
