@@ -33,9 +33,9 @@ type Options struct {
 	Dataset    string
 	Methods    []string
 	Seeds      []uint64
-	Epochs     int     // 0: the data set's default
-	LR         float64 // 0: the data set's default
-	Optimizer  string  // "": the data set's default
+	Epochs     int                      // 0: the data set's default
+	LR         float64                  // 0: the data set's default
+	Optimizer  experiment.OptimizerKind // unnamed: the data set's default
 	Particles  int
 	TrainLimit int
 	TestLimit  int
@@ -226,12 +226,16 @@ func comparisonFlags(o *Options, c *lists, args []string, set map[string]bool) e
 // lists are the flags that reach Options only once parsed: the lists of
 // methods and seeds, the protocol, and the tuned search's settings.
 type lists struct {
-	methods, seeds, proto, lrs, extend string
-	search                             Search
+	methods, seeds, proto, lrs, extend, optimizer string
+	search                                        Search
 }
 
-// parse reads the lists of methods and seeds into o.
+// parse reads the lists of methods and seeds, and the optimiser, into o.
 func (c *lists) parse(o *Options) error {
+	var err error
+	if o.Optimizer, err = experiment.ParseOptimizer(c.optimizer); err != nil {
+		return err
+	}
 	for _, m := range strings.Split(c.methods, ",") {
 		m = strings.TrimSpace(m)
 		if _, err := parseSpec(m); err != nil {
@@ -261,7 +265,7 @@ func newFlagSet(o *Options, c *lists, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	o.Particles = 5
-	cli.SettingsFlags(fs, cli.Settings{Dataset: &o.Dataset, Particles: &o.Particles, LR: &o.LR, Optimizer: &o.Optimizer,
+	cli.SettingsFlags(fs, cli.Settings{Dataset: &o.Dataset, Particles: &o.Particles, LR: &o.LR, Optimizer: &c.optimizer,
 		Epochs: &o.Epochs, TrainLimit: &o.TrainLimit, TestLimit: &o.TestLimit}, cli.SettingsHelp{
 		Dataset:   strings.Join(experiment.Datasets(), ", ") + "; required",
 		LR:        "default: the data set's",
@@ -406,7 +410,7 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 	if o.LR > 0 {
 		s.LR = o.LR
 	}
-	if o.Optimizer != "" {
+	if o.Optimizer != experiment.OptimizerUnnamed {
 		s.Optimizer = o.Optimizer
 	}
 	spec.apply(&s)

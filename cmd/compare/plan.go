@@ -41,15 +41,15 @@ var errMissing = cli.Marked("cells missing", cli.ErrIncomplete)
 // its place in Cells: seeds in -seeds order, and within a seed the
 // methods in -methods order, the order compare runs them in one process.
 type Plan struct {
-	Dataset    string   `json:"dataset"`
-	Methods    []string `json:"methods"`
-	Seeds      []uint64 `json:"seeds"`
-	Epochs     int      `json:"epochs,omitempty"`
-	LR         float64  `json:"lr,omitempty"`
-	Optimizer  string   `json:"optimizer,omitempty"`
-	Particles  int      `json:"particles"`
-	TrainLimit int      `json:"train_limit,omitempty"`
-	TestLimit  int      `json:"test_limit,omitempty"`
+	Dataset    string                   `json:"dataset"`
+	Methods    []string                 `json:"methods"`
+	Seeds      []uint64                 `json:"seeds"`
+	Epochs     int                      `json:"epochs,omitempty"`
+	LR         float64                  `json:"lr,omitempty"`
+	Optimizer  experiment.OptimizerKind `json:"optimizer,omitempty"`
+	Particles  int                      `json:"particles"`
+	TrainLimit int                      `json:"train_limit,omitempty"`
+	TestLimit  int                      `json:"test_limit,omitempty"`
 	// Search is the tuned protocol's search stage (tuned.go); nil for a
 	// comparison at one learning rate.
 	Search *Search `json:"search,omitempty"`

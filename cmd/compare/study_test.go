@@ -47,7 +47,7 @@ func TestPaperStudyPlan(t *testing.T) {
 	}
 	for i, w := range want {
 		c := p.Cells[i]
-		scale := c.Settings.ScoreScale
+		scale := c.Settings.ScoreScale.String()
 		if scale == "" {
 			scale = "mean"
 		}

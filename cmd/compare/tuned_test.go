@@ -25,7 +25,11 @@ import (
 // diverged run never wins; all diverged is an error.
 func TestChoose(t *testing.T) {
 	run := func(lr, crit float64, scale string) searched {
-		return searched{Candidate: Candidate{LR: lr, ScoreScale: scale}, Criterion: crit}
+		sc, err := experiment.ParseScoreScale(scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return searched{Candidate: Candidate{LR: lr, ScoreScale: sc}, Criterion: crit}
 	}
 	inf := math.Inf(1)
 	for _, tc := range []struct {
@@ -39,7 +43,7 @@ func TestChoose(t *testing.T) {
 		{"diverged never", []searched{run(1e-3, 0.9, ""), run(1e-2, inf, "")}, Candidate{LR: 1e-3}},
 		{"tie across scales: lower rate, then first scale",
 			[]searched{run(1e-2, 0.3, "mean"), run(3e-3, 0.3, "normalized"), run(3e-3, 0.3, "mean")},
-			Candidate{LR: 3e-3, ScoreScale: "normalized"}},
+			Candidate{LR: 3e-3, ScoreScale: experiment.ScaleNormalized}},
 	} {
 		got, err := choose(tc.runs)
 		if err != nil || got != tc.want {
