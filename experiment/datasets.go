@@ -134,7 +134,7 @@ var sarcosDataset = Dataset{
 	},
 	Model: "mlp",
 	Defaults: func(s *Settings) {
-		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, "adam", "constant"
+		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, OptimizerAdam, ScheduleConstant
 	},
 	Best: "mse",
 }
@@ -159,8 +159,8 @@ var celebADataset = Dataset{
 	},
 	Model: "resnet18",
 	Defaults: func(s *Settings) {
-		s.Batch, s.LR, s.Optimizer = 64, 5e-4, "adam"
-		s.Schedule, s.Gamma, s.Every = "exponential", 0.85, 10
+		s.Batch, s.LR, s.Optimizer = 64, 5e-4, OptimizerAdam
+		s.Schedule, s.Gamma, s.Every = ScheduleExponential, 0.85, 10
 		s.Tasks, s.TrainLimit = "10", CelebATrainImages
 	},
 	Best:       "accuracy",
@@ -191,7 +191,7 @@ var filesDataset = Dataset{
 		return d, nil
 	},
 	Defaults: func(s *Settings) {
-		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 30, 128, 1e-3, "adam", "constant"
+		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 30, 128, 1e-3, OptimizerAdam, ScheduleConstant
 		s.Valid = files.AutoValid
 	},
 	Best: "accuracy",

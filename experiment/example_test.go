@@ -36,7 +36,7 @@ func ExampleNewWith() {
 	// Model and Method only label the checkpoint here.
 	s := experiment.Defaults("points")
 	s.Model, s.Method = "mlp-2-16", "mean-score"
-	s.Particles, s.Epochs, s.Batch, s.LR, s.Dtype = 2, 2, 16, 0.1, "float64"
+	s.Particles, s.Epochs, s.Batch, s.LR, s.Dtype = 2, 2, 16, 0.1, experiment.DtypeFloat64
 	s.Warmup = 0
 
 	r, err := experiment.NewWith(s, d, parts, 1)

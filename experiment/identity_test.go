@@ -81,29 +81,7 @@ func flipLabels(t *testing.T, dir string, n int) {
 // recorded restores on the same data, and on changed labels too (only
 // the spec is compared).
 func TestFilesIdentity(t *testing.T) {
-	trained := map[string]string{} // data kind: the run's output directory
-	origin := map[string]string{}  // data kind: the directory it trained on
-	for kind, write := range map[string]func(t *testing.T, dir string){
-		"npz": func(t *testing.T, dir string) { writeVectors(t, dir, 60, 0) },
-		"csv": func(t *testing.T, dir string) { writeVectorsCSV(t, dir, 60) },
-	} {
-		dir, out := t.TempDir(), t.TempDir()
-		write(t, dir)
-		s := filesSettings(dir)
-		d, _, err := LoadData(s, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := New(s, d, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Out = out
-		if err := r.Train(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		trained[kind], origin[kind] = out, dir
-	}
+	trained, origin := trainFilesRuns(t)
 	for _, tc := range []struct {
 		name   string
 		kind   string
@@ -128,19 +106,8 @@ func TestFilesIdentity(t *testing.T) {
 		}, want: "is not there; if it has moved, name it with -data DIR"},
 		{name: "csv as trained", kind: "csv"},
 		{name: "csv moved", kind: "csv", moved: true},
-		{name: "csv input none, a label", kind: "csv", edit: func(t *testing.T, dir string) {
-			b, err := os.ReadFile(filepath.Join(dir, "train.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines := strings.Split(string(b), "\n")
-			f := strings.Split(lines[5], ",")
-			f[3] = map[string]string{"0": "1", "1": "0"}[f[3]]
-			lines[5] = strings.Join(f, ",")
-			if err := os.WriteFile(filepath.Join(dir, "train.csv"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}, want: "/train.csv has changed since the run started", wantIs: files.ErrChanged},
+		{name: "csv input none, a label", kind: "csv", edit: flipCSVLabel,
+			want: "/train.csv has changed since the run started", wantIs: files.ErrChanged},
 		{name: "old checkpoint", kind: "npz", old: true},
 		{name: "old checkpoint, labels flipped", kind: "npz", old: true, edit: func(t *testing.T, dir string) { flipLabels(t, dir, 60) }},
 		{name: "old checkpoint, inputs changed", kind: "npz", old: true, edit: func(t *testing.T, dir string) { writeVectors(t, dir, 60, 0.5) },
@@ -197,5 +164,50 @@ func TestMoveFilesOtherDataset(t *testing.T) {
 	}
 	if err := s.moveFiles(""); err != nil || s.Files != nil {
 		t.Errorf("no directory: %v, files %+v", err, s.Files)
+	}
+}
+
+// trainFilesRuns trains a run on file data of each kind, npz and csv,
+// and returns by kind the run's output directory and the directory it
+// trained on.
+func trainFilesRuns(t *testing.T) (trained, origin map[string]string) {
+	trained, origin = map[string]string{}, map[string]string{}
+	for kind, write := range map[string]func(t *testing.T, dir string){
+		"npz": func(t *testing.T, dir string) { writeVectors(t, dir, 60, 0) },
+		"csv": func(t *testing.T, dir string) { writeVectorsCSV(t, dir, 60) },
+	} {
+		dir, out := t.TempDir(), t.TempDir()
+		write(t, dir)
+		s := filesSettings(dir)
+		d, _, err := LoadData(s, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := New(s, d, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Out = out
+		if err := r.Train(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		trained[kind], origin[kind] = out, dir
+	}
+	return trained, origin
+}
+
+// flipCSVLabel flips the label of one row of dir/train.csv, a column
+// the files' spec does not describe (input none).
+func flipCSVLabel(t *testing.T, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, "train.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	f := strings.Split(lines[5], ",")
+	f[3] = map[string]string{"0": "1", "1": "0"}[f[3]]
+	lines[5] = strings.Join(f, ",")
+	if err := os.WriteFile(filepath.Join(dir, "train.csv"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

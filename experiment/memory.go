@@ -72,7 +72,7 @@ func (s Settings) shapeMemory(cfg *engine.Config, evalExamples, workers int) sha
 	k, particleCount := float64(len(cfg.Tasks)), float64(s.Particles)
 	optStates := 0.0 // vectors per parameter vector
 	switch {
-	case s.Optimizer == "adam":
+	case s.Optimizer == OptimizerAdam:
 		optStates = 2
 	case s.Momentum != 0:
 		optStates = 1
@@ -126,7 +126,7 @@ func (s Settings) memory(cfg *engine.Config, evalExamples, workers int) ([]sysme
 	graphs := float64(workers)*f.Bytes(cfg.Batch) +
 		batch*input*4 + batch*(input+outputs+1)*float64(cfg.Dtype.Size()) // the batch as read, and as the graphs read it
 
-	headsFirst := s.Order == "heads-first"
+	headsFirst := s.Order.HeadsFirst()
 	if headsFirst {
 		kept, err := engine.KeptBytes(cfg)
 		if err != nil {

@@ -116,7 +116,7 @@ func TestMemoryCountsKeptTrunks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := func(order string) float64 {
+	total := func(order UpdateOrder) float64 {
 		s.Order = order
 		parts, err := s.memory(cfg, 10_000, 2)
 		if err != nil {
@@ -148,7 +148,7 @@ func TestMemoryCountsKeptTrunks(t *testing.T) {
 	}
 	// Heads first, the particles' trunk passes are kept and each of the 2
 	// workers stacks one pass more than jointly (the repulsion's).
-	if d, want := total("heads-first")-total("joint"), float64(s.Particles)*kept+2*headsFirst-2*across; d != want {
+	if d, want := total(OrderHeadsFirst)-total(OrderJoint), float64(s.Particles)*kept+2*headsFirst-2*across; d != want {
 		t.Errorf("heads-first adds %.0f bytes, want %d particles × %.0f + 2 workers × (%.0f − %.0f) = %.0f", d, s.Particles, kept, headsFirst, across, want)
 	}
 }

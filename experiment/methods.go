@@ -15,6 +15,9 @@ import (
 // toy problems, whose targets play the tasks.
 type Method struct {
 	Name string
+	// Title is the method's name in prose and in the results' READMEs
+	// ("MT-SGD", "Pareto MTL"); "" where it is Name.
+	Title string
 	// Help is one line for the commands' help: what moves the trunks
 	// and the heads.
 	Help string
@@ -127,10 +130,11 @@ func svgdHeads(p RuleParams) (particles.Rule, error) {
 func ownScore(RuleParams) (particles.Rule, error) { return &particles.Linear{}, nil }
 
 var mtsgdMethod = Method{
-	Name: "mtsgd",
-	Help: "trunks by MT-SGD (one min-norm QP for the whole ensemble, kernel on the trunks), each task's heads by SVGD; takes -preset",
+	Name:  "mtsgd",
+	Title: "MT-SGD",
+	Help:  "trunks by MT-SGD (one min-norm QP for the whole ensemble, kernel on the trunks), each task's heads by SVGD; takes -preset",
 	Trunk: func(p RuleParams) (particles.Rule, error) {
-		return &particles.MTSGD{Kernel: kernel(p), Repulsion: p.Repulsion, FirstTermOnly: p.UTerms == "first"}, nil
+		return &particles.MTSGD{Kernel: kernel(p), Repulsion: p.Repulsion, FirstTermOnly: p.UTerms.FirstOnly()}, nil
 	},
 	Heads:   svgdHeads,
 	Kernels: true, Presets: true, Toy: true, Compared: true,
@@ -146,6 +150,7 @@ var linearMethod = Method{
 
 var linearPrefMethod = Method{
 	Name:  "linear-pref",
+	Title: "linear, preference weights",
 	Help:  "no interaction: particle i's trunk follows its task scores weighted (1 − i/(M−1), i/(M−1)), Pareto MTL's grid baseline and the authors' linear mode (two tasks only), each head its own task's score",
 	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.PreferenceLinear{}, nil },
 	Heads: ownScore,
@@ -153,6 +158,7 @@ var linearPrefMethod = Method{
 
 var mgdaMethod = Method{
 	Name:  "mgda",
+	Title: "MGDA",
 	Help:  "no interaction: each trunk follows the min-norm combination of its task scores (Sener & Koltun), each head its own task's score",
 	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.MGDA{}, nil },
 	Heads: ownScore,
@@ -162,8 +168,9 @@ var mgdaMethod = Method{
 // Pareto MTL needs the objectives' values (the task losses), which the
 // toy loop does not hand its rules, and is defined for two tasks only.
 var paretoMTLMethod = Method{
-	Name: "pareto-mtl",
-	Help: "no interaction: Pareto MTL, particle i in the sub-region of preference i, feasibility steps in the budget's first two epochs (two tasks only)",
+	Name:  "pareto-mtl",
+	Title: "Pareto MTL",
+	Help:  "no interaction: Pareto MTL, particle i in the sub-region of preference i, feasibility steps in the budget's first two epochs (two tasks only)",
 	Trunk: func(p RuleParams) (particles.Rule, error) {
 		prefs, err := particles.Preferences(p.Particles, p.Tasks)
 		if err != nil {
@@ -176,8 +183,9 @@ var paretoMTLMethod = Method{
 }
 
 var mooSVGDMethod = Method{
-	Name: "moo-svgd",
-	Help: "trunks by MOO-SVGD (per-particle min-norm, then SVGD, kernel on the trunks), each task's heads by SVGD",
+	Name:  "moo-svgd",
+	Title: "MOO-SVGD",
+	Help:  "trunks by MOO-SVGD (per-particle min-norm, then SVGD, kernel on the trunks), each task's heads by SVGD",
 	Trunk: func(p RuleParams) (particles.Rule, error) {
 		return &particles.MOOSVGD{Kernel: kernel(p), Repulsion: p.Repulsion}, nil
 	},
@@ -187,14 +195,16 @@ var mooSVGDMethod = Method{
 
 var singleMethod = Method{
 	Name:     "single",
+	Title:    "single-task",
 	Help:     "no shared trunk: one whole network per task and particle, each following its own task's score",
 	Heads:    ownScore,
 	Compared: true,
 }
 
 var svgdMethod = Method{
-	Name: "svgd",
-	Help: "trunks by SVGD on the tasks' tempered product (weights 1/K), each task's heads by SVGD",
+	Name:  "svgd",
+	Title: "SVGD",
+	Help:  "trunks by SVGD on the tasks' tempered product (weights 1/K), each task's heads by SVGD",
 	Trunk: func(p RuleParams) (particles.Rule, error) {
 		return &particles.SVGD{Kernel: kernel(p), Repulsion: p.Repulsion}, nil
 	},

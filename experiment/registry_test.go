@@ -59,9 +59,9 @@ func TestDatasetDefaults(t *testing.T) {
 	base := func(dataset, model string) Settings {
 		s := Settings{
 			Dataset: dataset, Model: model, Method: "mtsgd", Particles: 5,
-			Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: "sgd", Momentum: 0.9,
-			Schedule: "multistep", Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
-			KernelScale: 1, Seed: 1, Dtype: "float32",
+			Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: OptimizerSGD, Momentum: 0.9,
+			Schedule: ScheduleMultiStep, Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
+			KernelScale: 1, Seed: 1, Dtype: DtypeFloat32,
 		}
 		p, err := LookupPreset(DefaultPreset)
 		if err != nil {
@@ -77,13 +77,13 @@ func TestDatasetDefaults(t *testing.T) {
 		want[name] = s
 	}
 	s := base("sarcos", "mlp")
-	s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, "adam", "constant"
+	s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, OptimizerAdam, ScheduleConstant
 	want["sarcos"] = s
 	s = base("celeba", "resnet18")
-	s.Batch, s.LR, s.Optimizer, s.Schedule, s.Gamma, s.Every, s.Tasks, s.TrainLimit = 64, 5e-4, "adam", "exponential", 0.85, 10, "10", 40_000
+	s.Batch, s.LR, s.Optimizer, s.Schedule, s.Gamma, s.Every, s.Tasks, s.TrainLimit = 64, 5e-4, OptimizerAdam, ScheduleExponential, 0.85, 10, "10", 40_000
 	want["celeba"] = s
 	s = base("files", "")
-	s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule, s.Valid = 30, 128, 1e-3, "adam", "constant", -1
+	s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule, s.Valid = 30, 128, 1e-3, OptimizerAdam, ScheduleConstant, -1
 	want["files"] = s
 	if got := Datasets(); !slices.Equal(got, []string{"multi-mnist", "multi-fashion", "multi-fashion-mnist", "sarcos", "celeba", "files"}) {
 		t.Errorf("data sets %v", got)
@@ -189,7 +189,7 @@ func TestMethodRegistry(t *testing.T) {
 		t.Errorf("Check of an unknown method: %v", err)
 	}
 	// The presets are MT-SGD's: other methods drop them.
-	if got := Defaults("multi-mnist").ForMethod("linear"); got.Preset != "" || got.Warmup != 0 || got.ScoreScale != "mean" {
+	if got := Defaults("multi-mnist").ForMethod("linear"); got.Preset != "" || got.Warmup != 0 || got.ScoreScale != ScaleMean {
 		t.Errorf("linear keeps MT-SGD's choices: %+v", got)
 	}
 	if got := Defaults("multi-mnist").ForMethod("mtsgd"); got.Preset != DefaultPreset {

@@ -50,8 +50,8 @@ func (d *images) Example(i int, x, y []float32) error {
 func testSettings(epochs int) Settings {
 	return Settings{
 		Dataset: "synthetic", Model: "lenet", Method: "mtsgd", Particles: 3, Epochs: epochs, Batch: 16,
-		LR: 0.05, Optimizer: "sgd", Momentum: 0.9, Schedule: "multistep", Milestones: "1", Gamma: 0.5, Every: 1,
-		Warmup: 0, KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 3, TestLimit: 20, Dtype: "float32",
+		LR: 0.05, Optimizer: OptimizerSGD, Momentum: 0.9, Schedule: ScheduleMultiStep, Milestones: "1", Gamma: 0.5, Every: 1,
+		Warmup: 0, KernelScale: 1, Repulsion: 1, HeadRepulsion: 1, Seed: 3, TestLimit: 20, Dtype: DtypeFloat32,
 	}
 }
 
@@ -248,17 +248,17 @@ func TestRestoreRefusesMismatch(t *testing.T) {
 // sum, the authors' 0.0015 and 0.25 for normalized; given weights stay.
 func TestNewResolvesRepulsion(t *testing.T) {
 	for _, tc := range []struct {
-		scale        string
+		scale        ScoreScale
 		limit        int
 		given        float64
 		trunk, heads float64
 	}{
-		{"mean", 0, AutoRepulsion, 1.0 / 40, 1.0 / 40},
-		{"mean", 32, AutoRepulsion, 1.0 / 32, 1.0 / 32},
-		{"", 0, AutoRepulsion, 1.0 / 40, 1.0 / 40},
-		{"sum", 0, AutoRepulsion, 1, 1},
-		{"normalized", 0, AutoRepulsion, 0.0015, 0.25},
-		{"normalized", 0, 0.7, 0.7, 0.7},
+		{ScaleMean, 0, AutoRepulsion, 1.0 / 40, 1.0 / 40},
+		{ScaleMean, 32, AutoRepulsion, 1.0 / 32, 1.0 / 32},
+		{ScaleUnnamed, 0, AutoRepulsion, 1.0 / 40, 1.0 / 40},
+		{ScaleSum, 0, AutoRepulsion, 1, 1},
+		{ScaleNormalized, 0, AutoRepulsion, 0.0015, 0.25},
+		{ScaleNormalized, 0, 0.7, 0.7, 0.7},
 	} {
 		s := testSettings(1)
 		s.ScoreScale, s.TrainLimit, s.Repulsion, s.HeadRepulsion = tc.scale, tc.limit, tc.given, tc.given

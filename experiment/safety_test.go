@@ -268,7 +268,7 @@ func TestCheckRejectsNonFiniteFloats(t *testing.T) {
 		{"-lr", func(s *Settings) { s.LR = inf }},
 		{"-kernel-scale", func(s *Settings) { s.KernelScale = inf }},
 		{"-lr-gamma", func(s *Settings) { s.Gamma = inf }},
-		{"-momentum", func(s *Settings) { s.Optimizer = "sgd"; s.Momentum = nan }},
+		{"-momentum", func(s *Settings) { s.Optimizer = OptimizerSGD; s.Momentum = nan }},
 		{"-repulsion", func(s *Settings) { s.Repulsion = nan }},
 		{"-head-repulsion", func(s *Settings) { s.HeadRepulsion = nan }},
 		{"-repulsion", func(s *Settings) { s.Repulsion = inf }},

@@ -30,8 +30,6 @@ import (
 	"strings"
 	"time"
 
-	"gorgonia.org/tensor"
-
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/engine"
@@ -43,50 +41,50 @@ import (
 // Settings define a run: a checkpoint records them, and they rebuild the
 // same data, model and updates.
 type Settings struct {
-	Dataset       string  `json:"dataset"`
-	Model         string  `json:"model"`
-	Method        string  `json:"method"`
-	Particles     int     `json:"particles"`
-	Epochs        int     `json:"epochs"`
-	Batch         int     `json:"batch"`
-	LR            float64 `json:"lr"`
-	Optimizer     string  `json:"optimizer"`
-	Momentum      float64 `json:"momentum"`
-	Schedule      string  `json:"lr_schedule"`
-	Milestones    string  `json:"lr_milestones"`
-	Gamma         float64 `json:"lr_gamma"`
-	Every         int     `json:"lr_every"`
-	Warmup        int     `json:"warmup"`
-	KernelScale   float64 `json:"kernel_scale"`
-	Repulsion     float64 `json:"repulsion"`
-	HeadRepulsion float64 `json:"head_repulsion"`
-	Seed          uint64  `json:"seed"`
-	Tasks         string  `json:"tasks,omitempty"`
-	TrainLimit    int     `json:"train_limit"`
-	TestLimit     int     `json:"test_limit"`
-	Dtype         string  `json:"dtype"`
+	Dataset       string        `json:"dataset"`
+	Model         string        `json:"model"`
+	Method        string        `json:"method"`
+	Particles     int           `json:"particles"`
+	Epochs        int           `json:"epochs"`
+	Batch         int           `json:"batch"`
+	LR            float64       `json:"lr"`
+	Optimizer     OptimizerKind `json:"optimizer"`
+	Momentum      float64       `json:"momentum"`
+	Schedule      ScheduleKind  `json:"lr_schedule"`
+	Milestones    string        `json:"lr_milestones"`
+	Gamma         float64       `json:"lr_gamma"`
+	Every         int           `json:"lr_every"`
+	Warmup        int           `json:"warmup"`
+	KernelScale   float64       `json:"kernel_scale"`
+	Repulsion     float64       `json:"repulsion"`
+	HeadRepulsion float64       `json:"head_repulsion"`
+	Seed          uint64        `json:"seed"`
+	Tasks         string        `json:"tasks,omitempty"`
+	TrainLimit    int           `json:"train_limit"`
+	TestLimit     int           `json:"test_limit"`
+	Dtype         Dtype         `json:"dtype"`
 
 	// Preset names the preset the MT-SGD choices below came from (see
 	// Presets); a flag given beside it overrides its own setting, and
 	// these fields record what the run used.
 	Preset string `json:"preset,omitempty"`
-	// ScoreScale is engine.ScoreScales' mean, sum or normalized ("" is
-	// mean, as before the setting existed).
-	ScoreScale string `json:"score_scale,omitempty"`
-	// UTerms is "full" (Equation Uij-1, four terms) or "first" (the
-	// kernel-weighted score products only, as the authors' code); "" is
-	// full.
-	UTerms string `json:"u_terms,omitempty"`
+	// ScoreScale is engine.ScoreScales' mean, sum or normalized
+	// (ScaleUnnamed, "", is mean, as before the setting existed).
+	ScoreScale ScoreScale `json:"score_scale,omitempty"`
+	// UTerms is full (Equation Uij-1, four terms) or first (the
+	// kernel-weighted score products only, as the authors' code);
+	// UTermsUnnamed is full.
+	UTerms UTerms `json:"u_terms,omitempty"`
 	// KernelOn is engine.KernelSpaces' params (the kernels over the
 	// parameter vectors, as Algorithm 1) or outputs (over the trunk's
 	// features and the heads' outputs on the batch, as the authors'
-	// code); "" is params.
-	KernelOn string `json:"kernel_on,omitempty"`
-	// Order is "joint" (one gradient evaluation moves trunks and heads)
-	// or "heads-first" (the heads move first, and the trunks' task
+	// code); KernelUnnamed is params.
+	KernelOn KernelSpace `json:"kernel_on,omitempty"`
+	// Order is joint (one gradient evaluation moves trunks and heads)
+	// or heads-first (the heads move first, and the trunks' task
 	// gradients are taken through the moved heads, as the authors'
-	// code); "" is joint.
-	Order string `json:"order,omitempty"`
+	// code); OrderUnnamed is joint.
+	Order UpdateOrder `json:"order,omitempty"`
 	// Valid is the number of training composites held out for
 	// validation on the Multi-* data sets (0: none, the whole training
 	// set trains; see multimnist.Variant.LoadValid), or training examples
@@ -116,26 +114,26 @@ const DefaultValid = 10_000
 // the preset overrides that choice alone.
 type Preset struct {
 	Name, Doc  string
-	ScoreScale string
-	UTerms     string
+	ScoreScale ScoreScale
+	UTerms     UTerms
 	Warmup     int
-	KernelOn   string
-	Order      string
+	KernelOn   KernelSpace
+	Order      UpdateOrder
 }
 
 // Presets are the readings of MT-SGD on networks. They leave the
 // repulsion weights to the score scale's defaults.
 var Presets = []Preset{
 	{
-		Name: "paper", ScoreScale: "mean", UTerms: "full", Warmup: 0, KernelOn: "params", Order: "joint",
+		Name: "paper", ScoreScale: ScaleMean, UTerms: UTermsFull, Warmup: 0, KernelOn: KernelOnParams, Order: OrderJoint,
 		Doc: "Algorithm 1 as printed: kernels over the parameters, the four-term U, no warm-up, scores of the batch-mean loss with repulsion 1/N (the paper's posterior exp(−Σ ℓ), its factor N absorbed into the learning rate)",
 	},
 	{
-		Name: "authors", ScoreScale: "normalized", UTerms: "first", Warmup: 1, KernelOn: "outputs", Order: "heads-first",
+		Name: "authors", ScoreScale: ScaleNormalized, UTerms: UTermsFirst, Warmup: 1, KernelOn: KernelOnOutputs, Order: OrderHeadsFirst,
 		Doc: "the authors' code: kernels over the trunk's features and the heads' outputs on the batch, heads moved first, trunk scores normalised per coordinate across particles, the first term of U only, one warm-up epoch, repulsion 0.0015 (trunk) and 0.25 (heads)",
 	},
 	{
-		Name: "authors-params", ScoreScale: "normalized", UTerms: "first", Warmup: 1, KernelOn: "params", Order: "joint",
+		Name: "authors-params", ScoreScale: ScaleNormalized, UTerms: UTermsFirst, Warmup: 1, KernelOn: KernelOnParams, Order: OrderJoint,
 		Doc: "the authors' choices with the paper's kernels over the parameters and one gradient evaluation per step (half the cost of authors)",
 	},
 }
@@ -173,8 +171,8 @@ func (p Preset) Apply(s *Settings) {
 func (s Settings) ForMethod(method string) Settings {
 	s.Method = method
 	if m, err := LookupMethod(method); err != nil || !m.Presets {
-		s.Preset, s.ScoreScale, s.UTerms, s.Warmup = "", "mean", "", 0
-		s.KernelOn, s.Order = "", ""
+		s.Preset, s.ScoreScale, s.UTerms, s.Warmup = "", ScaleMean, UTermsUnnamed, 0
+		s.KernelOn, s.Order = KernelUnnamed, OrderUnnamed
 		s.Repulsion, s.HeadRepulsion = AutoRepulsion, AutoRepulsion
 	}
 	return s
@@ -188,11 +186,11 @@ func (s Settings) ForMethod(method string) Settings {
 // posterior tempered by n, whose repulsion swamps the scores: the plateau
 // the issue measured); ScoreNormalized has no posterior behind it and
 // takes the authors' published weights, 0.0015 and 0.25.
-func DefaultRepulsion(scale string, n int) (trunk, heads float64) {
+func DefaultRepulsion(scale ScoreScale, n int) (trunk, heads float64) {
 	switch scale {
-	case "sum":
+	case ScaleSum:
 		return 1, 1
-	case "normalized":
+	case ScaleNormalized:
 		return 0.0015, 0.25
 	}
 	return 1 / float64(max(n, 1)), 1 / float64(max(n, 1))
@@ -220,9 +218,9 @@ func (s *Settings) Resolve(n int) {
 func Defaults(dataset string) Settings {
 	s := Settings{
 		Dataset: dataset, Method: DefaultMethod, Particles: 5,
-		Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: "sgd", Momentum: 0.9,
-		Schedule: "multistep", Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
-		KernelScale: 1, Seed: 1, Dtype: "float32",
+		Epochs: 100, Batch: 256, LR: 1e-3, Optimizer: OptimizerSGD, Momentum: 0.9,
+		Schedule: ScheduleMultiStep, Milestones: "15,30,45,60,75,90", Gamma: 0.5, Every: 1,
+		KernelScale: 1, Seed: 1, Dtype: DtypeFloat32,
 	}
 	if p, err := LookupPreset(DefaultPreset); err == nil {
 		p.Apply(&s)
@@ -258,19 +256,12 @@ func (s Settings) check(own *Method) error {
 	if _, err := s.LRSchedule(); err != nil {
 		return err
 	}
-	if _, err := engine.ParseScoreScale(s.ScoreScale); err != nil {
-		return fmt.Errorf("-score-scale: %w", err)
-	}
-	space, err := engine.ParseKernelSpace(s.KernelOn)
-	if err != nil {
-		return fmt.Errorf("-kernel-on: %w", err)
-	}
-	if space == engine.KernelOutputs {
+	if s.KernelOn == KernelOnOutputs {
 		switch {
 		case !method.Kernels:
 			return fmt.Errorf("-kernel-on outputs places the kernels of %s; %s has none",
 				strings.Join(MethodNames(func(m Method) bool { return m.Kernels }), ", "), s.Method)
-		case method.Presets && s.UTerms != "first":
+		case method.Presets && !s.UTerms.FirstOnly():
 			return errors.New("-kernel-on outputs needs -u-terms first: the four-term U is defined for a kernel over the parameters")
 		}
 	}
@@ -305,7 +296,7 @@ func (s Settings) checkNumbers() error {
 		return fmt.Errorf("-particles must be at least 1, got %d", s.Particles)
 	case !(s.LR > 0):
 		return fmt.Errorf("-lr must be positive, got %v", s.LR)
-	case s.Optimizer != "adam" && s.Optimizer != "sgd":
+	case s.Optimizer != OptimizerAdam && s.Optimizer != OptimizerSGD:
 		return fmt.Errorf("-optimizer must be adam or sgd, got %q", s.Optimizer)
 	case s.Momentum < 0 || s.Momentum >= 1:
 		return fmt.Errorf("-momentum must be in [0, 1), got %v", s.Momentum)
@@ -315,10 +306,6 @@ func (s Settings) checkNumbers() error {
 		return fmt.Errorf("-repulsion must be non-negative, got %v", s.Repulsion)
 	case s.HeadRepulsion < 0 && s.HeadRepulsion != AutoRepulsion:
 		return fmt.Errorf("-head-repulsion must be non-negative, got %v", s.HeadRepulsion)
-	case s.UTerms != "" && s.UTerms != "full" && s.UTerms != "first":
-		return fmt.Errorf("-u-terms must be full or first, got %q", s.UTerms)
-	case s.Order != "" && s.Order != "joint" && s.Order != "heads-first":
-		return fmt.Errorf("-order must be joint or heads-first, got %q", s.Order)
 	case s.Epochs < 1:
 		return fmt.Errorf("-epochs must be at least 1, got %d", s.Epochs)
 	case s.Batch < 1:
@@ -331,7 +318,7 @@ func (s Settings) checkNumbers() error {
 		return fmt.Errorf("-lr-gamma must be positive, got %v", s.Gamma)
 	case s.Every < 1:
 		return fmt.Errorf("-lr-every must be at least 1, got %d", s.Every)
-	case s.Dtype != "float32" && s.Dtype != "float64":
+	case s.Dtype != DtypeFloat32 && s.Dtype != DtypeFloat64:
 		return fmt.Errorf("-dtype must be float32 or float64, got %q", s.Dtype)
 	}
 	return nil
@@ -374,7 +361,7 @@ func (s Settings) checkDataset() error {
 
 // NewOptimizer returns a fresh optimiser as the settings describe.
 func (s Settings) NewOptimizer() optim.Optimizer {
-	if s.Optimizer == "sgd" {
+	if s.Optimizer == OptimizerSGD {
 		return &optim.SGD{LR: s.LR, Momentum: s.Momentum}
 	}
 	return optim.NewAdam(s.LR)
@@ -383,11 +370,11 @@ func (s Settings) NewOptimizer() optim.Optimizer {
 // LRSchedule is the learning-rate schedule the settings describe.
 func (s Settings) LRSchedule() (optim.Schedule, error) {
 	switch s.Schedule {
-	case "constant":
+	case ScheduleConstant:
 		return optim.Constant(s.LR), nil
-	case "exponential":
+	case ScheduleExponential:
 		return optim.Exponential{Base: s.LR, Gamma: s.Gamma, Every: s.Every}, nil
-	case "multistep":
+	case ScheduleMultiStep:
 		ms, err := optim.ParseMilestones(s.Milestones)
 		if err != nil {
 			return nil, fmt.Errorf("-lr-milestones: %w", err)
@@ -511,13 +498,9 @@ func (s Settings) engineConfig(d data.Dataset, c Components) (*engine.Config, er
 	if err != nil {
 		return nil, err
 	}
-	dt := tensor.Float32
-	if s.Dtype == "float64" {
-		dt = tensor.Float64
-	}
 	// A graph holds a batch's rows: on a training split smaller than a
 	// batch, rows beyond it would be computed and weighed zero, on every
 	// step and evaluation (most of an epoch's time on a table of 15 rows).
 	batch := min(s.Batch, max(1, d.Len()))
-	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: batch, Dtype: dt, Device: c.Device}, nil
+	return &engine.Config{Model: m, Tasks: d.Tasks(), Batch: batch, Dtype: s.Dtype.Tensor(), Device: c.Device}, nil
 }

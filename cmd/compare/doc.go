@@ -122,8 +122,9 @@
 // -aggregate then also writes OUT/study.md (every run at its last epoch,
 // at best/, and at the epoch of its best test accuracy, the authors'
 // rule, labelled as chosen on the test split; MT-SGD against the best
-// other method of its rate, per task and metric) and
-// OUT/study-calibration.png (test ECE and NLL per epoch on a log scale,
+// other method of its rate, per task and metric), OUT/study-readme.md
+// (the tables of these the READMEs show, a test checking that they do)
+// and OUT/study-calibration.png (test ECE and NLL per epoch on a log scale,
 // mean and a band of ± sd over the seeds). A finished run whose checkpoints are gone cannot be
 // assessed: keep last/ and best/ until its result.json holds its
 // assessment.

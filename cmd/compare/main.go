@@ -17,11 +17,11 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/experiment"
-	"github.com/mtsgd/mtsgd/internal/atomicfile"
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
@@ -33,9 +33,9 @@ type Options struct {
 	Dataset    string
 	Methods    []string
 	Seeds      []uint64
-	Epochs     int     // 0: the data set's default
-	LR         float64 // 0: the data set's default
-	Optimizer  string  // "": the data set's default
+	Epochs     int                      // 0: the data set's default
+	LR         float64                  // 0: the data set's default
+	Optimizer  experiment.OptimizerKind // unnamed: the data set's default
 	Particles  int
 	TrainLimit int
 	TestLimit  int
@@ -226,12 +226,16 @@ func comparisonFlags(o *Options, c *lists, args []string, set map[string]bool) e
 // lists are the flags that reach Options only once parsed: the lists of
 // methods and seeds, the protocol, and the tuned search's settings.
 type lists struct {
-	methods, seeds, proto, lrs, extend string
-	search                             Search
+	methods, seeds, proto, lrs, extend, optimizer string
+	search                                        Search
 }
 
-// parse reads the lists of methods and seeds into o.
+// parse reads the lists of methods and seeds, and the optimiser, into o.
 func (c *lists) parse(o *Options) error {
+	var err error
+	if o.Optimizer, err = experiment.ParseOptimizer(c.optimizer); err != nil {
+		return err
+	}
 	for _, m := range strings.Split(c.methods, ",") {
 		m = strings.TrimSpace(m)
 		if _, err := parseSpec(m); err != nil {
@@ -261,7 +265,7 @@ func newFlagSet(o *Options, c *lists, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	o.Particles = 5
-	cli.SettingsFlags(fs, cli.Settings{Dataset: &o.Dataset, Particles: &o.Particles, LR: &o.LR, Optimizer: &o.Optimizer,
+	cli.SettingsFlags(fs, cli.Settings{Dataset: &o.Dataset, Particles: &o.Particles, LR: &o.LR, Optimizer: &c.optimizer,
 		Epochs: &o.Epochs, TrainLimit: &o.TrainLimit, TestLimit: &o.TestLimit}, cli.SettingsHelp{
 		Dataset:   strings.Join(experiment.Datasets(), ", ") + "; required",
 		LR:        "default: the data set's",
@@ -406,7 +410,7 @@ func (o Options) settings(method string, seed uint64) experiment.Settings {
 	if o.LR > 0 {
 		s.LR = o.LR
 	}
-	if o.Optimizer != "" {
+	if o.Optimizer != experiment.OptimizerUnnamed {
 		s.Optimizer = o.Optimizer
 	}
 	spec.apply(&s)
@@ -523,46 +527,7 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		return aggregate(o, stdout)
 	}
 	defer release()
-	return writeTables(o, results, nil, "", stdout)
-}
-
-// writeTables writes compare.md (with note after the table), compare.csv
-// and the chart from each method's per-seed last-epoch test lines, and
-// prints the Markdown. chosen labels each method's tuned choice (nil:
-// no tuning).
-func writeTables(o Options, results map[string][][]experiment.MetricsLine, chosen map[string]string, note string, stdout io.Writer) error {
-	rows := summarise(o.Methods, results)
-	md, csv := markdown(o.Dataset, rows, chosen)+note, csvTable(rows, chosen)
-	files := map[string]string{"compare.md": md, "compare.csv": csv}
-	if chosen != nil {
-		files[SummaryFile] = summary(o.Dataset, o.Methods, rows, chosen)
-		if v := verdict(o.Methods, rows); v != "" {
-			files[SummaryFile] += "\n" + v
-		}
-	}
-	for name, text := range files {
-		path := filepath.Join(o.Out, name)
-		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
-			return err
-		}
-	}
-	if len(rows) > 0 && !rows[0].Regression {
-		var methods []string // those with a finished run
-		for _, m := range o.Methods {
-			if len(results[m]) > 0 {
-				methods = append(methods, m)
-			}
-		}
-		chart := filepath.Join(o.Out, "compare.png")
-		if err := atomicfile.Write(chart, 0o644, func(w io.Writer) error { return writeChart(w, o.Dataset, methods, rows) }); err != nil {
-			return fmt.Errorf("writing %s: %w", chart, err)
-		}
-	}
-	if chosen != nil {
-		md += "\n" + files[SummaryFile]
-	}
-	_, err := io.WriteString(stdout, md)
-	return err
+	return study.WriteComparison(o.Out, study.Comparison{Dataset: o.Dataset, Methods: o.Methods}, results, "", stdout)
 }
 
 // runOne finishes cell c's run with settings s and returns its result,
@@ -706,7 +671,7 @@ func closeRun(r *experiment.Run, dir string) {
 	}
 }
 
-// assessRun adds to a study's finished run its assessment (study.go), once:
+// assessRun adds to a study's finished run its assessment (study.Assess), once:
 // a run already assessed, one that diverged and one outside a study are
 // returned as they are. The result file is written first without it, so
 // that a failed assessment leaves the training's scores in place and a
@@ -715,7 +680,7 @@ func assessRun(ctx context.Context, o Options, dir string, res runResult) (runRe
 	if !o.Assess || res.Assessed != nil || res.Diverged != "" || res.Skipped != "" {
 		return res, nil
 	}
-	a, err := assess(ctx, o, dir, res.Settings.Dataset)
+	a, err := study.Assess(ctx, dir, res.Settings.Dataset, o.DataDir, experiment.Components{Device: o.device}, o.Workers)
 	if err != nil {
 		return runResult{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,33 +13,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
-	"github.com/mtsgd/mtsgd/metrics"
 )
-
-// Mean and sample standard deviation, by hand: 0.8 and 0.9 give 0.85 and
-// √(2·0.05²/1) = 0.0707107.
-func TestStat(t *testing.T) {
-	s := newStat([]float64{0.8, 0.9})
-	if math.Abs(s.Mean-0.85) > 1e-15 || math.Abs(s.SD-0.07071067811865477) > 1e-15 || s.String() != "0.8500 ± 0.0707" {
-		t.Errorf("stat %+v, %q", s, s)
-	}
-	if one := newStat([]float64{0.5}); one.SD != 0 || one.String() != "0.5000" {
-		t.Errorf("one seed: %+v %q", one, one)
-	}
-}
-
-func TestSummarise(t *testing.T) {
-	line := func(task string, acc, secs float64) experiment.MetricsLine {
-		return experiment.MetricsLine{Epoch: 2, Split: "test", Task: task, Seconds: secs,
-			Score: metrics.Score{Classification: &metrics.Classification{Accuracy: acc, Brier: 1 - acc, ECE: 0.1}}}
-	}
-	rows := summarise([]string{"mtsgd"}, map[string][][]experiment.MetricsLine{
-		"mtsgd": {{line("a", 0.8, 100), line("b", 0.7, 100)}, {line("a", 0.9, 120), line("b", 0.7, 120)}},
-	})
-	if len(rows) != 2 || rows[0].Task != "a" || math.Abs(rows[0].Accuracy.Mean-0.85) > 1e-15 || rows[1].Accuracy.SD > 1e-15 || rows[0].SecondsPerEpoch != 55 {
-		t.Errorf("rows %+v", rows)
-	}
-}
 
 // Two methods, two seeds on real Multi-MNIST (a few examples): the table
 // has a row per method and task whose means are those of the runs'
@@ -121,46 +94,6 @@ func TestCompare(t *testing.T) {
 	o.LR = 0.5
 	if err := run(context.Background(), o, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "holds a run with other settings") {
 		t.Errorf("other settings in the same directory: %v", err)
-	}
-}
-
-// The table puts the paper's figures beside ours: its Table 2 ECE for
-// every method it reports (MT-SGD on Multi-MNIST: 3.28 and 4.00), its
-// accuracy where one is read off its chart, a dash where it has none; the
-// chart is a PNG with one column of panels per task.
-func TestMarkdownAndChart(t *testing.T) {
-	line := func(task string, acc, ece float64) experiment.MetricsLine {
-		return experiment.MetricsLine{Epoch: 1, Split: "test", Task: task, Seconds: 60,
-			Score: metrics.Score{Classification: &metrics.Classification{Accuracy: acc, Brier: 0.1, ECE: ece, NLL: 0.2}}}
-	}
-	methods := []string{"mtsgd:authors", "single"}
-	rows := summarise(methods, map[string][][]experiment.MetricsLine{
-		"mtsgd:authors": {{line("top-left", 0.95, 0.0321), line("bottom-right", 0.94, 0.05)}},
-		"single":        {{line("top-left", 0.93, 0.02), line("bottom-right", 0.92, 0.03)}},
-	})
-	md := markdown("multi-mnist", rows, nil)
-	for _, want := range []string{
-		"| mtsgd:authors | top-left | 0.9500 | ≈0.96 | 3.21 | 3.28 | 0.1000 | 0.2000 | 60 |",
-		"| mtsgd:authors | bottom-right | 0.9400 | ≈0.95 | 5.00 | 4.00 |",
-		"| single | top-left | 0.9300 | — | 2.00 | — |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("table lacks %q:\n%s", want, md)
-		}
-	}
-	if f, ok := paper("multi-fashion", "moo-svgd", "bottom-right"); !ok || f.ECE != 6.11 || !math.IsNaN(f.Accuracy) {
-		t.Errorf("paper's Multi-Fashion MOO-SVGD bottom-right: %+v, %v", f, ok)
-	}
-	var b bytes.Buffer
-	if err := writeChart(&b, "multi-mnist", methods, rows); err != nil {
-		t.Fatal(err)
-	}
-	img, err := png.Decode(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w <= h {
-		t.Errorf("chart is %d×%d, want two columns of panels, wider than tall", w, h)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 	"github.com/mtsgd/mtsgd/cmd/internal/runlock"
@@ -40,15 +41,15 @@ var errMissing = cli.Marked("cells missing", cli.ErrIncomplete)
 // its place in Cells: seeds in -seeds order, and within a seed the
 // methods in -methods order, the order compare runs them in one process.
 type Plan struct {
-	Dataset    string   `json:"dataset"`
-	Methods    []string `json:"methods"`
-	Seeds      []uint64 `json:"seeds"`
-	Epochs     int      `json:"epochs,omitempty"`
-	LR         float64  `json:"lr,omitempty"`
-	Optimizer  string   `json:"optimizer,omitempty"`
-	Particles  int      `json:"particles"`
-	TrainLimit int      `json:"train_limit,omitempty"`
-	TestLimit  int      `json:"test_limit,omitempty"`
+	Dataset    string                   `json:"dataset"`
+	Methods    []string                 `json:"methods"`
+	Seeds      []uint64                 `json:"seeds"`
+	Epochs     int                      `json:"epochs,omitempty"`
+	LR         float64                  `json:"lr,omitempty"`
+	Optimizer  experiment.OptimizerKind `json:"optimizer,omitempty"`
+	Particles  int                      `json:"particles"`
+	TrainLimit int                      `json:"train_limit,omitempty"`
+	TestLimit  int                      `json:"test_limit,omitempty"`
 	// Search is the tuned protocol's search stage (tuned.go); nil for a
 	// comparison at one learning rate.
 	Search *Search `json:"search,omitempty"`
@@ -392,7 +393,7 @@ type cellState struct {
 	History  []experiment.MetricsLine // every epoch's lines when Done
 	Diverged string                   // when Done: why the run stopped early
 	Skipped  string                   // when Done: why an extension of the search was not tried
-	Assessed *assessed                // when Done: a study's assessment, if made
+	Assessed *study.Assessed          // when Done: a study's assessment, if made
 	Why      string                   // why not done: not started, running, epoch e of n
 }
 
@@ -505,8 +506,7 @@ func aggregate(o Options, stdout io.Writer) error {
 		note += fmt.Sprintf("\nMissing cells, %d of %d (rerun them with compare -cell I, or sbatch --array=%s %s):\n\n- %s\n",
 			len(c.missing), len(p.Cells), strings.Join(c.indices, ","), filepath.Join(o.Out, SbatchFile), strings.Join(c.missing, "\n- "))
 	}
-	po := p.options(o.Out, "", 1)
-	if err := writeTables(po, c.results, chosenLabels(p, ss), note, stdout); err != nil {
+	if err := study.WriteComparison(o.Out, study.Comparison{Dataset: p.Dataset, Methods: p.Methods, Chosen: chosenLabels(p, ss)}, c.results, note, stdout); err != nil {
 		return err
 	}
 	if p.Assess {
@@ -532,7 +532,7 @@ func aggregate(o Options, stdout io.Writer) error {
 type collected struct {
 	results   map[string][][]experiment.MetricsLine // per method, each run's assessed lines
 	histories map[string][][]experiment.MetricsLine // per method, each run's per-epoch history
-	studied   map[string][]studyRun
+	studied   map[string][]study.Run
 	missing   []string // "INDEX DIR: why", per cell not finished
 	indices   []string // the missing cells' indices
 	diverged  []string // "DIR: why", per final run that diverged
@@ -543,7 +543,7 @@ type collected struct {
 // others' from their run directories (a final run with the settings the
 // search chose for its method).
 func collect(dir string, p Plan, ss searchState) (collected, error) {
-	c := collected{results: map[string][][]experiment.MetricsLine{}, histories: map[string][][]experiment.MetricsLine{}, studied: map[string][]studyRun{}}
+	c := collected{results: map[string][][]experiment.MetricsLine{}, histories: map[string][][]experiment.MetricsLine{}, studied: map[string][]study.Run{}}
 	for _, runs := range ss.runs {
 		for _, r := range runs {
 			c.spent += r.Seconds
@@ -585,7 +585,7 @@ func collect(dir string, p Plan, ss searchState) (collected, error) {
 		}
 		c.results[cell.Method] = append(c.results[cell.Method], st.Lines)
 		c.histories[cell.Method] = append(c.histories[cell.Method], st.History)
-		c.studied[cell.Method] = append(c.studied[cell.Method], studyRun{History: st.History, Assessed: st.Assessed})
+		c.studied[cell.Method] = append(c.studied[cell.Method], study.Run{History: st.History, Assessed: st.Assessed})
 	}
 	return c, nil
 }

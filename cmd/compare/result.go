@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 )
@@ -31,8 +32,8 @@ type runResult struct {
 	Skipped string `json:"skipped,omitempty"`
 	// Assessed are a study's scores of the run's checkpoints last/ and
 	// best/ on the test split, raw and after temperature scaling, and
-	// their out-of-distribution detection (study.go).
-	Assessed *assessed `json:"assessed,omitempty"`
+	// their out-of-distribution detection (study.Assess).
+	Assessed *study.Assessed `json:"assessed,omitempty"`
 }
 
 func writeResult(dir string, r runResult) error {

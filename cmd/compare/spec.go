@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 )
 
@@ -21,8 +20,8 @@ import (
 // "@scale=" as "-" (linear@lr=0.1 seed 1: linear-lr0.1-seed1).
 type methodSpec struct {
 	Name, Preset string
-	LR           float64 // 0: the comparison's
-	ScoreScale   string  // "": the method's
+	LR           float64               // 0: the comparison's
+	ScoreScale   experiment.ScoreScale // unnamed: the method's
 }
 
 // parseSpec reads a method spec and checks its parts against the
@@ -53,11 +52,12 @@ func parseSpec(spec string) (methodSpec, error) {
 				return m, fmt.Errorf("%s: @lr=%s is not a positive learning rate", spec, value)
 			}
 			m.LR = r
-		case key == "scale" && m.ScoreScale == "":
-			if _, err := engine.ParseScoreScale(value); err != nil || value == "" {
+		case key == "scale" && m.ScoreScale == experiment.ScaleUnnamed:
+			scale, err := experiment.ParseScoreScale(value)
+			if err != nil || scale == experiment.ScaleUnnamed {
 				return m, fmt.Errorf("%s: @scale=%s is not mean, sum or normalized", spec, value)
 			}
-			m.ScoreScale = value
+			m.ScoreScale = scale
 		default:
 			return m, fmt.Errorf("%s: @%s is not @lr=RATE or @scale=SCALE, each at most once", spec, opt)
 		}
@@ -79,7 +79,7 @@ func (m methodSpec) apply(s *experiment.Settings) {
 	if m.LR > 0 {
 		s.LR = m.LR
 	}
-	if m.ScoreScale != "" {
+	if m.ScoreScale != experiment.ScaleUnnamed {
 		s.ScoreScale = m.ScoreScale
 		s.Repulsion, s.HeadRepulsion = experiment.AutoRepulsion, experiment.AutoRepulsion
 	}

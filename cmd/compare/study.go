@@ -1,23 +1,16 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
-	"path/filepath"
-
-	log "github.com/sirupsen/logrus"
-
-	"github.com/mtsgd/mtsgd/cmd/internal/curves"
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/experiment"
-	"github.com/mtsgd/mtsgd/internal/atomicfile"
 )
 
 // A study is a comparison whose runs are listed one by one, each method
 // spec with its own seeds, rather than every method for every seed; its
-// finished runs are also assessed (Assess): the checkpoints last/ and
-// best/ are scored on the test split raw and after temperature scaling,
-// and against another data set's inputs, into the result file.
+// finished runs are also assessed (Options.Assess, study.Assess): the
+// checkpoints last/ and best/ are scored on the test split raw and after
+// temperature scaling, and against another data set's inputs, into the
+// result file.
 
 // plannedRun is one run of a study.
 type plannedRun struct {
@@ -53,71 +46,17 @@ var paperStudy = []plannedRun{
 	{"linear@lr=0.1", 3}, {"mtsgd:authors-params@lr=0.01", 3}, {"moo-svgd@lr=0.01@scale=normalized", 3},
 }
 
-// oodDatasets is the data set whose test inputs a study's assessment
-// scores as out of distribution, per data set: the other of the two
-// Multi-* sets of one source (digits against clothes).
-var oodDatasets = map[string]string{
-	"multi-mnist":   "multi-fashion",
-	"multi-fashion": "multi-mnist",
-}
-
-// assessed are a finished run's checkpoints as a study scores them.
-type assessed struct {
-	Last experiment.Assessment  `json:"last"`
-	Best *experiment.Assessment `json:"best,omitempty"`
-	// BestEpoch is the epoch best/ holds, chosen on the validation split.
-	BestEpoch int `json:"best_epoch,omitempty"`
-}
-
-// assess scores the run in dir's last/ and best/ (experiment.Run.Assess).
-func assess(ctx context.Context, o Options, dir string, dataset string) (*assessed, error) {
-	var a assessed
-	for _, name := range []string{"last", "best"} {
-		ckDir := filepath.Join(dir, name)
-		r, _, err := experiment.OpenWith(ckDir, o.DataDir, experiment.Components{Device: o.device}, o.Workers)
-		if err != nil {
-			return nil, fmt.Errorf("assessing %s: %w", ckDir, err)
-		}
-		log.WithFields(log.Fields{"checkpoint": ckDir, "epoch": r.Epoch(), "ood": oodDatasets[dataset]}).Info("assessing")
-		got, err := r.Assess(ctx, o.DataDir, oodDatasets[dataset])
-		closeRun(r, ckDir)
-		if err != nil {
-			return nil, fmt.Errorf("assessing %s: %w", ckDir, err)
-		}
-		if name == "last" {
-			a.Last = got
-		} else {
-			a.Best, a.BestEpoch = &got, got.Epoch
-		}
+// writeStudy writes the study of plan p: its tables, the READMEs' share
+// of them and its charts (study.WriteStudy), with note (the missing
+// cells) below the tables.
+func writeStudy(out string, p Plan, runs map[string][]study.Run, histories map[string][][]experiment.MetricsLine, note string) error {
+	s := study.Study{Dataset: p.Dataset, Epochs: p.Epochs, LR: p.LR}
+	if s.LR == 0 {
+		s.LR = experiment.Defaults(p.Dataset).LR
 	}
-	return &a, nil
-}
-
-// writeStudy writes a study's tables (StudyFile, with note: the missing
-// cells), its chart of test ECE and NLL per epoch and its chart of AUROC.
-func writeStudy(out string, p Plan, runs map[string][]studyRun, histories map[string][][]experiment.MetricsLine, note string) error {
-	text := fmt.Sprintf("# %s: the paper's protocol, %d epochs\n\nTest split; mean ± sample sd over the seeds a method has. "+
-		"ECE at T, NLL at T: after temperature scaling fitted on the validation split. "+
-		"AUROC: the %s test inputs told from this data set's by the ensemble's predictive entropy or mutual information.\n\n%s%s",
-		p.Dataset, p.Epochs, oodDatasets[p.Dataset], studyReport(p.Dataset, p.Methods, runs), note)
-	path := filepath.Join(out, StudyFile)
-	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	for _, m := range p.Methods {
+		spec := mustSpec(m)
+		s.Methods = append(s.Methods, study.Method{Spec: m, Name: spec.Name, Preset: spec.Preset, LR: spec.LR})
 	}
-	if len(histories) == 0 {
-		return nil
-	}
-	if last := studyRows(p.Methods, runs, func(a *assessed) *experiment.Assessment { return &a.Last }); len(last) > 0 && oodDatasets[p.Dataset] != "" {
-		path := filepath.Join(out, StudyOODFile)
-		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error {
-			return writeOODChart(w, p.Dataset, oodDatasets[p.Dataset], p.Methods, last)
-		}); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-	}
-	path = filepath.Join(out, StudyCurvesFile)
-	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return curves.Calibration(w, p.Dataset, p.Methods, histories) }); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return study.WriteStudy(out, s, runs, histories, note)
 }

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
 
@@ -45,7 +47,7 @@ func TestPaperStudyPlan(t *testing.T) {
 	}
 	for i, w := range want {
 		c := p.Cells[i]
-		scale := c.Settings.ScoreScale
+		scale := c.Settings.ScoreScale.String()
 		if scale == "" {
 			scale = "mean"
 		}
@@ -115,17 +117,17 @@ func TestPaperStudyAssesses(t *testing.T) {
 	if err := dispatch(context.Background(), o, &bytes.Buffer{}); !errors.Is(err, errMissing) {
 		t.Fatalf("aggregate: %v", err)
 	}
-	study, err := os.ReadFile(filepath.Join(out, StudyFile))
+	tables, err := os.ReadFile(filepath.Join(out, study.File))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| linear-pref | top-left | 1 | 1 |", "## At best/", "## At the epoch of best test accuracy",
 		fmt.Sprintf("Runs still to finish, %d of %d", len(paperStudy)-1, len(paperStudy))} {
-		if !strings.Contains(string(study), want) {
-			t.Errorf("%s lacks %q:\n%s", StudyFile, want, study)
+		if !strings.Contains(string(tables), want) {
+			t.Errorf("%s lacks %q:\n%s", study.File, want, tables)
 		}
 	}
-	for _, f := range []string{StudyCurvesFile, StudyOODFile} {
+	for _, f := range []string{study.ReadmeFile, study.CalibrationChart, study.OODChart} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
@@ -133,10 +135,37 @@ func TestPaperStudyAssesses(t *testing.T) {
 }
 
 // The paper study's committed tables are what -aggregate makes of its
-// committed plan and result files alone (no checkpoints): study.md is
-// rebuilt here and must match, once some run has finished.
+// committed plan and result files alone (no checkpoints): study.md and
+// the READMEs' share of it are rebuilt here and must match, once some run
+// has finished.
 func TestPaperStudyTablesFromCommittedFiles(t *testing.T) {
 	src := "../../docs/results/paper-multi-mnist"
+	out := aggregateCopy(t, src)
+	for _, name := range []string{study.File, study.ReadmeFile} {
+		got, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		committed, err := os.ReadFile(filepath.Join(src, name))
+		if errors.Is(err, os.ErrNotExist) {
+			if strings.Contains(string(got), "| mtsgd") || strings.Contains(string(got), "| MT-SGD") {
+				t.Fatalf("runs have finished but %s/%s is not committed", src, name)
+			}
+			continue // no run has finished yet
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, committed) {
+			t.Errorf("%s/%s is not what -aggregate makes of the committed files:\n%s", src, name, got)
+		}
+	}
+}
+
+// aggregateCopy runs -aggregate on a copy of the plan and result files
+// of the sweep in src, and returns the copy's directory.
+func aggregateCopy(t *testing.T, src string) string {
+	t.Helper()
 	out := t.TempDir()
 	copyResults(t, src, out)
 	o, err := parseFlags([]string{"-aggregate", "-out", out}, &bytes.Buffer{})
@@ -146,21 +175,104 @@ func TestPaperStudyTablesFromCommittedFiles(t *testing.T) {
 	if err := dispatch(context.Background(), o, &bytes.Buffer{}); err != nil && !errors.Is(err, errMissing) {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(out, StudyFile))
+	return out
+}
+
+// readmeMarker stands, in a README, before a table that -aggregate
+// writes: the file it is in (from the repository's root) and the heading
+// of its section there.
+var readmeMarker = regexp.MustCompile(`^<!-- table from (\S+): (.+) -->$`)
+
+// The READMEs show the study's tables as -aggregate writes them into
+// study.ReadmeFile from the committed plan and result files: the table
+// after each marker is its section's, line for line, and any README table
+// headed as one of those has a marker.
+func TestReadmesShowGeneratedTables(t *testing.T) {
+	const root = "../.."
+	sections := map[string]map[string][]string{} // file → heading → table lines
+	headers := map[string]bool{}                 // the tables' header lines
+	files, err := filepath.Glob(filepath.Join(root, "docs/results/*", study.ReadmeFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	committed, err := os.ReadFile(filepath.Join(src, StudyFile))
-	if errors.Is(err, os.ErrNotExist) {
-		if strings.Contains(string(got), "| mtsgd") {
-			t.Fatalf("runs have finished but %s/%s is not committed", src, StudyFile)
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(aggregateCopy(t, filepath.Dir(f)), study.ReadmeFile))
+		if err != nil {
+			t.Fatal(err)
 		}
-		return // no run has finished yet
+		rel, _ := filepath.Rel(root, f)
+		sections[filepath.ToSlash(rel)] = readmeSections(string(b))
+		for _, table := range sections[filepath.ToSlash(rel)] {
+			headers[table[0]] = true
+		}
 	}
+	readmes, err := filepath.Glob(filepath.Join(root, "docs/results/*/README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, committed) {
-		t.Errorf("%s/%s is not what -aggregate makes of the committed files:\n%s", src, StudyFile, got)
+	marked := 0
+	for _, readme := range append([]string{filepath.Join(root, "README.md")}, readmes...) {
+		b, err := os.ReadFile(readme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(b), "\n")
+		marker := -1 // the line of the last marker not yet followed by its table
+		for i, l := range lines {
+			if m := readmeMarker.FindStringSubmatch(l); m != nil {
+				marker = i
+				continue
+			}
+			if !strings.HasPrefix(l, "|") || (i > 0 && strings.HasPrefix(lines[i-1], "|")) {
+				if strings.TrimSpace(l) != "" {
+					marker = -1
+				}
+				continue
+			}
+			// l heads a table.
+			if marker < 0 {
+				if headers[l] {
+					t.Errorf("%s:%d: a table of %s without a marker saying which", readme, i+1, study.ReadmeFile)
+				}
+				continue
+			}
+			m := readmeMarker.FindStringSubmatch(lines[marker])
+			marker = -1
+			want, ok := sections[m[1]][m[2]]
+			if !ok {
+				t.Errorf("%s:%d: %s has no table %q", readme, i+1, m[1], m[2])
+				continue
+			}
+			got := lines[i:]
+			for j, g := range got {
+				if !strings.HasPrefix(g, "|") {
+					got = got[:j]
+					break
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Errorf("%s:%d: the table is not %s's %q, which -aggregate writes as\n%s", readme, i+1, m[1], m[2], strings.Join(want, "\n"))
+			}
+			marked++
+		}
 	}
+	if len(files) > 0 && marked == 0 {
+		t.Errorf("no README shows a table of %s", strings.Join(files, ", "))
+	}
+}
+
+// readmeSections are the tables of a study.ReadmeFile by the heading of
+// their section.
+func readmeSections(text string) map[string][]string {
+	out := map[string][]string{}
+	heading := ""
+	for _, l := range strings.Split(text, "\n") {
+		switch {
+		case strings.HasPrefix(l, "## "):
+			heading = strings.TrimPrefix(l, "## ")
+		case strings.HasPrefix(l, "|") && heading != "":
+			out[heading] = append(out[heading], l)
+		}
+	}
+	return out
 }

@@ -33,8 +33,8 @@ type Search struct {
 	// that do not take MT-SGD's presets (moo-svgd, svgd): the score
 	// scale decides their step size as much as the learning rate does.
 	// MT-SGD keeps its preset's, the other methods the batch mean.
-	ScoreScales []string `json:"score_scales"`
-	Epochs      int      `json:"epochs"`
+	ScoreScales []experiment.ScoreScale `json:"score_scales"`
+	Epochs      int                     `json:"epochs"`
 	// TrainLimit trains the search's runs on the first TrainLimit
 	// training examples (0: as many as the final runs).
 	TrainLimit int    `json:"train_limit,omitempty"`
@@ -53,7 +53,7 @@ var tunedProtocol = struct {
 	Methods []string
 }{
 	Search: Search{LRs: []float64{1e-3, 3e-3, 1e-2, 3e-2}, Extend: []float64{0.1, 0.3},
-		ScoreScales: []string{"mean", "normalized"}, Epochs: 2, TrainLimit: 55_000},
+		ScoreScales: []experiment.ScoreScale{experiment.ScaleMean, experiment.ScaleNormalized}, Epochs: 2, TrainLimit: 55_000},
 	Epochs:  3,
 	Seeds:   "1,2,3",
 	Methods: []string{"mtsgd:" + experiment.DefaultPreset, "linear", "mgda", "pareto-mtl", "moo-svgd", "single"},
@@ -62,14 +62,15 @@ var tunedProtocol = struct {
 // Candidate is one setting a search tries for a method.
 type Candidate struct {
 	LR float64 `json:"lr"`
-	// ScoreScale is the candidate's score scale; "" keeps the method's.
-	ScoreScale string `json:"score_scale,omitempty"`
+	// ScoreScale is the candidate's score scale; unnamed keeps the
+	// method's.
+	ScoreScale experiment.ScoreScale `json:"score_scale,omitempty"`
 }
 
 func (c Candidate) String() string {
 	s := "lr " + strconv.FormatFloat(c.LR, 'g', -1, 64)
-	if c.ScoreScale != "" {
-		s += ", " + c.ScoreScale + " scores"
+	if c.ScoreScale != experiment.ScaleUnnamed {
+		s += ", " + c.ScoreScale.String() + " scores"
 	}
 	return s
 }
@@ -77,8 +78,8 @@ func (c Candidate) String() string {
 // dir is the candidate's part of a search run's directory name.
 func (c Candidate) dir() string {
 	s := "lr" + strconv.FormatFloat(c.LR, 'g', -1, 64)
-	if c.ScoreScale != "" {
-		s += "-" + c.ScoreScale
+	if c.ScoreScale != experiment.ScaleUnnamed {
+		s += "-" + c.ScoreScale.String()
 	}
 	return s
 }
@@ -87,7 +88,7 @@ func (c Candidate) dir() string {
 // score scale takes its own repulsion weights (experiment.DefaultRepulsion).
 func (c Candidate) apply(s *experiment.Settings) {
 	s.LR = c.LR
-	if c.ScoreScale != "" {
+	if c.ScoreScale != experiment.ScaleUnnamed {
 		s.ScoreScale = c.ScoreScale
 		s.Repulsion, s.HeadRepulsion = experiment.AutoRepulsion, experiment.AutoRepulsion
 	}
@@ -99,7 +100,7 @@ func (c Candidate) apply(s *experiment.Settings) {
 // at levels 1, 2, …, each tried only where it extends the best so far
 // (extends).
 func (s Search) candidates(method string) (cs []Candidate, levels []int) {
-	scales := []string{""}
+	scales := []experiment.ScoreScale{experiment.ScaleUnnamed}
 	name, _, _ := strings.Cut(method, ":")
 	if m, err := experiment.LookupMethod(name); err == nil && m.Kernels && !m.Presets {
 		scales = s.ScoreScales
@@ -315,6 +316,10 @@ func searchRule(p Plan) string {
 	if s.TrainLimit > 0 {
 		limit = fmt.Sprintf("the first %d training examples", s.TrainLimit)
 	}
+	var scales []string
+	for _, sc := range s.ScoreScales {
+		scales = append(scales, sc.String())
+	}
 	extend := ""
 	if len(s.Extend) > 0 {
 		extend = fmt.Sprintf(", then %s in turn while the best rate so far is the largest tried", strings.ReplaceAll(floats(s.Extend), ",", ", "))
@@ -322,7 +327,7 @@ func searchRule(p Plan) string {
 	return fmt.Sprintf("Search: every method at learning rates %s%s (kernel methods without MT-SGD's presets also with score scales %s), "+
 		"%d epochs on %s, seed %d. Choice: the lowest mean over tasks of the validation NLL (MSE for regression) after the last epoch; "+
 		"within %g of it, the lowest rate. Diverged runs are never chosen. The test split plays no part.",
-		strings.Join(lrs, ", "), extend, strings.Join(s.ScoreScales, ", "), s.Epochs, limit, s.Seed, tieTolerance)
+		strings.Join(lrs, ", "), extend, strings.Join(scales, ", "), s.Epochs, limit, s.Seed, tieTolerance)
 }
 
 // tunedNote is what compare.md says below a tuned comparison's table.

@@ -14,6 +14,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -24,7 +25,11 @@ import (
 // diverged run never wins; all diverged is an error.
 func TestChoose(t *testing.T) {
 	run := func(lr, crit float64, scale string) searched {
-		return searched{Candidate: Candidate{LR: lr, ScoreScale: scale}, Criterion: crit}
+		sc, err := experiment.ParseScoreScale(scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return searched{Candidate: Candidate{LR: lr, ScoreScale: sc}, Criterion: crit}
 	}
 	inf := math.Inf(1)
 	for _, tc := range []struct {
@@ -38,7 +43,7 @@ func TestChoose(t *testing.T) {
 		{"diverged never", []searched{run(1e-3, 0.9, ""), run(1e-2, inf, "")}, Candidate{LR: 1e-3}},
 		{"tie across scales: lower rate, then first scale",
 			[]searched{run(1e-2, 0.3, "mean"), run(3e-3, 0.3, "normalized"), run(3e-3, 0.3, "mean")},
-			Candidate{LR: 3e-3, ScoreScale: "normalized"}},
+			Candidate{LR: 3e-3, ScoreScale: experiment.ScaleNormalized}},
 	} {
 		got, err := choose(tc.runs)
 		if err != nil || got != tc.want {
@@ -210,7 +215,7 @@ func TestTunedProtocol(t *testing.T) {
 	if !strings.Contains(stdout.String(), "| multi-mnist | chosen | seeds |") {
 		t.Errorf("aggregate printed no summary table:\n%s", stdout.String())
 	}
-	for _, f := range []string{SearchFile, SummaryFile} {
+	for _, f := range []string{SearchFile, study.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
@@ -227,7 +232,7 @@ func TestTunedProtocol(t *testing.T) {
 	if csv2 != csv || md2 != md {
 		t.Errorf("tables from the result files alone differ:\n%s\n%s", md, md2)
 	}
-	for _, f := range []string{SearchFile, SummaryFile} {
+	for _, f := range []string{SearchFile, study.SummaryFile} {
 		a, _ := os.ReadFile(filepath.Join(out, f))
 		b, _ := os.ReadFile(filepath.Join(copyOut, f))
 		if !bytes.Equal(a, b) {
@@ -381,7 +386,7 @@ func TestResultsShowTunedTables(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", src, err)
 		}
-		summary, err := os.ReadFile(filepath.Join(out, SummaryFile))
+		summary, err := os.ReadFile(filepath.Join(out, study.SummaryFile))
 		if err != nil {
 			t.Fatal(err)
 		}

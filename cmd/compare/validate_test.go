@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/experiment"
 )
@@ -22,7 +24,7 @@ import (
 const tunedSweep = "../../docs/results/tuned-multi-mnist"
 
 // tableFiles are what -aggregate writes into OUT.
-var tableFiles = []string{"compare.md", "compare.csv", "compare.png", SummaryFile, "search.md", CurvesFile, TimeFile}
+var tableFiles = []string{"compare.md", "compare.csv", "compare.png", study.SummaryFile, "search.md", CurvesFile, TimeFile}
 
 // editResult rewrites DIR/result.json in out through edit, which gets
 // the file as generic JSON (so that the fields this binary does not
@@ -324,19 +326,26 @@ func FuzzReadResult(f *testing.F) {
 			return
 		}
 		last := lastTest(r.History)
-		rows := summarise([]string{"m"}, map[string][][]experiment.MetricsLine{"m": {last, last}})
-		if len(rows) == 0 {
-			t.Fatalf("no rows from a history of %d lines", len(r.History))
+		if len(last) == 0 {
+			t.Fatalf("no test lines in the last epoch of a history of %d lines", len(r.History))
 		}
-		for _, row := range rows {
-			for _, v := range []float64{row.Accuracy.Mean, row.ECE.Mean, row.NLL.Mean, row.Brier.Mean, row.MSE.Mean, row.SecondsPerEpoch} {
+		for _, l := range last {
+			vs := []float64{l.Seconds / float64(l.Epoch)}
+			if l.Regression != nil {
+				vs = append(vs, l.MSE)
+			} else {
+				vs = append(vs, l.Accuracy, l.ECE, l.NLL, l.Brier)
+			}
+			for _, v := range vs {
 				if math.IsNaN(v) || math.IsInf(v, 0) || v < -slack {
-					t.Fatalf("row %+v: a figure out of range", row)
+					t.Fatalf("line %+v: a figure out of range", l)
 				}
 			}
 		}
-		markdown("multi-mnist", rows, nil)
-		csvTable(rows, nil)
+		c := study.Comparison{Dataset: "multi-mnist", Methods: []string{"m"}}
+		if err := study.WriteComparison(dir, c, map[string][][]experiment.MetricsLine{"m": {last, last}}, "", io.Discard); err != nil {
+			t.Fatalf("tables: %v", err)
+		}
 	})
 }
 

@@ -47,6 +47,35 @@ type Options struct {
 	Overwrite       bool   // train into an Out that holds a run, replacing it
 
 	filesRead *filesFlags // how -data's files are read
+	choices   choiceFlags // the settings' named choices as given
+}
+
+// choiceFlags are the flags of the settings' named choices as the command
+// line spells them; readChoices reads them into Settings.
+type choiceFlags struct {
+	optimizer, schedule, dtype, scoreScale, uTerms, kernelOn, order string
+}
+
+// readChoices reads the named choices of the command line into o's
+// settings, each once, refusing a name that is not a choice. A flag not
+// given reads as unnamed, which applyDefaults replaces, but for -dtype,
+// whose flag has its own default.
+func (o *Options) readChoices() error {
+	c := o.choices
+	var err error
+	read := func(parse func() error) {
+		if err == nil {
+			err = parse()
+		}
+	}
+	read(func() (err error) { o.Optimizer, err = experiment.ParseOptimizer(c.optimizer); return err })
+	read(func() (err error) { o.Schedule, err = experiment.ParseSchedule(c.schedule); return err })
+	read(func() (err error) { o.Dtype, err = experiment.ParseDtype(c.dtype); return err })
+	read(func() (err error) { o.ScoreScale, err = experiment.ParseScoreScale(c.scoreScale); return err })
+	read(func() (err error) { o.UTerms, err = experiment.ParseUTerms(c.uTerms); return err })
+	read(func() (err error) { o.KernelOn, err = experiment.ParseKernelSpace(c.kernelOn); return err })
+	read(func() (err error) { o.Order, err = experiment.ParseUpdateOrder(c.order); return err })
+	return err
 }
 
 // Flags that only one kind of data set reads, and those a resumed run may
@@ -112,7 +141,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 		fmt.Fprintln(stderr, "       train -resume DIR [-epochs N] [-workers N] [-data-dir DIR] [-data DIR]")
 		fs.PrintDefaults()
 	}
-	cli.SettingsFlags(fs, cli.Settings{Dataset: &o.Dataset, Particles: &o.Particles, LR: &o.LR, Optimizer: &o.Optimizer,
+	cli.SettingsFlags(fs, cli.Settings{Dataset: &o.Dataset, Particles: &o.Particles, LR: &o.LR, Optimizer: &o.choices.optimizer,
 		Epochs: &o.Epochs, TrainLimit: &o.TrainLimit, TestLimit: &o.TestLimit}, cli.SettingsHelp{
 		Dataset:    strings.Join(datasetNames(), ", ") + "; required",
 		Particles:  "default 50 for toy problems, 5 for networks",
@@ -146,20 +175,20 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.Warmup, "warmup", 0, "networks: epochs of plain gradient steps (no kernel) before the update rule (default: the preset's)")
 	fs.Float64Var(&o.HeadRepulsion, "head-repulsion", 0, "networks: weight of the kernel-gradient term of the heads' svgd (default: the score scale's, see -score-scale)")
 	fs.StringVar(&o.Preset, "preset", "", "networks: MT-SGD choices: "+presetNames()+" (default "+experiment.DefaultPreset+")")
-	fs.StringVar(&o.ScoreScale, "score-scale", "", "networks: scores as the gradient of the batch-mean loss (mean), times N (sum), or normalised per coordinate across particles (normalized) (default: the preset's)")
-	fs.StringVar(&o.UTerms, "u-terms", "", "networks: MT-SGD's U with all four terms (full) or the first only (first) (default: the preset's)")
-	fs.StringVar(&o.KernelOn, "kernel-on", "", "networks: the kernels compare the parameters (params) or the trunk's features and the heads' outputs on the batch (outputs) (default: the preset's)")
-	fs.StringVar(&o.Order, "order", "", "networks: one gradient evaluation moves trunks and heads (joint), or the heads move first and the trunks' gradients go through them (heads-first) (default: the preset's)")
+	fs.StringVar(&o.choices.scoreScale, "score-scale", "", "networks: scores as the gradient of the batch-mean loss (mean), times N (sum), or normalised per coordinate across particles (normalized) (default: the preset's)")
+	fs.StringVar(&o.choices.uTerms, "u-terms", "", "networks: MT-SGD's U with all four terms (full) or the first only (first) (default: the preset's)")
+	fs.StringVar(&o.choices.kernelOn, "kernel-on", "", "networks: the kernels compare the parameters (params) or the trunk's features and the heads' outputs on the batch (outputs) (default: the preset's)")
+	fs.StringVar(&o.choices.order, "order", "", "networks: one gradient evaluation moves trunks and heads (joint), or the heads move first and the trunks' gradients go through them (heads-first) (default: the preset's)")
 	fs.IntVar(&o.Valid, "valid", 0, strings.Join(experiment.DatasetsWith(holdsOut), ", ")+": training examples held out for validation (0: none; default "+byDataset(func(s experiment.Settings) any {
 		return s.Valid
 	}, holdsOut)+")")
-	fs.StringVar(&o.Schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default "+byDataset(func(s experiment.Settings) any { return s.Schedule })+")")
+	fs.StringVar(&o.choices.schedule, "lr-schedule", "", "networks: learning-rate schedule: multistep, exponential or constant (default "+byDataset(func(s experiment.Settings) any { return s.Schedule })+")")
 	fs.StringVar(&o.Milestones, "lr-milestones", "15,30,45,60,75,90", "networks: multistep: epochs at which the rate is multiplied by -lr-gamma")
 	fs.Float64Var(&o.Gamma, "lr-gamma", 0, "networks: factor of each learning-rate decay (default "+byDataset(func(s experiment.Settings) any { return s.Gamma })+")")
 	fs.IntVar(&o.Every, "lr-every", 0, "networks: exponential: epochs between decays (default "+byDataset(func(s experiment.Settings) any { return s.Every })+")")
 	cli.Workers(fs, &o.Workers, "networks")
 	cli.Device(fs, &o.Device, "networks")
-	fs.StringVar(&o.Dtype, "dtype", "float32", "networks: float32 or float64 graphs")
+	fs.StringVar(&o.choices.dtype, "dtype", "float32", "networks: float32 or float64 graphs")
 	fs.StringVar(&o.Resume, "resume", "", "networks: continue the run whose output directory is DIR, from DIR/last")
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
 	fs.BoolVar(&o.LogQP, "log-qp", false, "networks, mtsgd: log every step's min-norm QP: K, the weights w*, the duality gap and whether it is certified")
@@ -233,6 +262,9 @@ func newRunOptions(o Options, set map[string]bool) (Options, error) {
 	if m, err := experiment.LookupMethod(o.Method); !network && (err != nil || !m.Toy) {
 		return o, fmt.Errorf("-method %q is not one for toy problems (%s)", o.Method, strings.Join(toyMethods(), ", "))
 	}
+	if err := o.readChoices(); err != nil {
+		return o, err
+	}
 	d, err := applyDefaults(&o, set, network)
 	if err != nil {
 		return o, err
@@ -266,7 +298,7 @@ func newRunOptions(o Options, set map[string]bool) (Options, error) {
 func applyDefaults(o *Options, set map[string]bool, network bool) (experiment.Settings, error) {
 	d := experiment.Defaults(o.Dataset).ForMethod(o.Method)
 	if !network {
-		d.Particles, d.LR, d.Optimizer = 50, 0.03, "adam"
+		d.Particles, d.LR, d.Optimizer = 50, 0.03, experiment.OptimizerAdam
 		d.Repulsion = 1
 	}
 	if set["preset"] {
@@ -316,9 +348,9 @@ func conflicts(o Options, set map[string]bool) error {
 	switch {
 	case o.Stats && o.Preview != "":
 		return errors.New("-stats and -preview cannot be given together: each prints its own report and exits")
-	case set["momentum"] && o.Optimizer != "sgd":
+	case set["momentum"] && o.Optimizer != experiment.OptimizerSGD:
 		return fmt.Errorf("-momentum applies to -optimizer sgd only; the optimizer is %s", o.Optimizer)
-	case set["lr-milestones"] && o.Schedule != "multistep":
+	case set["lr-milestones"] && o.Schedule != experiment.ScheduleMultiStep:
 		return fmt.Errorf("-lr-milestones applies to -lr-schedule multistep only; the schedule is %s", o.Schedule)
 	}
 	return nil

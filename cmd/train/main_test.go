@@ -276,10 +276,10 @@ func TestParseFlagsKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Particles != 5 || o.LR != 1e-3 || o.Optimizer != "sgd" || o.Epochs != 100 || o.Batch != 256 {
+	if o.Particles != 5 || o.LR != 1e-3 || o.Optimizer != experiment.OptimizerSGD || o.Epochs != 100 || o.Batch != 256 {
 		t.Errorf("network defaults: %+v", o)
 	}
-	if o, err = parseFlags([]string{"-dataset", "mog3"}, &bytes.Buffer{}); err != nil || o.Particles != 50 || o.LR != 0.03 || o.Optimizer != "adam" {
+	if o, err = parseFlags([]string{"-dataset", "mog3"}, &bytes.Buffer{}); err != nil || o.Particles != 50 || o.LR != 0.03 || o.Optimizer != experiment.OptimizerAdam {
 		t.Errorf("toy defaults: %+v, %v", o, err)
 	}
 	for _, tc := range []struct {
@@ -397,7 +397,7 @@ func TestTrainSarcosFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Model != "mlp" || o.Batch != 512 || o.Optimizer != "adam" || o.BestMetric != "mse" || o.Schedule != "constant" {
+	if o.Model != "mlp" || o.Batch != 512 || o.Optimizer != experiment.OptimizerAdam || o.BestMetric != "mse" || o.Schedule != experiment.ScheduleConstant {
 		t.Errorf("SARCOS defaults: model %s batch %d optimizer %s best %s schedule %s", o.Model, o.Batch, o.Optimizer, o.BestMetric, o.Schedule)
 	}
 	logged := captureLog(t)
@@ -443,7 +443,7 @@ func TestTrainCelebAFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Model != "resnet18" || o.Optimizer != "adam" || o.LR != 5e-4 || o.Schedule != "exponential" || o.Gamma != 0.85 ||
+	if o.Model != "resnet18" || o.Optimizer != experiment.OptimizerAdam || o.LR != 5e-4 || o.Schedule != experiment.ScheduleExponential || o.Gamma != 0.85 ||
 		o.Every != 10 || o.Tasks != "10" || o.TrainLimit != 40000 || o.BestMetric != "accuracy" {
 		t.Errorf("CelebA defaults: %+v", o.Settings)
 	}
@@ -517,8 +517,8 @@ func TestPresetFlags(t *testing.T) {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
 		s := o.Settings
-		if s.Preset != tc.preset || s.ScoreScale != tc.scale || s.UTerms != tc.uterms || s.Warmup != tc.warmup ||
-			s.KernelOn != tc.kernelOn || s.Order != tc.order ||
+		if s.Preset != tc.preset || s.ScoreScale.String() != tc.scale || s.UTerms.String() != tc.uterms || s.Warmup != tc.warmup ||
+			s.KernelOn.String() != tc.kernelOn || s.Order.String() != tc.order ||
 			s.Repulsion != tc.repulsion || s.HeadRepulsion != tc.heads || s.Valid != tc.valid {
 			t.Errorf("%v: preset %q scale %q u %q warmup %d kernel-on %q order %q repulsion %v/%v valid %d", tc.args,
 				s.Preset, s.ScoreScale, s.UTerms, s.Warmup, s.KernelOn, s.Order, s.Repulsion, s.HeadRepulsion, s.Valid)

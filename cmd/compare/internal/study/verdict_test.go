@@ -1,4 +1,4 @@
-package main
+package study
 
 import (
 	"strings"
@@ -22,7 +22,7 @@ func TestBeyond(t *testing.T) {
 		{"equal means", stat{Mean: 0.5, N: 3}, stat{Mean: 0.5, N: 3}, true, "no, within it"},
 		{"one seed", stat{Mean: 0.1, N: 1}, stat{Mean: 0.5, SD: 0.01, N: 3}, false, "one seed: no spread"},
 	} {
-		if got := beyond(c.a, c.o, c.higher); got != c.want {
+		if got := (measure{Higher: c.higher}).beyond(c.a, c.o).String(); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

@@ -1,39 +1,74 @@
-package main
+package study
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/experiment"
+	"github.com/mtsgd/mtsgd/internal/atomicfile"
 )
 
-// stat is a mean and sample standard deviation over seeds.
-type stat struct {
-	Mean, SD float64
-	N        int
+// SummaryFile is a tuned comparison's short table in OUT, the one the
+// README shows: a row per method, a column per task.
+const SummaryFile = "summary.md"
+
+// Comparison is what a comparison's tables name: its data set, its
+// method specs in order, and for the tuned protocol each method's choice
+// as the tables print it (nil: no tuning).
+type Comparison struct {
+	Dataset string
+	Methods []string
+	Chosen  map[string]string
 }
 
-func newStat(v []float64) stat {
-	s := stat{N: len(v)}
-	for _, x := range v {
-		s.Mean += x / float64(len(v))
-	}
-	if len(v) > 1 {
-		for _, x := range v {
-			s.SD += (x - s.Mean) * (x - s.Mean)
+// WriteComparison writes into dir compare.md (with note after the
+// table), compare.csv and compare.png (classification only) from each
+// method's per-seed last-epoch test lines, and for a tuned comparison
+// SummaryFile with MT-SGD's verdict; it prints the Markdown to stdout.
+func WriteComparison(dir string, c Comparison, results map[string][][]experiment.MetricsLine, note string, stdout io.Writer) error {
+	rows := summarise(c.Methods, results)
+	md, csv := markdown(c.Dataset, rows, c.Chosen)+note, csvTable(rows, c.Chosen)
+	files := map[string]string{"compare.md": md, "compare.csv": csv}
+	if c.Chosen != nil {
+		files[SummaryFile] = summary(c.Dataset, c.Methods, rows, c.Chosen)
+		if v := verdict(c.Methods, rows); v != "" {
+			files[SummaryFile] += "\n" + v
 		}
-		s.SD = math.Sqrt(s.SD / float64(len(v)-1))
 	}
-	return s
+	for name, text := range files {
+		if err := writeText(filepath.Join(dir, name), text); err != nil {
+			return err
+		}
+	}
+	if len(rows) > 0 && !rows[0].Regression {
+		var methods []string // those with a finished run
+		for _, m := range c.Methods {
+			if len(results[m]) > 0 {
+				methods = append(methods, m)
+			}
+		}
+		chart := filepath.Join(dir, "compare.png")
+		if err := atomicfile.Write(chart, 0o644, func(w io.Writer) error { return writeChart(w, c.Dataset, methods, rows) }); err != nil {
+			return fmt.Errorf("writing %s: %w", chart, err)
+		}
+	}
+	if c.Chosen != nil {
+		md += "\n" + files[SummaryFile]
+	}
+	_, err := io.WriteString(stdout, md)
+	return err
 }
 
-func (s stat) String() string {
-	if s.N < 2 {
-		return fmt.Sprintf("%.4f", s.Mean)
+// writeText writes text to path, atomically.
+func writeText(path, text string) error {
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return fmt.Sprintf("%.4f ± %.4f", s.Mean, s.SD)
+	return nil
 }
 
 // row is one method and task over the seeds.
@@ -114,14 +149,6 @@ func markdown(dataset string, rows []row, chosen map[string]string) string {
 	return b.String()
 }
 
-// percent prints s scaled to percent, two decimals.
-func (s stat) percent() string {
-	if s.N < 2 {
-		return fmt.Sprintf("%.2f", 100*s.Mean)
-	}
-	return fmt.Sprintf("%.2f ± %.2f", 100*s.Mean, 100*s.SD)
-}
-
 // rule is the Markdown separator row of a header's leading cells.
 func rule(head string) string { return strings.Repeat("|---", strings.Count(head, "|")-1) + "|" }
 
@@ -148,10 +175,6 @@ func csvTable(rows []row, chosen map[string]string) string {
 	}
 	return b.String()
 }
-
-// SummaryFile is a tuned comparison's short table in OUT, the one the
-// README shows: a row per method, a column per task.
-const SummaryFile = "summary.md"
 
 // summary is the rows as one line per method: its choice, then per task
 // the test accuracy, ECE in percent with the paper's in brackets, and
@@ -209,4 +232,48 @@ func summary(dataset string, methods []string, rows []row, chosen map[string]str
 		fmt.Fprintf(&b, " %.0f |\n", mine[0].SecondsPerEpoch)
 	}
 	return b.String()
+}
+
+// verdictMeasures are what summary.md judges MT-SGD by: accuracy, ECE and
+// NLL for classification, MSE for regression (a row has the one kind).
+var verdictMeasures = []measure{
+	{Name: "accuracy", Higher: true, Scale: 1, Digits: 3},
+	{Name: "ECE %", Scale: 100, Digits: 2},
+	{Name: "NLL", Scale: 1, Digits: 3},
+	{Name: "MSE", Scale: 1, Digits: 4},
+}
+
+// verdict sets each MT-SGD method of rows against the best baseline, per
+// task and measure: the best mean among the methods that are not MT-SGD,
+// judged by the seed spread (measure.beyond).
+func verdict(methods []string, rows []row) string {
+	var fs []figures
+	for _, r := range rows {
+		fs = append(fs, figures{Method: r.Method, Task: r.Task, Vals: []stat{r.Accuracy, r.ECE, r.NLL, r.MSE}})
+	}
+	baseline := func(m string) bool { return !isMTSGD(m) }
+	var b strings.Builder
+	for _, m := range methods {
+		if !isMTSGD(m) {
+			continue
+		}
+		for _, j := range judge(m, fs, verdictMeasures, baseline) {
+			if b.Len() == 0 {
+				b.WriteString("| MT-SGD against the best tuned baseline | task | metric | MT-SGD | best baseline | MT-SGD − baseline | beyond the seed spread? |\n|---|---|---|---|---|---|---|\n")
+			}
+			show := func(s stat) string {
+				return fmt.Sprintf("%.*f±%.*f", j.Measure.Digits, j.Measure.Scale*s.Mean, j.Measure.Digits, j.Measure.Scale*s.SD)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s (%s) | %s | %s |\n", m, j.Task, j.Measure.Name,
+				show(j.Mine), show(j.Other), j.OtherMethod, j.difference(), j.seedSpread())
+		}
+	}
+	return b.String()
+}
+
+// isMTSGD says whether a method spec trains MT-SGD, in any preset.
+func isMTSGD(spec string) bool {
+	name, _, _ := strings.Cut(spec, "@")
+	name, _, _ = strings.Cut(name, ":")
+	return name == "mtsgd"
 }

@@ -1,4 +1,4 @@
-package main
+package study
 
 import (
 	"fmt"
@@ -87,15 +87,7 @@ func writeChart(w io.Writer, dataset string, methods []string, rows []row) error
 // error bars one sd): how well its uncertainty tells the other data set's
 // inputs apart. rows are studyRows at the last epoch.
 func writeOODChart(w io.Writer, dataset, ood string, methods []string, rows []studyRow) error {
-	col := func(name string) int {
-		for i, mt := range studyMetrics {
-			if mt.Name == name {
-				return i
-			}
-		}
-		panic("compare: no study metric " + name)
-	}
-	entropy, mi := col("AUROC entropy"), col("AUROC MI")
+	entropy, mi := metricIndex("AUROC entropy"), metricIndex("AUROC MI")
 	var tasks, shown []string // shown: the methods with a finished run
 	byKey := map[[2]string]studyRow{}
 	for _, r := range rows {
