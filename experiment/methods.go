@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/internal/registry"
@@ -45,6 +46,69 @@ type Method struct {
 	Toy bool
 	// Compared puts the method in cmd/compare's default list.
 	Compared bool
+	// Params are the method's own hyperparameters, with the defaults of
+	// its source.
+	Params []Param
+}
+
+// A Param is a hyperparameter of a method's own: -METHOD-NAME in train,
+// @NAME=VALUE in compare's method specs, Settings.MethodParams in a
+// checkpoint.
+type Param struct {
+	Name string
+	// Default is the value of the method's source.
+	Default float64
+	// Help is one line for the flag's help.
+	Help string
+	// Min and Max bound the value (inclusive); both 0: any finite value.
+	Min, Max float64
+}
+
+// check reports a value the parameter cannot take.
+func (p Param) check(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("must be a finite number, got %v", v)
+	}
+	if (p.Min != 0 || p.Max != 0) && (v < p.Min || v > p.Max) {
+		return fmt.Errorf("must be in [%v, %v], got %v", p.Min, p.Max, v)
+	}
+	return nil
+}
+
+// param returns the method's parameter called name.
+func (m Method) param(name string) (Param, bool) {
+	for _, p := range m.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// paramNames lists the method's parameters for an error message.
+func (m Method) paramNames() string {
+	if len(m.Params) == 0 {
+		return "it has none"
+	}
+	names := make([]string, len(m.Params))
+	for i, p := range m.Params {
+		names[i] = p.Name
+	}
+	return "it has " + strings.Join(names, ", ")
+}
+
+// TrunkRule returns the rule that moves the trunks: the method's Trunk,
+// repelled across the particles (particles.Repelled) when the settings
+// ask for it. Nil for a method without a shared trunk.
+func (m Method) TrunkRule(p RuleParams) (particles.Rule, error) {
+	if m.Trunk == nil {
+		return nil, nil
+	}
+	r, err := m.Trunk(p)
+	if err != nil || !p.Repel {
+		return r, err
+	}
+	return &particles.Repelled{Rule: r, Kernel: kernel(p), Repulsion: p.Repulsion}, nil
 }
 
 // RuleParams are what a method's rules are made from.
@@ -58,6 +122,15 @@ type RuleParams struct {
 	// StepsPerEpoch is the number of batches in an epoch; 0 on the toy
 	// problems, which have none.
 	StepsPerEpoch int
+}
+
+// Param returns the value of the method's parameter name: the
+// settings' if they give it, else def, the method's default.
+func (p RuleParams) Param(name string, def float64) float64 {
+	if v, ok := p.MethodParams[name]; ok {
+		return v
+	}
+	return def
 }
 
 // DefaultMethod is the method a run uses unless told otherwise: the

@@ -89,7 +89,7 @@ func TestDatasetDefaults(t *testing.T) {
 		t.Errorf("data sets %v", got)
 	}
 	for name, w := range want {
-		if got := Defaults(name); got != w {
+		if got := Defaults(name); !got.Equal(w) {
 			t.Errorf("%s defaults\n got  %+v\n want %+v", name, got, w)
 		}
 		d := Defaults(name)

@@ -166,6 +166,7 @@ func RestoreWith(c *checkpoints.Checkpoint, d Data, comps Components, workers in
 		}
 		r.temperatures = state.Temperatures
 	}
+	r.ruleState = state.RuleState
 	switch {
 	case state.BestEpoch == nil:
 		r.bestEpoch = -1

@@ -71,6 +71,13 @@ type Run struct {
 	// in best/ (SaveEvery).
 	lastSave    time.Time
 	pendingBest *checkpoints.Checkpoint
+	// trunkRule is the rule that moves the trunks once training has
+	// made it, kept for the run's life so that a rule with state
+	// (particles.StatefulRule) carries it from one Train call to the
+	// next and into the checkpoints; ruleState is its state as a
+	// restored checkpoint held it, until the rule is made.
+	trunkRule, headRule particles.Rule
+	ruleState           []float64
 	// metricsSize is how many bytes of metrics.jsonl this process knows
 	// to hold the history; 0 or -1 where it knows none.
 	metricsSize int64

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/particles"
 )
 
 // images is a small synthetic two-task data set (unit tests only): random
@@ -102,16 +103,36 @@ func final(t *testing.T, out string) *checkpoints.Checkpoint {
 // A run of 2 epochs stopped after the first (and resumed with -epochs 2),
 // and one interrupted in the middle of its second epoch, end with exactly
 // the parameters, optimiser states and metrics of an uninterrupted run.
+//
+// Besides MT-SGD and Pareto MTL (whose phase depends on the step), every
+// method of package aggregate: their state (task weights, loss
+// histories) travels in the checkpoint, and their random draws follow
+// the step; one of them also repelled, whose rule passes its inner
+// rule's state on.
 func TestExactResume(t *testing.T) {
-	for _, method := range []string{"mtsgd", "pareto-mtl"} { // pareto-mtl: its phase depends on the step
-		t.Run(method, func(t *testing.T) { exactResume(t, method) })
+	methods := []string{"mtsgd", "pareto-mtl"}
+	for _, m := range Methods() {
+		s := testSettings(1)
+		s.Method = m.Name
+		if trunk, _, err := s.Rules(2, 3); err == nil {
+			if _, ok := trunk.(*particles.Aggregated); ok {
+				methods = append(methods, m.Name)
+			}
+		}
 	}
+	if len(methods) == 2 {
+		t.Fatal("no method of package aggregate is registered")
+	}
+	for _, method := range methods {
+		t.Run(method, func(t *testing.T) { exactResume(t, method, false) })
+	}
+	t.Run("gradnorm repelled", func(t *testing.T) { exactResume(t, "gradnorm", true) })
 }
 
-func exactResume(t *testing.T, method string) {
+func exactResume(t *testing.T, method string, repel bool) {
 	settings := func(epochs int) Settings {
 		s := testSettings(epochs)
-		s.Method = method
+		s.Method, s.Repel = method, repel
 		return s
 	}
 	whole := t.TempDir()

@@ -12,6 +12,7 @@ import (
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/models"
+	"github.com/mtsgd/mtsgd/particles"
 )
 
 // flushBest writes the best epoch kept in memory to best/. After a
@@ -136,6 +137,9 @@ type runState struct {
 	// without a validation split, and from checkpoints written before
 	// they were recorded.
 	Temperatures []float64 `json:"temperatures,omitempty"`
+	// RuleState is the trunk rule's state (particles.StatefulRule: a
+	// loss weighting's task weights, say); absent for a rule without.
+	RuleState []float64 `json:"rule_state,omitempty"`
 }
 
 // Checkpoint captures the run's state.
@@ -150,6 +154,10 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 	st := runState{Seconds: r.seconds, LossSum: r.lossSum, ParticleLossSum: r.particleLoss, History: r.history, Temperatures: r.temperatures}
 	if r.bestEpoch >= 0 {
 		st.BestEpoch = &r.bestEpoch
+	}
+	st.RuleState = r.ruleState
+	if s, ok := r.trunkRule.(particles.StatefulRule); ok && s.Stateful() {
+		st.RuleState = s.State()
 	}
 	state, err := json.Marshal(st)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"time"
 
@@ -98,6 +99,23 @@ type Settings struct {
 	// loaded (Data.Record), what its training split decided: input
 	// shape, tasks, normalisation. Nil for the other data sets.
 	Files *files.Spec `json:"files,omitempty"`
+	// Repel makes a particle method of a method whose particles move
+	// independently: its trunk directions drive an SVGD step with the
+	// RBF kernel across the particles (particles.Repelled), with the
+	// kernel scale and the trunk repulsion weight of these settings.
+	Repel bool `json:"repel,omitempty"`
+	// MethodParams are the method's own hyperparameters by name (its
+	// Method.Params), where they differ from the method's defaults.
+	MethodParams map[string]float64 `json:"method_params,omitempty"`
+}
+
+// Equal reports whether s and o are the same settings; a method without
+// parameters may hold them as a nil or an empty map.
+func (s Settings) Equal(o Settings) bool {
+	if len(s.MethodParams) == 0 && len(o.MethodParams) == 0 {
+		s.MethodParams, o.MethodParams = nil, nil
+	}
+	return reflect.DeepEqual(s, o)
 }
 
 // AutoRepulsion, as Repulsion or HeadRepulsion, stands for the default
@@ -270,6 +288,31 @@ func (s Settings) check(own *Method) error {
 			return fmt.Errorf("-preset: %w", err)
 		}
 	}
+	return s.checkMethodOptions(method)
+}
+
+// checkMethodOptions checks -repel and the method's own parameters
+// against what the method takes.
+func (s Settings) checkMethodOptions(method Method) error {
+	if s.Repel {
+		switch {
+		case method.Kernels:
+			return fmt.Errorf("-repel: %s repels its particles already", method.Name)
+		case method.Trunk == nil:
+			return fmt.Errorf("-repel: %s has no shared trunk to repel", method.Name)
+		case s.KernelOn == KernelOnOutputs:
+			return errors.New("-repel places its kernel over the parameters; -kernel-on outputs is for the kernel methods")
+		}
+	}
+	for name, v := range s.MethodParams {
+		p, ok := method.param(name)
+		if !ok {
+			return fmt.Errorf("%s takes no parameter %q (%s)", method.Name, name, method.paramNames())
+		}
+		if err := p.check(v); err != nil {
+			return fmt.Errorf("-%s-%s: %w", method.Name, name, err)
+		}
+	}
 	return nil
 }
 
@@ -412,7 +455,7 @@ func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, e
 	// trunk is empty: any rule will do, and it never moves anything.
 	trunk = &particles.Linear{}
 	if m.Trunk != nil {
-		if trunk, err = m.Trunk(p); err != nil {
+		if trunk, err = m.TrunkRule(p); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -59,14 +59,10 @@ type rules struct {
 // left it behind, metrics.jsonl where it differs from the history.
 func (r *Run) prepare() (rules, error) {
 	var p rules
-	p.trunk, p.head = r.parts.Trunk, r.parts.Head
-	if p.trunk == nil {
-		var err error
-		if p.trunk, p.head, err = r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch()); err != nil {
-			return p, err
-		}
-	}
 	var err error
+	if p.trunk, p.head, err = r.updateRules(); err != nil {
+		return p, err
+	}
 	if p.schedule, err = r.Settings.LRSchedule(); err != nil {
 		return p, err
 	}
@@ -86,6 +82,33 @@ func (r *Run) prepare() (rules, error) {
 	// write failed, or that was edited, is rebuilt now, not only after
 	// the next epoch (which a finished run does not have).
 	return p, r.syncMetrics()
+}
+
+// updateRules returns the rules that move the trunks and the heads,
+// making them on first use (the caller's Components, else the settings'
+// method) and giving the trunk rule the state a restored checkpoint
+// held.
+func (r *Run) updateRules() (trunk, head particles.Rule, err error) {
+	if r.trunkRule != nil {
+		return r.trunkRule, r.headRule, nil
+	}
+	trunk, head = r.parts.Trunk, r.parts.Head
+	if trunk == nil {
+		if trunk, head, err = r.Settings.Rules(len(r.TrainSet.Tasks()), r.stepsPerEpoch()); err != nil {
+			return nil, nil, err
+		}
+	}
+	if s, ok := trunk.(particles.StatefulRule); ok && s.Stateful() {
+		if r.ruleState != nil {
+			if err := s.SetState(r.ruleState); err != nil {
+				return nil, nil, fmt.Errorf("checkpoint's rule state: %w", err)
+			}
+		}
+	} else if len(r.ruleState) > 0 {
+		return nil, nil, fmt.Errorf("checkpoint holds %d values of rule state; method %s keeps none", len(r.ruleState), r.Settings.Method)
+	}
+	r.trunkRule, r.headRule, r.ruleState = trunk, head, nil
+	return trunk, head, nil
 }
 
 // trainEpoch runs the current epoch's remaining steps, then evaluates

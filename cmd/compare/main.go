@@ -602,7 +602,7 @@ func lastCheckpoint(dir string, s experiment.Settings, n int) (*checkpoints.Chec
 		n = min(n, asked.TrainLimit)
 	}
 	asked.Resolve(n) // a saved run records its resolved weights
-	if saved != asked {
+	if !saved.Equal(asked) {
 		return nil, nil, otherRun(dir, saved, s)
 	}
 	if ck.Epoch < s.Epochs || ck.Batch != 0 {

@@ -83,7 +83,7 @@ func sameRun(saved, asked experiment.Settings) bool {
 	if asked.HeadRepulsion == experiment.AutoRepulsion {
 		asked.HeadRepulsion = saved.HeadRepulsion
 	}
-	return saved == asked
+	return saved.Equal(asked)
 }
 
 // otherRun is the error for a run directory dir that holds a run saved
