@@ -341,14 +341,14 @@ func (r *MTSGD) gramProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []flo
 		g := grow1(&buf.gram, n*n)
 		var finite bool
 		switch scores := e.scores(); {
-		case asm.GramAVX512 && scores.f32 != nil && !scores.normalize:
+		case asm.ServesGram() && scores.f32 != nil && !scores.normalize:
 			// Read where they lie, not copied.
 			var theta [][]float64
 			if !r.FirstTermOnly {
 				theta = e.Theta
 			}
 			finite = asm.GramScores32(scores.f32, theta, lo, hi, scores.factor, g, n)
-		case asm.GramAVX512:
+		case asm.ServesGram():
 			var x []float64
 			x, finite = packBlock(buf, e, lo, hi, !r.FirstTermOnly, true)
 			asm.Gram(x[:(n+3)/4*4*(hi-lo)], n, hi-lo, g)

@@ -108,7 +108,7 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	switch {
 	case op.pool != nil && grad.Dtype() == tensor.Float32:
 		st := state[convState[float32]](&op.fwd.state)
-		st.pooledRows = op.pooledRows && pooledGrads && asm.UseAVX512 && st.tapped && (op.g.c == 1 && !op.fwd.inputGrad || st.inputHWC)
+		st.pooledRows = op.pooledRows && pooledGrads && asm.ServesConvPools() && st.tapped && (op.g.c == 1 && !op.fwd.inputGrad || st.inputHWC)
 		if st.pooledRows {
 			st.pooledPer = op.pool.fwd.g.positions()
 			poolToPooledRows(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums, st.inputHWC)
@@ -157,7 +157,7 @@ func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][
 				poolGradPlane(pool.g, pool.argmax[at:at+pp], dy[at:at+pp], dst[o*g.n*p+n*p:][:p])
 			}
 			o := o0
-			if part != nil && float32s && p%4 == 0 && asm.UseAVX2 {
+			if part != nil && float32s && asm.SumsFourPlanes(p) {
 				// Four channels' sums side by side.
 				for ; o+4 <= o1; o += 4 {
 					asm.Sum4PlanesFloat32(d32[o*g.n*p+n*p:], g.n*p, p, (*[4][4]float64)(part[o:o+4]))

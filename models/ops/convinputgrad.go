@@ -77,7 +77,7 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	taps := tapsOf(g)
 	_, float32s := any(w).([]float32)
 	clears := float32s && taps.runs != nil && !slices.Contains(taps.covered, false)
-	planeRows := asm.UseAVX512 && g.stride == 1 && g.pad == 0 && g.w <= 16
+	planeRows := asm.ServesCol2imPlanes(g.stride, g.pad, g.w)
 	var beta T // 0: the BLAS clears the buffer
 	if clears {
 		beta = 1
