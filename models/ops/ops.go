@@ -137,6 +137,61 @@ func (b base) Hashcode() uint32 {
 	return h.Sum32()
 }
 
+// Every op's Do opens alike, and run is that opening, so that each Do
+// holds only the op's own work, as a generic function the two precisions
+// instantiate (cpuForm):
+//
+//   - an op that stands in for a recorded one (Replay) returns the output
+//     its twin's run computed;
+//   - an op placed on a device computes there (its deviceDo);
+//   - any other reads its input vals[at] as a dense tensor (dense) and
+//     does its work in that tensor's precision, the graph's: f32 for
+//     float32, f64 for float64.
+func run[O opForms](op O, vals []gorgonia.Value, at int, f32 cpuForm[O, float32], f64 cpuForm[O, float64]) (gorgonia.Value, error) {
+	if out, ok := op.replayed(); ok {
+		return out, nil // replaying: the recorded op's run computed it
+	}
+	if op.onDevice() {
+		return op.deviceDo(vals)
+	}
+	x, err := dense(vals[at], op.String())
+	if err != nil {
+		return nil, err
+	}
+	if x.Dtype() == tensor.Float32 {
+		return f32(op, x, vals)
+	}
+	return f64(op, x, vals)
+}
+
+// opForms is what run needs of an op: its name, whether it replays a
+// recorded op or computes on a device, and its form there.
+type opForms interface {
+	String() string
+	replayed() (gorgonia.Value, bool)
+	onDevice() bool
+	deviceDo(vals []gorgonia.Value) (gorgonia.Value, error)
+}
+
+// cpuForm is an op's own work on the CPU in precision T: x is its input
+// that run read as a dense tensor, vals all its inputs.
+type cpuForm[O any, T float] func(op O, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error)
+
+// replayed is, for an op that replays a recorded one, that op's output;
+// the ops that can replay (Replay) say so in their own replayed.
+func (b base) replayed() (gorgonia.Value, bool) { return nil, false }
+
+// onDevice reports whether the op computes on a device.
+func (b base) onDevice() bool { return b.dev != nil }
+
+// scalarOf is v as a scalar value in precision T.
+func scalarOf[T float](v float64) gorgonia.Value {
+	if _, ok := any(T(0)).(float32); ok {
+		return gorgonia.NewF32(float32(v))
+	}
+	return gorgonia.NewF64(v)
+}
+
 // buffer is a tensor an op owns and returns from every run.
 type buffer struct {
 	t *tensor.Dense
