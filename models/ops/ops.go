@@ -43,14 +43,16 @@
 // output and the pool's input gradient are never written out whole; the
 // values are the same to the bit.
 //
-// The files follow the ops: conv.go (the convolution), geometry.go (its
+// The files follow the ops: ops.go (what every op shares, the opening
+// of its Do among it), conv.go (the convolution), geometry.go (its
 // sizes, taps, im2col and col2im), convgrad.go, convfiltergrad.go,
 // convinputgrad.go and biasgrad.go (its gradient ops), taps.go,
 // pooledgrad.go and winograd.go (its faster products), pool.go,
 // relu.go, batchnorm.go, linear.go, loss.go and copy.go (the other ops),
 // gemm.go (what computes a product), worksharing.go (work sharing), replay.go,
-// held.go and stack.go (record, replay, stacking), device.go and
-// device_ops.go (the ops on a GPU), products.go (counting a graph's
+// held.go and stack.go (record, replay, stacking), device.go (a graph on
+// a GPU) with each op's kernels there in the file named for its own with
+// _device.go (conv_device.go), products.go (counting a graph's
 // arithmetic) and switches.go (the faster paths tests turn off to
 // compare).
 package ops
