@@ -1,0 +1,10 @@
+package experiment
+
+import "github.com/mtsgd/mtsgd/particles"
+
+var linearPrefMethod = Method{
+	Name:  "linear-pref",
+	Help:  "no interaction: particle i's trunk follows its task scores weighted (1 − i/(M−1), i/(M−1)), Pareto MTL's grid baseline and the authors' linear mode (two tasks only), each head its own task's score",
+	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.PreferenceLinear{}, nil },
+	Heads: ownScore,
+}

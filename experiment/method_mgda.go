@@ -1,0 +1,11 @@
+package experiment
+
+import "github.com/mtsgd/mtsgd/particles"
+
+var mgdaMethod = Method{
+	Name:  "mgda",
+	Help:  "no interaction: each trunk follows the min-norm combination of its task scores (Sener & Koltun), each head its own task's score",
+	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.MGDA{}, nil },
+	Heads: ownScore,
+	Toy:   true, Compared: true,
+}

@@ -1,0 +1,13 @@
+package experiment
+
+import "github.com/mtsgd/mtsgd/particles"
+
+var mooSVGDMethod = Method{
+	Name: "moo-svgd",
+	Help: "trunks by MOO-SVGD (per-particle min-norm, then SVGD, kernel on the trunks), each task's heads by SVGD",
+	Trunk: func(p RuleParams) (particles.Rule, error) {
+		return &particles.MOOSVGD{Kernel: kernel(p), Repulsion: p.Repulsion}, nil
+	},
+	Heads:   svgdHeads,
+	Kernels: true, Toy: true, Compared: true,
+}

@@ -1,0 +1,13 @@
+package experiment
+
+import "github.com/mtsgd/mtsgd/particles"
+
+var mtsgdMethod = Method{
+	Name: "mtsgd",
+	Help: "trunks by MT-SGD (one min-norm QP for the whole ensemble, kernel on the trunks), each task's heads by SVGD; takes -preset",
+	Trunk: func(p RuleParams) (particles.Rule, error) {
+		return &particles.MTSGD{Kernel: kernel(p), Repulsion: p.Repulsion, FirstTermOnly: p.UTerms == "first"}, nil
+	},
+	Heads:   svgdHeads,
+	Kernels: true, Presets: true, Toy: true, Compared: true,
+}

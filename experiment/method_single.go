@@ -1,0 +1,8 @@
+package experiment
+
+var singleMethod = Method{
+	Name:     "single",
+	Help:     "no shared trunk: one whole network per task and particle, each following its own task's score",
+	Heads:    ownScore,
+	Compared: true,
+}
