@@ -2,6 +2,8 @@ package experiment
 
 import "github.com/mtsgd/mtsgd/particles"
 
+// linearPrefMethod is linear scalarisation with one preference per
+// particle (particles.PreferenceLinear).
 var linearPrefMethod = Method{
 	Name:  "linear-pref",
 	Help:  "no interaction: particle i's trunk follows its task scores weighted (1 − i/(M−1), i/(M−1)), Pareto MTL's grid baseline and the authors' linear mode (two tasks only), each head its own task's score",

@@ -2,6 +2,7 @@ package experiment
 
 import "github.com/mtsgd/mtsgd/particles"
 
+// mooSVGDMethod is multi-objective SVGD (Liu, Tong & Liu 2021).
 var mooSVGDMethod = Method{
 	Name: "moo-svgd",
 	Help: "trunks by MOO-SVGD (per-particle min-norm, then SVGD, kernel on the trunks), each task's heads by SVGD",

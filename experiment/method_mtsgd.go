@@ -2,6 +2,7 @@ package experiment
 
 import "github.com/mtsgd/mtsgd/particles"
 
+// mtsgdMethod is the paper's method, MT-SGD (Phan et al., NeurIPS 2022).
 var mtsgdMethod = Method{
 	Name: "mtsgd",
 	Help: "trunks by MT-SGD (one min-norm QP for the whole ensemble, kernel on the trunks), each task's heads by SVGD; takes -preset",

@@ -1,5 +1,6 @@
 package experiment
 
+// singleMethod trains every task on its own: no shared trunk.
 var singleMethod = Method{
 	Name:     "single",
 	Help:     "no shared trunk: one whole network per task and particle, each following its own task's score",

@@ -2,6 +2,7 @@ package experiment
 
 import "github.com/mtsgd/mtsgd/particles"
 
+// svgdMethod is plain SVGD on the tasks' product.
 var svgdMethod = Method{
 	Name: "svgd",
 	Help: "trunks by SVGD on the tasks' tempered product (weights 1/K), each task's heads by SVGD",

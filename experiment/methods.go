@@ -40,7 +40,8 @@ type Method struct {
 	// Toy says that Trunk also moves the points of the toy problems: its
 	// rule needs nothing but positions and scores.
 	Toy bool
-	// Compared puts the method in cmd/compare's default list.
+	// Compared puts the method in cmd/compare's default lists: -methods'
+	// and -protocol tuned's.
 	Compared bool
 }
 
