@@ -1,8 +1,9 @@
 // Package data defines what the trainer asks of a multi-task data set and
 // the shuffled batches it draws from one. Each data set lives in its own
-// package (data/multimnist, and later data/celeba and data/sarcos) and
-// implements Dataset; this package holds what they share: the task
-// description, the batch iterator, a prefix view for quick runs, and where
+// package (data/multimnist, data/celeba, data/sarcos, and a user's own
+// files in data/files) and implements Dataset; this package holds what
+// they share: the task description, the batch iterator, a prefix view for
+// quick runs (Limit), the errors that mark bad or missing files, and where
 // data files are looked for on disk.
 //
 // The toy targets of the paper are densities, not data sets; they live in

@@ -228,7 +228,7 @@ func allOnDevice(t *testing.T, g *gorgonia.ExprGraph, devs ...*ops.Device) {
 // by 1e-16 relative moved a parameter by 9e-9 (of 1 + max|θ|) after three
 // steps, and on an H100, where cuBLAS sums the products in another order
 // than the CPU, a parameter differed by 3.5e-8 and an optimiser state by
-// 2.8e-7 (docs/gpu.md). With 8, a change of 1e-15 moves them by 2e-14
+// 2.8e-7 (docs/gpu-log-2026-11-25.md). With 8, a change of 1e-15 moves them by 2e-14
 // and 3e-13.
 func TestStepOnDevice(t *testing.T) {
 	mtsgd := Update{Trunk: &particles.MTSGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}}

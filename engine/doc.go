@@ -52,7 +52,7 @@
 // patches), else on whichever worker is free. A worker whose particles
 // are done helps the others with their large matrix products until all
 // are (ops.ShareWork): with 5 particles on 2 workers the third particle of
-// the first worker no longer runs on one core alone. Helping changes no
+// the first worker does not run on one core alone. Helping changes no
 // bit (TestHelpingChangesNothing).
 //
 // Batch normalisation: the step and trunk graphs normalise with the

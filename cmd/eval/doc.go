@@ -47,7 +47,7 @@
 // softmax(log p̄ / T), T fitted to minimise the validation split's NLL
 // (metrics.FitTemperature). The checkpoint records the temperatures
 // training fitted at its epoch; for a checkpoint that records none, eval
-// fits them on the validation split now and says so. The test split never
+// fits them on the validation split itself and says so. The test split never
 // takes part in a fit; a run without a validation split of at least
 // 100 examples has no temperature. -json gives them as "temperatures" and the scaled scores as
 // "calibrated".

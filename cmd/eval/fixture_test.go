@@ -14,7 +14,7 @@ import (
 // ckptfixture) prints the figures recorded when they were written.
 func TestFixtureCheckpoints(t *testing.T) {
 	ckptfixture.Register()
-	dir := filepath.Join("..", "..", "internal", "ckptfixture", "testdata")
+	dir := filepath.Join("..", "..", "experiment", "ckptfixture", "testdata")
 	want, err := ckptfixture.ReadFigures(dir)
 	if err != nil {
 		t.Fatal(err)

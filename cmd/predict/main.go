@@ -122,17 +122,9 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 
 func run(ctx context.Context, o Options) error {
 	sysmem.CollectEarly()
-	dir := checkpoints.Locate(o.Checkpoint)
-	c, err := checkpoints.Load(dir)
+	dir, c, s, err := loadFilesRun(o.Checkpoint)
 	if err != nil {
 		return err
-	}
-	s, err := experiment.ReadSettings(c)
-	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
-	}
-	if s.Dataset != files.Name || s.Files == nil || s.Files.Input == nil {
-		return cli.Usage(fmt.Errorf("%s is a run on %s; predict reads checkpoints of runs on your own files (train -data DIR); score it with eval", dir, s.Dataset))
 	}
 	if err := checkOutputs(o, s.Files.Dir); err != nil {
 		return err
@@ -200,6 +192,25 @@ func run(ctx context.Context, o Options) error {
 		return fmt.Errorf("%d predictions are not finite (NaN or Inf): the checkpoint has diverged; the files are written", w.nonFinite)
 	}
 	return nil
+}
+
+// loadFilesRun loads the checkpoint -ckpt names, with its directory and
+// settings. Only a run on the user's own files describes its inputs, which
+// predict needs to read new ones.
+func loadFilesRun(path string) (string, *checkpoints.Checkpoint, experiment.Settings, error) {
+	dir := checkpoints.Locate(path)
+	c, err := checkpoints.Load(dir)
+	if err != nil {
+		return dir, nil, experiment.Settings{}, err
+	}
+	s, err := experiment.ReadSettings(c)
+	if err != nil {
+		return dir, nil, s, fmt.Errorf("%s: %w", dir, err)
+	}
+	if s.Dataset != files.Name || s.Files == nil || s.Files.Input == nil {
+		return dir, nil, s, cli.Usage(fmt.Errorf("%s is a run on %s; predict reads checkpoints of runs on your own files (train -data DIR); score it with eval", dir, s.Dataset))
+	}
+	return dir, c, s, nil
 }
 
 // showFor is what ranks the examples for -show, nil without it. The

@@ -348,7 +348,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// A checkpoint of a run on a data set of its own (package
 	// experiment/ckptfixture), not on files.
-	fixture := filepath.Join("..", "..", "internal", "ckptfixture", "testdata", "mtsgd-adam")
+	fixture := filepath.Join("..", "..", "experiment", "ckptfixture", "testdata", "mtsgd-adam")
 	for _, tc := range []struct {
 		name   string
 		args   []string

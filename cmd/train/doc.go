@@ -169,13 +169,15 @@
 //	-data-dir DIR       where data sets are looked for (default
 //	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
 //	-workers N          graphs run at once (default GOMAXPROCS)
-//	-device D           where each step's losses and gradients are computed:
-//	                    cpu (default) or cuda, the first GPU, in a binary
-//	                    built with -tags gpu (README, GPU); the update rules,
-//	                    evaluation and checkpoints run on the CPU, so a run
-//	                    resumes on either device. cuda in a build without
-//	                    the tag is status 2, on a host without a usable GPU
-//	                    status 1, both with the reason
+//	-device D           where the networks compute: cpu (default) or cuda,
+//	                    the first GPU, in a binary built with -tags gpu
+//	                    (docs/gpu.md); there the ensemble stays in device
+//	                    memory, stepped by the rules and optimisers that have
+//	                    device forms, and evaluation runs too. Checkpoints
+//	                    are the same files on either device, so a run
+//	                    resumes on either. cuda in a build without the tag
+//	                    is status 2, on a host without a usable GPU status
+//	                    1, both with the reason
 //	-dtype T            float32 or float64 graphs (default float32)
 //	-preview FILE       write a 4×4 grid of training examples with their
 //	                    labels to FILE (PNG) and exit

@@ -5,8 +5,8 @@
 // of more than two dimensions) with an error saying what it found.
 //
 // No well-kept Go library reads this format: the candidates found were
-// unmaintained for years or a few months old with a v5 parser that was
-// broken until recently. This reader follows MathWorks' "MAT-File Format"
+// unmaintained for years, or young, with a v5 parser that had been broken
+// in releases of their own. This reader follows MathWorks' "MAT-File Format"
 // (version 7.x documentation, chapter 1) and is tested against files
 // written by scipy.io.savemat.
 //

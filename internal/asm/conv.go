@@ -3,7 +3,7 @@ package asm
 import "github.com/mtsgd/mtsgd/internal/asm/internal/limits"
 
 // The routines below compute a convolution's products without its patch
-// matrix (models/ops' taps.go and pooledgrad.go say when and why): the
+// matrix (models/ops' directconv.go and pooledgrad.go say when and why): the
 // forward product and the filter gradient read each tap's values from
 // the input itself, the input gradient adds each tap's gradient back
 // into shifted planes, and a convolution whose output feeds a pool

@@ -118,7 +118,7 @@ type convState[T float] struct {
 	// n·positions()).
 	acrossW, acrossProd scratch[T]
 	// tapped is set while the products read their taps from the input
-	// (taps.go) rather than from cols: input then holds the batch, for
+	// (directconv.go) rather than from cols: input then holds the batch, for
 	// the filter gradient, and offs the taps' offsets.
 	tapped bool
 	offs   []int
@@ -143,7 +143,7 @@ type convState[T float] struct {
 	// transforms (gradTileIndex, foldTable).
 	wino         bool
 	winoU, winoZ scratch[T]
-	// winoUStale is set when an exchange (held.go) may have given the
+	// winoUStale is set when an exchange (savedpass.go) may have given the
 	// op another run's V: U is then remade from the filters before the
 	// input gradient reads it.
 	winoUStale bool
@@ -367,7 +367,7 @@ func unfoldInto[T float](op *convOp, st *convState[T], prod []T, n0, n1 int, bia
 
 // poolTarget sets st up for a run whose output op's pool takes
 // (unfoldInto): the pool's output and argmaxes, which the pool's
-// exchanges (held.go) may have swapped since the last run.
+// exchanges (savedpass.go) may have swapped since the last run.
 func poolTarget[T float](op *convOp, st *convState[T]) {
 	if pool := op.pool; pool != nil {
 		dt, pg := dtypeOf[T](), pool.g

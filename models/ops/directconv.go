@@ -86,7 +86,7 @@ func tapOffsets(g geometry) []int {
 // taps from it, and sets st up for them: where op is differentiated, a
 // copy of x for the filter gradient, and the taps' offsets. A leaf
 // input's copy (the images') is kept while the batch stays the same: a
-// worker's particles share it, so no particle needs its own (held.go);
+// worker's particles share it, so no particle needs its own (savedpass.go);
 // any other input is copied at every run, and set aside with the
 // particle's other values.
 func tapsInput[T float](op *convOp, st *convState[T], x []T) bool {

@@ -22,7 +22,7 @@
 //
 // ShareWork lets a goroutine with nothing left to do run halves of another's
 // large matrix products and of its loops over channels or images
-// (help.go), cut where each result is computed the same in either half,
+// (worksharing.go), cut where each result is computed the same in either half,
 // so who ran what never shows in a result.
 //
 // Record and Replay let a second graph built by the same code stand in for
@@ -35,7 +35,7 @@
 // implementation with blas32.Use and blas64.Use; on a processor with
 // AVX-512, LeNet's thin float32 products run in the project's own
 // assembly instead (internal/asm), its convolutions reading their inputs
-// rather than patches (gemm.go, taps.go).
+// rather than patches (gemm.go, directconv.go).
 //
 // A convolution whose output only a pool reads runs that pool in its own
 // run and makes the pool's gradient in its own gradient's layout
@@ -45,11 +45,11 @@
 //
 // The files follow the ops: conv.go (the convolution), geometry.go (its
 // sizes, taps, im2col and col2im), convgrad.go, convfiltergrad.go,
-// convinputgrad.go and biasgrad.go (its gradient ops), taps.go,
+// convinputgrad.go and biasgrad.go (its gradient ops), directconv.go,
 // pooledgrad.go and winograd.go (its faster products), pool.go,
 // relu.go, batchnorm.go, linear.go, loss.go and copy.go (the other ops),
 // gemm.go (what computes a product), worksharing.go (work sharing), replay.go,
-// held.go and stack.go (record, replay, stacking), device.go and
+// savedpass.go and stack.go (record, replay, stacking), device.go and
 // device_ops.go (the ops on a GPU), products.go (counting a graph's
 // arithmetic) and switches.go (the faster paths tests turn off to
 // compare).

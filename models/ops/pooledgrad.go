@@ -14,7 +14,7 @@ import (
 // zeros (LeNet's conv1: 10 filters × 81 taps over 784 positions an
 // image); from the pool's own gradient they need one k×k window of the
 // input per pool output (196 an image). So where the products read the
-// input (taps.go), the gradient matrix's row for each filter holds the
+// input (directconv.go), the gradient matrix's row for each filter holds the
 // pool's gradient instead of the dense one: for each image, each pool
 // output's gradient routed to its input (zero where the ReLU stopped it),
 // then those argmaxes. From these:

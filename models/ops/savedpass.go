@@ -96,7 +96,7 @@ type convSaved struct {
 func (op *convOp) keepForReplay() { op.keepCols = true }
 
 // exchange sets aside the output and, unless made from a leaf input, the
-// patches or, where the products read the input (taps.go), its copy: a
+// patches or, where the products read the input (directconv.go), its copy: a
 // leaf input (the images) is the same for every particle a worker runs
 // on a batch, and the op remakes its patches or copy when the input
 // changes (convForward). Winograd's U is not set aside (a set of

@@ -9,7 +9,7 @@ package ops
 var (
 	// tappedPatches lets a float32 convolution of stride 1, no padding
 	// and output rows of 8 to 32 read its products' taps from its input
-	// rather than from patches (taps.go; TestTapsChangeLittle).
+	// rather than from patches (directconv.go; TestTapsChangeLittle).
 	tappedPatches = true
 
 	// pooledGrads lets a convolution's gradient matrix hold its pool's

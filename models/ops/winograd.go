@@ -91,7 +91,7 @@ func tileIndex(g geometry, st *convState[float32]) []int32 {
 }
 
 // keptU is st's U of the filters w, remade from them if an exchange
-// (held.go) may have left another run's.
+// (savedpass.go) may have left another run's.
 func keptU(g geometry, st *convState[float32], w []float32) []float32 {
 	u := st.winoU.get(16 * spaced(g.o*g.c))
 	if st.winoUStale {
