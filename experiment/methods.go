@@ -63,7 +63,7 @@ type RuleParams struct {
 const DefaultMethod = "mtsgd"
 
 // builtinMethods are the paper's method and its baselines, each a value
-// in a file of its own (method_NAME.go), in the order of every list the
+// in a file of its own (method_<name>.go), in the order of every list the
 // commands print (help, error messages, compare's default methods).
 var builtinMethods = []Method{
 	mtsgdMethod,

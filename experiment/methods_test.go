@@ -10,7 +10,7 @@ import (
 	"github.com/mtsgd/mtsgd/particles"
 )
 
-// A methodCase is what a method's test file (method_NAME_test.go) says of
+// A methodCase is what a method's test file (method_<name>_test.go) says of
 // it, registered in stepCases by that file's init function: what the
 // method declares, and the direction one step takes (direction).
 type methodCase struct {

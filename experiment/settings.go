@@ -9,7 +9,7 @@
 // restore all read the same table: methods (Method, RegisterMethod,
 // LookupMethod), models (Model, RegisterModel, LookupModel) and data sets
 // (Dataset, RegisterDataset, LookupDataset). The built-ins are registered
-// in methods.go (each method's value in its own file, method_NAME.go),
+// in methods.go (each method's value in its own file, method_<name>.go),
 // models.go and datasets.go, in the order of every list the commands
 // print; whatever a Register call adds (from an init function, or before
 // the command parses its flags) comes after them. A new method can so be
