@@ -66,10 +66,7 @@ type Options struct {
 // DefaultMethods are the methods compare trains unless -methods names
 // others: every method registered as Compared (experiment.Method), in the
 // registry's order, and a method that takes MT-SGD's presets once per
-// preset, the default preset first and the others by name. With the
-// built-ins these are the paper's method in each preset and its
-// baselines: mtsgd:authors-params, mtsgd:authors, mtsgd:paper, linear,
-// mgda, pareto-mtl, moo-svgd, single.
+// preset, the default preset first and the others by name.
 func DefaultMethods() []string {
 	presets := []string{experiment.DefaultPreset}
 	var others []string
@@ -79,7 +76,13 @@ func DefaultMethods() []string {
 		}
 	}
 	slices.Sort(others)
-	presets = append(presets, others...)
+	return comparedMethods(append(presets, others...))
+}
+
+// comparedMethods are the specs of every method registered as Compared,
+// in the registry's order, a method that takes MT-SGD's presets once per
+// preset of presets.
+func comparedMethods(presets []string) []string {
 	var specs []string
 	for _, m := range experiment.Methods() {
 		switch {

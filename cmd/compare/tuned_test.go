@@ -290,8 +290,24 @@ func TestTunedFlags(t *testing.T) {
 		t.Errorf("defaults: %+v, search %+v", o, *o.Search)
 	}
 	p := o.plan()
-	if n := 5*(4+2) + 2*(4+2) + 3*6; len(p.Cells) != n {
-		t.Errorf("%d cells, want %d (4 rates and 2 above per method, twice for moo-svgd's scales, 3 seeds × 6 methods)", len(p.Cells), n)
+	// 4 rates and 2 above per method, once per score scale (2) for a
+	// kernel method without presets (moo-svgd), then 3 seeds per method.
+	n := 0
+	for _, spec := range o.Methods {
+		name, _, _ := strings.Cut(spec, ":")
+		m, err := experiment.LookupMethod(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Kernels && !m.Presets {
+			n += 2 * (4 + 2)
+		} else {
+			n += 4 + 2
+		}
+		n += 3
+	}
+	if !slices.Contains(o.Methods, "moo-svgd") || len(p.Cells) != n {
+		t.Errorf("%d cells for %v, want %d", len(p.Cells), o.Methods, n)
 	}
 	if got, want := arrays(p), 4; len(got) != want {
 		t.Errorf("Slurm arrays %q, want %d (the grid, two levels above, the final runs)", got, want)
