@@ -91,7 +91,7 @@ func runDir(method string, seed uint64) string {
 // their methods' searches choose.
 func New(o Comparison) Plan {
 	p := Plan{Comparison: o}
-	p.Search = nil
+	p.Search = nil // a study has none; a tuned plan gets a copy of o's below
 	if o.Runs != nil {
 		for _, r := range o.Runs {
 			p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: r.Method, Seed: r.Seed,
