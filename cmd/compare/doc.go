@@ -114,7 +114,7 @@
 //
 // -protocol paper-study trains the methods at the paper's rate and at
 // their tuned rates, with seeds 2 and 3 for MT-SGD, linear
-// scalarisation and MOO-SVGD (study.go lists them). When a run finishes,
+// scalarisation and MOO-SVGD (plan.PaperStudy lists them). When a run finishes,
 // its checkpoints last/ and best/ are assessed into its result.json: the
 // ensemble's test scores raw and after temperature scaling (eval's, the
 // temperatures fitted on the validation split), and the AUROC with which

@@ -135,8 +135,8 @@ func TestDefaultMethods(t *testing.T) {
 	if want := "mtsgd:" + experiment.DefaultPreset; DefaultMethods()[0] != want {
 		t.Errorf("first default method %s, want %s", DefaultMethods()[0], want)
 	}
-	if !slices.Equal(tunedProtocol.Methods, tuned) {
-		t.Errorf("the tuned protocol's methods %v, want %v", tunedProtocol.Methods, tuned)
+	if !slices.Equal(tunedMethods, tuned) {
+		t.Errorf("the tuned protocol's methods %v, want %v", tunedMethods, tuned)
 	}
 	var help bytes.Buffer
 	if _, err := parseFlags([]string{"-h"}, &help); !errors.Is(err, flag.ErrHelp) {
