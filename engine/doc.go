@@ -67,7 +67,9 @@
 // read; a new kind of task is one entry there.
 //
 // The files follow the concerns: trainer.go (Trainer, the ensemble's
-// step), update.go (what a step does: Update, score scales),
+// step), update.go (what a step does: Update, score scales), each with
+// its form for an ensemble held on a device beside it (trainer_device.go,
+// update_device.go), resident.go (that ensemble and its lanes),
 // kernels.go (the kernels over outputs), evaluate.go, machine.go (a
 // worker's graphs), stepgraph.go, trunkgraph.go and predictgraph.go (one
 // graph each), inputs.go (a batch as the graphs read it), values.go

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/internal/asm"
 	"github.com/mtsgd/mtsgd/models/ops"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
@@ -612,26 +613,10 @@ func negateFinite(v []float64) int {
 
 // finite reports the index of the first NaN or Inf in v, or −1.
 func finite[T float](v []T) int {
-	// x·0 is 0 for a finite x and NaN otherwise: four sums of them, whose
-	// additions do not wait on each other, say whether to look further.
-	var s0, s1, s2, s3 T
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += v[i] * 0
-		s1 += v[i+1] * 0
-		s2 += v[i+2] * 0
-		s3 += v[i+3] * 0
-	}
-	if s0+s1+s2+s3 == 0 && finiteFrom(v, i) < 0 {
+	if asm.AllFinite(v) {
 		return -1
 	}
-	return finiteFrom(v, 0)
-}
-
-// finiteFrom is the index of v's first NaN or Inf from lo on, or −1.
-func finiteFrom[T float](v []T, lo int) int {
-	for i := lo; i < len(v); i++ {
-		x := v[i]
+	for i, x := range v {
 		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
 			return i
 		}

@@ -21,10 +21,3 @@ func aggregatedTrunk(newAggregator func(RuleParams) aggregate.Aggregator) func(R
 
 // onHost is the sentence every aggregated method's help ends with.
 const onHost = "; on a GPU host its direction is computed on the host"
-
-func init() {
-	for _, m := range []Method{pcgradMethod, cagradMethod, nashMTLMethod, imtlGMethod, alignedMTLMethod, upgradMethod,
-		uwMethod, gradNormMethod, dwaMethod, rlwMethod, famoMethod} {
-		RegisterMethod(m)
-	}
-}

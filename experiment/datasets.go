@@ -41,20 +41,49 @@ type Dataset struct {
 	CheckValid func(n int) error
 }
 
-var datasets = registry.New[Dataset]("data set")
+// builtinDatasets are the paper's data sets and a user's own files, in
+// the order of every list the commands print.
+func builtinDatasets() []Dataset {
+	var ds []Dataset
+	for _, v := range multimnist.Variants {
+		ds = append(ds, multiDataset(v))
+	}
+	return append(ds, sarcosDataset, celebADataset, filesDataset)
+}
+
+// datasets is the registry of data sets. The built-ins are registered
+// while the package's variables are initialised, before any data set an
+// init function registers (as methods are).
+var datasets = newDatasets(builtinDatasets())
+
+// newDatasets returns a registry holding ds in their order.
+func newDatasets(ds []Dataset) *registry.Registry[Dataset] {
+	r := registry.New[Dataset]("data set")
+	for _, d := range ds {
+		checkDataset(d)
+		r.Register(d.Name, d)
+	}
+	return r
+}
 
 // RegisterDataset makes d available to -dataset, checkpoints and the
-// commands' help. A data set without a name or a loader, with a Best not
-// in BestMetrics, or under a name taken, is a programmer error and
-// panics.
+// commands' help, after the data sets registered before it. A data set
+// without a name or a loader, with a Best not in BestMetrics, or under a
+// name taken, is a programmer error and panics.
 func RegisterDataset(d Dataset) {
+	checkDataset(d)
+	datasets.Register(d.Name, d)
+}
+
+// checkDataset panics, naming d, if d cannot load or names a Best that
+// is not a metric.
+func checkDataset(d Dataset) {
 	switch {
 	case d.Load == nil:
 		panic(fmt.Sprintf("experiment: data set %q has no loader", d.Name))
 	case !slices.Contains(BestMetrics, d.Best):
 		panic(fmt.Sprintf("experiment: data set %q selects best/ by %q, not one of %v", d.Name, d.Best, BestMetrics))
 	}
-	datasets.Register(d.Name, d)
 }
 
 // LookupDataset returns the data set called name.
@@ -79,16 +108,6 @@ func DatasetsWith(keep func(Dataset) bool) []string {
 		}
 	}
 	return names
-}
-
-// The built-in data sets, the paper's.
-func init() {
-	for _, v := range multimnist.Variants {
-		RegisterDataset(multiDataset(v))
-	}
-	RegisterDataset(sarcosDataset)
-	RegisterDataset(celebADataset)
-	RegisterDataset(filesDataset)
 }
 
 // multiDataset is one of the Multi-* variants: two 10-class tasks of

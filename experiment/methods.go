@@ -44,7 +44,8 @@ type Method struct {
 	// Toy says that Trunk also moves the points of the toy problems: its
 	// rule needs nothing but positions and scores.
 	Toy bool
-	// Compared puts the method in cmd/compare's default list.
+	// Compared puts the method in cmd/compare's default lists: -methods'
+	// and -protocol tuned's.
 	Compared bool
 	// Params are the method's own hyperparameters, with the defaults of
 	// its source.
@@ -137,19 +138,68 @@ func (p RuleParams) Param(name string, def float64) float64 {
 // paper's.
 const DefaultMethod = "mtsgd"
 
-var methods = registry.New[Method]("method")
+// builtinMethods are the paper's method and its baselines, then the
+// field's gradient aggregators and loss weightings (package aggregate),
+// each a value in a file of its own (method_<name>.go), in the order of
+// every list the commands print (help, error messages, compare's default
+// methods).
+var builtinMethods = []Method{
+	mtsgdMethod,
+	linearMethod,
+	linearPrefMethod,
+	mgdaMethod,
+	paretoMTLMethod,
+	mooSVGDMethod,
+	singleMethod,
+	svgdMethod,
+	pcgradMethod,
+	cagradMethod,
+	nashMTLMethod,
+	imtlGMethod,
+	alignedMTLMethod,
+	upgradMethod,
+	uwMethod,
+	gradNormMethod,
+	dwaMethod,
+	rlwMethod,
+	famoMethod,
+}
+
+// methods is the registry of methods. The built-ins are registered while
+// the package's variables are initialised, so they come first whatever
+// else registers; a method registered by an init function (its own
+// file's, say) comes after them, in the order Go runs init functions: by
+// file name within a package, and a package's after those of the
+// packages it imports.
+var methods = newMethods(builtinMethods)
+
+// newMethods returns a registry holding ms in their order.
+func newMethods(ms []Method) *registry.Registry[Method] {
+	r := registry.New[Method]("method")
+	for _, m := range ms {
+		checkMethod(m)
+		r.Register(m.Name, m)
+	}
+	return r
+}
 
 // RegisterMethod makes m available to -method, checkpoints and the
-// commands' help. A method without a name or a Heads rule, or a name
-// taken, is a programmer error and panics.
+// commands' help, after the methods registered before it. A method
+// without a name or a Heads rule, or a name taken, is a programmer error
+// and panics.
 func RegisterMethod(m Method) {
+	checkMethod(m)
+	methods.Register(m.Name, m)
+}
+
+// checkMethod panics, naming m, if m cannot run.
+func checkMethod(m Method) {
 	if m.Heads == nil {
 		panic(fmt.Sprintf("experiment: method %q has no Heads rule", m.Name))
 	}
 	if m.Trunk == nil && m.Toy {
 		panic(fmt.Sprintf("experiment: method %q has no Trunk rule to move the toy problems' points", m.Name))
 	}
-	methods.Register(m.Name, m)
 }
 
 // LookupMethod returns the method called name.
@@ -161,7 +211,7 @@ func LookupMethod(name string) (Method, error) {
 }
 
 // Methods lists the registered methods in the order they were
-// registered.
+// registered: the built-ins first.
 func Methods() []Method { return methods.Values() }
 
 // MethodNames lists the names of the registered methods for which keep
@@ -177,18 +227,7 @@ func MethodNames(keep func(Method) bool) []string {
 	return names
 }
 
-// The built-in methods, the paper's and its baselines'. The order of
-// registration is the order of every list the commands print.
-func init() {
-	RegisterMethod(mtsgdMethod)
-	RegisterMethod(linearMethod)
-	RegisterMethod(linearPrefMethod)
-	RegisterMethod(mgdaMethod)
-	RegisterMethod(paretoMTLMethod)
-	RegisterMethod(mooSVGDMethod)
-	RegisterMethod(singleMethod)
-	RegisterMethod(svgdMethod)
-}
+// The rules the built-in methods share.
 
 // kernel is the RBF kernel of the settings' bandwidth scale.
 func kernel(p RuleParams) particles.RBF { return particles.RBF{Scale: p.KernelScale} }
@@ -201,86 +240,3 @@ func svgdHeads(p RuleParams) (particles.Rule, error) {
 // ownScore moves each head (or a task's whole network) along its own
 // task's score: with one score, Linear's mean is that score.
 func ownScore(RuleParams) (particles.Rule, error) { return &particles.Linear{}, nil }
-
-var mtsgdMethod = Method{
-	Name:  "mtsgd",
-	Title: "MT-SGD",
-	Help:  "trunks by MT-SGD (one min-norm QP for the whole ensemble, kernel on the trunks), each task's heads by SVGD; takes -preset",
-	Trunk: func(p RuleParams) (particles.Rule, error) {
-		return &particles.MTSGD{Kernel: kernel(p), Repulsion: p.Repulsion, FirstTermOnly: p.UTerms.FirstOnly()}, nil
-	},
-	Heads:   svgdHeads,
-	Kernels: true, Presets: true, Toy: true, Compared: true,
-}
-
-var linearMethod = Method{
-	Name:  "linear",
-	Help:  "no interaction: each trunk follows the mean of its task scores (weights 1/K), each head its own task's score",
-	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.Linear{}, nil },
-	Heads: ownScore,
-	Toy:   true, Compared: true,
-}
-
-var linearPrefMethod = Method{
-	Name:  "linear-pref",
-	Title: "linear, preference weights",
-	Help:  "no interaction: particle i's trunk follows its task scores weighted (1 − i/(M−1), i/(M−1)), Pareto MTL's grid baseline and the authors' linear mode (two tasks only), each head its own task's score",
-	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.PreferenceLinear{}, nil },
-	Heads: ownScore,
-}
-
-var mgdaMethod = Method{
-	Name:  "mgda",
-	Title: "MGDA",
-	Help:  "no interaction: each trunk follows the min-norm combination of its task scores (Sener & Koltun), each head its own task's score",
-	Trunk: func(RuleParams) (particles.Rule, error) { return &particles.MGDA{}, nil },
-	Heads: ownScore,
-	Toy:   true, Compared: true,
-}
-
-// Pareto MTL needs the objectives' values (the task losses), which the
-// toy loop does not hand its rules, and is defined for two tasks only.
-var paretoMTLMethod = Method{
-	Name:  "pareto-mtl",
-	Title: "Pareto MTL",
-	Help:  "no interaction: Pareto MTL, particle i in the sub-region of preference i, feasibility steps in the budget's first two epochs (two tasks only)",
-	Trunk: func(p RuleParams) (particles.Rule, error) {
-		prefs, err := particles.Preferences(p.Particles, p.Tasks)
-		if err != nil {
-			return nil, err
-		}
-		return &particles.ParetoMTL{Prefs: prefs, InitSteps: 2 * p.StepsPerEpoch}, nil
-	},
-	Heads:    ownScore,
-	Compared: true,
-}
-
-var mooSVGDMethod = Method{
-	Name:  "moo-svgd",
-	Title: "MOO-SVGD",
-	Help:  "trunks by MOO-SVGD (per-particle min-norm, then SVGD, kernel on the trunks), each task's heads by SVGD",
-	Trunk: func(p RuleParams) (particles.Rule, error) {
-		return &particles.MOOSVGD{Kernel: kernel(p), Repulsion: p.Repulsion}, nil
-	},
-	Heads:   svgdHeads,
-	Kernels: true, Toy: true, Compared: true,
-}
-
-var singleMethod = Method{
-	Name:     "single",
-	Title:    "single-task",
-	Help:     "no shared trunk: one whole network per task and particle, each following its own task's score",
-	Heads:    ownScore,
-	Compared: true,
-}
-
-var svgdMethod = Method{
-	Name:  "svgd",
-	Title: "SVGD",
-	Help:  "trunks by SVGD on the tasks' tempered product (weights 1/K), each task's heads by SVGD",
-	Trunk: func(p RuleParams) (particles.Rule, error) {
-		return &particles.SVGD{Kernel: kernel(p), Repulsion: p.Repulsion}, nil
-	},
-	Heads:   svgdHeads,
-	Kernels: true, Toy: true,
-}

@@ -27,16 +27,38 @@ type Model struct {
 	New func(inputShape []int, tasks []data.Task, s Settings) (models.Model, error)
 }
 
-var architectures = registry.New[Model]("model")
+// architectures is the registry of models. The built-ins, the paper's,
+// are registered while the package's variables are initialised, in this
+// order, before any model an init function registers (as methods are).
+var architectures = newModels([]Model{
+	{Name: "lenet", New: newLeNet},
+	{Name: "mlp", New: newMLP},
+	{Name: "resnet18", New: newResNet18},
+})
 
-// RegisterModel makes m available to Settings.Model and checkpoints. A
-// model without a name or a constructor, or a name taken, is a
-// programmer error and panics.
+// newModels returns a registry holding ms in their order.
+func newModels(ms []Model) *registry.Registry[Model] {
+	r := registry.New[Model]("model")
+	for _, m := range ms {
+		checkModel(m)
+		r.Register(m.Name, m)
+	}
+	return r
+}
+
+// RegisterModel makes m available to Settings.Model and checkpoints,
+// after the models registered before it. A model without a name or a
+// constructor, or a name taken, is a programmer error and panics.
 func RegisterModel(m Model) {
+	checkModel(m)
+	architectures.Register(m.Name, m)
+}
+
+// checkModel panics, naming m, if m has no constructor.
+func checkModel(m Model) {
 	if m.New == nil {
 		panic(fmt.Sprintf("experiment: model %q has no constructor", m.Name))
 	}
-	architectures.Register(m.Name, m)
 }
 
 // LookupModel returns the model called name.
@@ -50,13 +72,6 @@ func LookupModel(name string) (Model, error) {
 // ModelNames lists the registered models in the order they were
 // registered.
 func ModelNames() []string { return architectures.Names() }
-
-// The built-in models, the paper's.
-func init() {
-	RegisterModel(Model{Name: "lenet", New: newLeNet})
-	RegisterModel(Model{Name: "mlp", New: newMLP})
-	RegisterModel(Model{Name: "resnet18", New: newResNet18})
-}
 
 // outputs is the width of each task's head (engine.Outputs) for model.
 func outputs(model string, tasks []data.Task) ([]int, error) {

@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -35,7 +37,7 @@ func TestModelsRefuse(t *testing.T) {
 		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, "", ""},
 		{"resnet18", "linear", shaped{regr, []int{3, 64, 64}}, "resnet18: task r is not a classification task", ""},
 		{"resnet18", "single", shaped{class, []int{3, 64, 64}}, "-method single is not available with resnet18 (batch normalisation in independent networks)", ""},
-		{"vgg", "mtsgd", shaped{class, []int{3, 64, 64}}, `model "vgg" is not one of lenet, mlp, resnet18`, ""},
+		{"vgg", "mtsgd", shaped{class, []int{3, 64, 64}}, `model "vgg" is not one of ` + strings.Join(ModelNames(), ", "), ""},
 	} {
 		s := Settings{Model: tc.model, Method: tc.method, Hidden: tc.hidden}
 		m, err := s.model(tc.d)
@@ -54,7 +56,8 @@ func TestModelsRefuse(t *testing.T) {
 
 // Each data set's defaults are the paper's protocol, field for field:
 // checkpoints and compare's run directories record these settings, and a
-// run asked for again must find them equal.
+// run asked for again must find them equal. A registered data set without
+// an entry here fails.
 func TestDatasetDefaults(t *testing.T) {
 	base := func(dataset, model string) Settings {
 		s := Settings{
@@ -85,10 +88,12 @@ func TestDatasetDefaults(t *testing.T) {
 	s = base("files", "")
 	s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule, s.Valid = 30, 128, 1e-3, OptimizerAdam, ScheduleConstant, -1
 	want["files"] = s
-	if got := Datasets(); !slices.Equal(got, []string{"multi-mnist", "multi-fashion", "multi-fashion-mnist", "sarcos", "celeba", "files"}) {
-		t.Errorf("data sets %v", got)
-	}
-	for name, w := range want {
+	for _, name := range Datasets() {
+		w, ok := want[name]
+		if !ok {
+			t.Errorf("data set %s: no defaults to compare with here", name)
+			continue
+		}
 		if got := Defaults(name); !got.Equal(w) {
 			t.Errorf("%s defaults\n got  %+v\n want %+v", name, got, w)
 		}
@@ -98,6 +103,11 @@ func TestDatasetDefaults(t *testing.T) {
 		}
 		if err := d.Check(); err != nil {
 			t.Errorf("%s defaults: %v", name, err)
+		}
+	}
+	for name := range want {
+		if _, err := LookupDataset(name); err != nil {
+			t.Errorf("defaults for %v", err)
 		}
 	}
 	for _, d := range datasets.Values() {
@@ -118,16 +128,21 @@ func TestDatasetDefaults(t *testing.T) {
 // The settings only some data sets take are refused elsewhere, naming
 // those that take them, and checked by the data set that does.
 func TestDatasetChecks(t *testing.T) {
+	tasksChosen := strings.Join(DatasetsWith(func(d Dataset) bool { return d.CheckTasks != nil }), ", ")
+	heldOut := strings.Join(DatasetsWith(func(d Dataset) bool { return d.CheckValid != nil }), ", ")
+	if !strings.Contains(tasksChosen, "celeba") || !strings.Contains(heldOut, "multi-mnist") {
+		t.Errorf("-tasks on %s, -valid on %s", tasksChosen, heldOut)
+	}
 	for _, tc := range []struct {
 		dataset string
 		edit    func(*Settings)
 		want    string
 	}{
-		{"sarcos", func(s *Settings) { s.Tasks = "3" }, "-tasks chooses the tasks of celeba; sarcos has fixed tasks"},
-		{"multi-mnist", func(s *Settings) { s.Tasks = "3" }, "-tasks chooses the tasks of celeba; multi-mnist has fixed tasks"},
+		{"sarcos", func(s *Settings) { s.Tasks = "3" }, "-tasks chooses the tasks of " + tasksChosen + "; sarcos has fixed tasks"},
+		{"multi-mnist", func(s *Settings) { s.Tasks = "3" }, "-tasks chooses the tasks of " + tasksChosen + "; multi-mnist has fixed tasks"},
 		{"celeba", func(s *Settings) { s.Tasks = "Male,Male" }, "attribute Male is given twice"},
 		{"celeba", func(s *Settings) { s.Tasks = "0" }, "at least 1 attribute"},
-		{"sarcos", func(s *Settings) { s.Valid = 1000 }, "-valid holds out training examples for validation on multi-mnist, multi-fashion, multi-fashion-mnist, files; sarcos has its own validation split"},
+		{"sarcos", func(s *Settings) { s.Valid = 1000 }, "-valid holds out training examples for validation on " + heldOut + "; sarcos has its own validation split"},
 		{"celeba", func(s *Settings) { s.Valid = -2 }, "celeba has its own validation split"},
 		{"multi-mnist", func(s *Settings) { s.Valid = 3 }, "-valid must be 0 or a positive even number of composites, got 3"},
 		{"multi-mnist", func(s *Settings) { s.Valid = -2 }, "-valid must be 0 or a positive even number of composites, got -2"},
@@ -161,26 +176,34 @@ func TestDatasetChecks(t *testing.T) {
 	}
 }
 
-// The built-in methods in their order, with what each declares; an
-// unknown name lists them; a method that cannot run, or a name taken, is
-// refused at registration.
+// The built-in methods come first, in their order, whatever else
+// registers; MethodNames keeps what it is asked to; an unknown name lists
+// them all; a method that cannot run, or a name taken, is refused at
+// registration. (What each method declares, its test file says:
+// TestOneStepPerMethod.)
 func TestMethodRegistry(t *testing.T) {
-	for _, tc := range []struct {
-		keep func(Method) bool
-		want []string
-	}{
-		{nil, []string{"mtsgd", "linear", "linear-pref", "mgda", "pareto-mtl", "moo-svgd", "single", "svgd"}},
-		{func(m Method) bool { return m.Toy }, []string{"mtsgd", "linear", "mgda", "moo-svgd", "svgd"}},
-		{func(m Method) bool { return m.Kernels }, []string{"mtsgd", "moo-svgd", "svgd"}},
-		{func(m Method) bool { return m.Presets }, []string{"mtsgd"}},
-		{func(m Method) bool { return m.Trunk == nil }, []string{"single"}},
-		{func(m Method) bool { return m.Compared }, []string{"mtsgd", "linear", "mgda", "pareto-mtl", "moo-svgd", "single"}},
-	} {
-		if got := MethodNames(tc.keep); !slices.Equal(got, tc.want) {
-			t.Errorf("methods %v, want %v", got, tc.want)
+	names := MethodNames(nil)
+	for i, m := range builtinMethods {
+		if i >= len(names) || names[i] != m.Name {
+			t.Fatalf("methods %v do not begin with the built-ins, %s at %d", names, m.Name, i)
 		}
 	}
-	if _, err := LookupMethod("adamw"); err == nil || err.Error() != `method "adamw" is not one of mtsgd, linear, linear-pref, mgda, pareto-mtl, moo-svgd, single, svgd` {
+	for _, keep := range []func(Method) bool{
+		func(m Method) bool { return m.Toy },
+		func(m Method) bool { return m.Kernels },
+		func(m Method) bool { return m.Trunk == nil },
+	} {
+		var want []string
+		for _, m := range Methods() {
+			if keep(m) {
+				want = append(want, m.Name)
+			}
+		}
+		if got := MethodNames(keep); !slices.Equal(got, want) {
+			t.Errorf("methods kept %v, want %v", got, want)
+		}
+	}
+	if _, err := LookupMethod("adamw"); err == nil || err.Error() != `method "adamw" is not one of `+strings.Join(names, ", ") {
 		t.Errorf("unknown method: %v", err)
 	}
 	s := Defaults("multi-mnist")
@@ -210,5 +233,36 @@ func TestMethodRegistry(t *testing.T) {
 			}()
 			RegisterMethod(m)
 		}()
+	}
+}
+
+// docs/training.md's table of methods names every built-in method once
+// and nothing else.
+func TestMethodsDocumented(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "docs", "training.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(src), "\n| method | trunks |")
+	if !ok {
+		t.Fatal("docs/training.md has no table of methods")
+	}
+	var documented []string
+	for _, line := range strings.Split(table, "\n")[2:] { // past the header's end and its rule
+		name, ok := strings.CutPrefix(line, "| `")
+		if !ok {
+			break
+		}
+		name, _, _ = strings.Cut(name, "`")
+		documented = append(documented, name)
+	}
+	var builtins []string
+	for _, m := range builtinMethods {
+		builtins = append(builtins, m.Name)
+	}
+	slices.Sort(documented)
+	slices.Sort(builtins)
+	if !slices.Equal(documented, builtins) {
+		t.Errorf("docs/training.md's methods %v, the built-ins %v", documented, builtins)
 	}
 }

@@ -9,13 +9,15 @@
 // restore all read the same table: methods (Method, RegisterMethod,
 // LookupMethod), models (Model, RegisterModel, LookupModel) and data sets
 // (Dataset, RegisterDataset, LookupDataset). The built-ins are registered
-// in methods.go, models.go and datasets.go. A new method, model or data
-// set is a value in a file of its own and one Register call (from an
-// init function or before the command parses its flags); a checkpoint
-// records only its name, so the run that resumes it must have it
-// registered too. The toy problems have their own registry in package
-// particles/toy: they are densities, without data, models or
-// checkpoints.
+// in methods.go (each method's value in its own file, method_<name>.go),
+// models.go and datasets.go, in the order of every list the commands
+// print; whatever a Register call adds (from an init function, or before
+// the command parses its flags) comes after them. A new method can so be
+// one file whose init function registers it, and its test file
+// (docs/extending.md). A checkpoint records only a name, so the run that
+// resumes it must have it registered too. The toy problems have their
+// own registry in package particles/toy: they are densities, without
+// data, models or checkpoints.
 //
 // A run can also be driven from Go with parts built there rather than
 // registered: NewWith and RestoreWith take a models.Model and the

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/mtsgd/mtsgd/internal/asm"
 )
 
 // RBF is the kernel k(θ,θ') = exp(−‖θ−θ'‖²/(2σ²)).
@@ -221,13 +223,13 @@ func (k *Kernel) check(m, d int) error {
 		if len(k.K[a]) != m {
 			return fmt.Errorf("particles: kernel row %d has %d entries, want %d", a, len(k.K[a]), m)
 		}
-		if !allFinite(k.K[a]) {
+		if !asm.AllFinite(k.K[a]) {
 			return fmt.Errorf("particles: kernel row %d is not finite", a)
 		}
 		if len(k.Repulsion[a]) != d {
 			return fmt.Errorf("particles: repulsion of particle %d has dimension %d, want %d", a, len(k.Repulsion[a]), d)
 		}
-		if !allFinite(k.Repulsion[a]) {
+		if !asm.AllFinite(k.Repulsion[a]) {
 			return fmt.Errorf("particles: repulsion of particle %d is not finite", a)
 		}
 	}

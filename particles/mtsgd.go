@@ -341,14 +341,14 @@ func (r *MTSGD) gramProducts(e Ensemble, km *kernelMatrix, k, m, d int) (a []flo
 		g := grow1(&buf.gram, n*n)
 		var finite bool
 		switch scores := e.scores(); {
-		case asm.GramAVX512 && scores.f32 != nil && !scores.normalize:
+		case asm.ServesGram() && scores.f32 != nil && !scores.normalize:
 			// Read where they lie, not copied.
 			var theta [][]float64
 			if !r.FirstTermOnly {
 				theta = e.Theta
 			}
 			finite = asm.GramScores32(scores.f32, theta, lo, hi, scores.factor, g, n)
-		case asm.GramAVX512:
+		case asm.ServesGram():
 			var x []float64
 			x, finite = packBlock(buf, e, lo, hi, !r.FirstTermOnly, true)
 			asm.Gram(x[:(n+3)/4*4*(hi-lo)], n, hi-lo, g)
@@ -424,4 +424,25 @@ func repulsion(km *kernelMatrix, theta [][]float64, a, lo int, buf []float64) []
 	}
 	km.repBlock(buf, theta, a, lo)
 	return buf
+}
+
+// stein returns B and A of the Stein direction
+// φ(θ_b) = (1/M) Σ_a [k_ab·Σ_i w_i s_ia + ρ·∇_{θ_a}k(θ_a,θ_b)], in buf
+// (grown if needed).
+func stein(km *kernelMatrix, weights []float64, rho float64, m int, buf *[]float64) (b, a []float64) {
+	k := len(weights)
+	all := grow1(buf, m*k*m+m*m)
+	clear(all)
+	b, a = all[:m*k*m], all[m*k*m:]
+	c := rho / (km.sigma2 * float64(m))
+	for y := range m {
+		for x := range m {
+			for i, wi := range weights {
+				b[y*k*m+i*m+x] = wi * km.k[x][y] / float64(m)
+			}
+			a[y*m+x] -= c * km.k[x][y]
+			a[y*m+y] += c * km.k[x][y]
+		}
+	}
+	return b, a
 }

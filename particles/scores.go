@@ -58,9 +58,9 @@ func (s scoreSet) dim(t, a int) int {
 // finite reports whether s_ta, as held, has no NaN or Inf.
 func (s scoreSet) finite(t, a int) bool {
 	if s.f32 != nil {
-		return allFinite(s.f32[t][a])
+		return asm.AllFinite(s.f32[t][a])
 	}
-	return allFinite(s.f64[t][a])
+	return asm.AllFinite(s.f64[t][a])
 }
 
 // columns returns what target t's scores are multiplied by on the
@@ -154,7 +154,7 @@ func (s scoreSet) copyFinite(dst []float64, t, a, lo int, c []float64) bool {
 		return asm.WidenScaled(dst, s.f32[t][a][lo:lo+len(dst)], s.factor)
 	}
 	s.copySlow(dst, t, a, lo, c)
-	return allFinite(dst)
+	return asm.AllFinite(dst)
 }
 
 func (s scoreSet) copySlow(dst []float64, t, a, lo int, c []float64) {
@@ -267,24 +267,6 @@ func addMean[T float](dst []float64, w float64, x []T, s scaling, m float64) {
 			dst[i] += w * float64(v) / m
 		}
 	}
-}
-
-// allFinite reports whether v holds no NaN or Inf: x·0 is ±0 for a
-// finite x and NaN otherwise, and four sums keep the loop from waiting
-// on one.
-func allFinite[T float](v []T) bool {
-	var s0, s1, s2, s3 T
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += v[i] * 0
-		s1 += v[i+1] * 0
-		s2 += v[i+2] * 0
-		s3 += v[i+3] * 0
-	}
-	for ; i < len(v); i++ {
-		s0 += v[i] * 0
-	}
-	return s0+s1+s2+s3 == 0
 }
 
 // dot returns ⟨a, b⟩, accumulated in float64.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/plan"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 )
 
@@ -31,7 +32,7 @@ func TestDeviceFlag(t *testing.T) {
 // With -device cuda each task of the Slurm job array asks for a GPU and
 // runs its cell on it; without, neither.
 func TestSbatchDevice(t *testing.T) {
-	p := Plan{Dataset: "multi-mnist", Cells: []Cell{{}, {}}}
+	p := plan.Plan{Comparison: plan.Comparison{Dataset: "multi-mnist"}, Cells: []plan.Cell{{}, {}}}
 	for _, device := range []string{"cpu", "cuda"} {
 		s := SlurmOptions{CPUs: 2, Mem: "8G", Time: "1:00:00", Device: device}
 		script := sbatchScript(p, s, "/bin/compare", "/sweep", "")

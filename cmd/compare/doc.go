@@ -52,7 +52,7 @@
 // A comparison at one learning rate measures the rate as much as the
 // methods. -protocol tuned first searches: every method trains once per
 // candidate rate (-lrs, default 0.001,0.003,0.01,0.03; a kernel method
-// without MT-SGD's presets, moo-svgd or svgd, also once per score scale,
+// without MT-SGD's presets, such as moo-svgd, also once per score scale,
 // mean and normalized, since the scale sets its step as much as the
 // rate), and then at each rate of -extend-lrs (default 0.1, 0.3) in turn
 // while its best so far is the largest rate it tried (a choice at the
@@ -72,8 +72,8 @@
 // metric, MT-SGD against the best other method, and whether the gap is
 // larger than the sum of their seed standard deviations) and
 // compare-time.png (test NLL against seconds of training, mean ± sd over
-// the seeds). Default methods: mtsgd:authors-params, linear, mgda,
-// pareto-mtl, moo-svgd, single; -lr is refused (-lrs gives the
+// the seeds). Default methods: the compared ones, MT-SGD in the default
+// preset alone (mtsgd:authors-params); -lr is refused (-lrs gives the
 // candidates). docs/results-tuned.md has the protocol's budget and what
 // it found on the Multi-* data sets.
 //
@@ -81,7 +81,8 @@
 //
 //	-dataset NAME      network data set (required)
 //	-protocol NAME     reduced, paper or tuned (default: the data set's epochs, seed 1)
-//	-methods LIST      comma-separated (default mtsgd:authors-params,mtsgd:authors,mtsgd:paper,linear,mgda,pareto-mtl,moo-svgd,single)
+//	-methods LIST      comma-separated (default: the compared methods,
+//	                   MT-SGD once per preset; compare -h prints the list)
 //	-seeds LIST        comma-separated seeds (default 1)
 //	-epochs N          epochs per run (default: the data set's)
 //	-lr RATE           learning rate (default: the data set's)
@@ -113,7 +114,7 @@
 //
 // -protocol paper-study trains the methods at the paper's rate and at
 // their tuned rates, with seeds 2 and 3 for MT-SGD, linear
-// scalarisation and MOO-SVGD (study.go lists them). When a run finishes,
+// scalarisation and MOO-SVGD (plan.PaperStudy lists them). When a run finishes,
 // its checkpoints last/ and best/ are assessed into its result.json: the
 // ensemble's test scores raw and after temperature scaling (eval's, the
 // temperatures fitted on the validation split), and the AUROC with which

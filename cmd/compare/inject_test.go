@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/plan"
 )
 
 // sweepFiles writes the -slurm files of a tiny plan with extra flags into
@@ -28,7 +30,7 @@ func sweepFiles(t *testing.T, extra ...string) (script, job string, err error) {
 	if err := dispatch(context.Background(), o, &bytes.Buffer{}); err != nil {
 		return "", "", err
 	}
-	s, err := os.ReadFile(filepath.Join(o.Out, SbatchFile))
+	s, err := os.ReadFile(filepath.Join(o.Out, plan.SbatchFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/plan"
 	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/cmd/internal/curves"
@@ -28,32 +29,18 @@ import (
 	"github.com/mtsgd/mtsgd/internal/sysmem"
 )
 
-// Options is everything a comparison depends on.
+// Options is everything a comparison depends on: the comparison itself
+// (its methods, seeds and budget; with the tuned protocol its search, for
+// a study its runs), and where and how this machine runs it.
 type Options struct {
-	Dataset    string
-	Methods    []string
-	Seeds      []uint64
-	Epochs     int                      // 0: the data set's default
-	LR         float64                  // 0: the data set's default
-	Optimizer  experiment.OptimizerKind // unnamed: the data set's default
-	Particles  int
-	TrainLimit int
-	TestLimit  int
-	Out        string
-	DataDir    string
-	Workers    int
-	Device     string // cpu or cuda
-	// Search is the tuned protocol's learning-rate search; nil: every
-	// method at LR.
-	Search *Search
-	// Runs lists a study's runs (study.go), in order; nil: every method
-	// for every seed. Assess scores each finished run's checkpoints into
-	// its result file.
-	Runs   []plannedRun
-	Assess bool
+	plan.Comparison
+	Out     string
+	DataDir string
+	Workers int
+	Device  string // cpu or cuda
 
 	// What to do instead of running the whole comparison (a sweep, see
-	// plan.go): write OUT/plan.json only; run one cell of it (-1: none);
+	// sweep.go): write OUT/plan.json only; run one cell of it (-1: none);
 	// tabulate its finished cells; write the Slurm and Kubernetes files.
 	Plan      bool
 	Cell      int
@@ -66,10 +53,7 @@ type Options struct {
 // DefaultMethods are the methods compare trains unless -methods names
 // others: every method registered as Compared (experiment.Method), in the
 // registry's order, and a method that takes MT-SGD's presets once per
-// preset, the default preset first and the others by name. With the
-// built-ins these are the paper's method in each preset and its
-// baselines: mtsgd:authors-params, mtsgd:authors, mtsgd:paper, linear,
-// mgda, pareto-mtl, moo-svgd, single.
+// preset, the default preset first and the others by name.
 func DefaultMethods() []string {
 	presets := []string{experiment.DefaultPreset}
 	var others []string
@@ -79,7 +63,13 @@ func DefaultMethods() []string {
 		}
 	}
 	slices.Sort(others)
-	presets = append(presets, others...)
+	return comparedMethods(append(presets, others...))
+}
+
+// comparedMethods are the specs of every method registered as Compared,
+// in the registry's order, a method that takes MT-SGD's presets once per
+// preset of presets.
+func comparedMethods(presets []string) []string {
 	var specs []string
 	for _, m := range experiment.Methods() {
 		switch {
@@ -95,21 +85,9 @@ func DefaultMethods() []string {
 	return specs
 }
 
-// A protocol is a budget: epochs and seeds, or for a study the runs
-// one by one.
-type protocol struct {
-	Epochs int
-	Seeds  string // as -seeds takes them
-	Runs   []plannedRun
-}
-
-// protocols are the budgets -protocol names.
-var protocols = map[string]protocol{
-	"reduced":     {Epochs: 5, Seeds: "1"},
-	"paper":       {Epochs: 100, Seeds: "1,2,3"},
-	"tuned":       {Epochs: tunedProtocol.Epochs, Seeds: tunedProtocol.Seeds},
-	"paper-study": {Epochs: 100, Runs: paperStudy},
-}
+// tunedMethods are the methods -protocol tuned compares unless -methods
+// names others: the compared ones, MT-SGD in the default preset alone.
+var tunedMethods = comparedMethods([]string{experiment.DefaultPreset})
 
 func main() {
 	cli.Main(cli.Command[Options]{Name: "compare", Parse: parseFlags, Run: func(ctx context.Context, o Options) error { return dispatch(ctx, o, os.Stdout) }, Explain: explain})
@@ -121,7 +99,7 @@ func explain(_ Options, err error) bool {
 	switch {
 	case errors.Is(err, experiment.ErrInterrupted):
 		log.Warn("interrupted; rerun the same command to continue")
-	case errors.Is(err, errMissing):
+	case errors.Is(err, plan.ErrMissing):
 		log.Warn(err)
 	default:
 		return false
@@ -208,26 +186,17 @@ func comparisonFlags(o *Options, c *lists, args []string, set map[string]bool) e
 	if o.Out == "" {
 		o.Out = filepath.Join("runs", "compare-"+o.Dataset)
 	}
-	if o.Search == nil {
-		return o.settings(o.Methods[0], o.Seeds[0]).Check()
+	if o.Search != nil {
+		o.Search.Seed = o.Seeds[0]
 	}
-	o.Search.Seed = o.Seeds[0]
-	for _, m := range o.Methods {
-		cs, _ := o.Search.candidates(m)
-		for _, c := range cs {
-			if err := o.searchSettings(m, c).Check(); err != nil {
-				return fmt.Errorf("%s at %s: %w", m, c, err)
-			}
-		}
-	}
-	return nil
+	return o.Check()
 }
 
 // lists are the flags that reach Options only once parsed: the lists of
 // methods and seeds, the protocol, and the tuned search's settings.
 type lists struct {
 	methods, seeds, proto, lrs, extend, optimizer string
-	search                                        Search
+	search                                        plan.Search
 }
 
 // parse reads the lists of methods and seeds, and the optimiser, into o.
@@ -238,7 +207,7 @@ func (c *lists) parse(o *Options) error {
 	}
 	for _, m := range strings.Split(c.methods, ",") {
 		m = strings.TrimSpace(m)
-		if _, err := parseSpec(m); err != nil {
+		if err := plan.CheckSpec(m); err != nil {
 			return fmt.Errorf("-methods: %w", err)
 		}
 		if slices.Contains(o.Methods, m) {
@@ -275,19 +244,19 @@ func newFlagSet(o *Options, c *lists, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.methods, "methods", strings.Join(DefaultMethods(), ","), "comma-separated methods, NAME or NAME:PRESET: "+strings.Join(experiment.MethodNames(nil), ", "))
 	fs.StringVar(&c.seeds, "seeds", "1", "comma-separated seeds")
 	fs.StringVar(&c.proto, "protocol", "", "budget: reduced (5 epochs, seed 1), paper (100 epochs, seeds 1,2,3), paper-study (the paper's protocol, its runs listed one by one, assessed) or tuned (a learning-rate search on validation, then 3 epochs, seeds 1,2,3); -epochs and -seeds override it")
-	fs.StringVar(&c.lrs, "lrs", "", "with -protocol tuned: the candidate learning rates, comma-separated (default "+floats(tunedProtocol.Search.LRs)+")")
-	fs.StringVar(&c.extend, "extend-lrs", floats(tunedProtocol.Search.Extend), "with -protocol tuned: rates above -lrs, each tried while a method's best so far is the largest it tried (\"\": none)")
-	fs.IntVar(&c.search.Epochs, "search-epochs", tunedProtocol.Search.Epochs, "with -protocol tuned: epochs per search run")
-	fs.IntVar(&c.search.TrainLimit, "search-train-limit", tunedProtocol.Search.TrainLimit, "with -protocol tuned: search runs train on the first N examples (0: as the final runs)")
+	fs.StringVar(&c.lrs, "lrs", "", "with -protocol tuned: the candidate learning rates, comma-separated (default "+plan.Rates(plan.Tuned.Search.LRs)+")")
+	fs.StringVar(&c.extend, "extend-lrs", plan.Rates(plan.Tuned.Search.Extend), "with -protocol tuned: rates above -lrs, each tried while a method's best so far is the largest it tried (\"\": none)")
+	fs.IntVar(&c.search.Epochs, "search-epochs", plan.Tuned.Search.Epochs, "with -protocol tuned: epochs per search run")
+	fs.IntVar(&c.search.TrainLimit, "search-train-limit", plan.Tuned.Search.TrainLimit, "with -protocol tuned: search runs train on the first N examples (0: as the final runs)")
 	cli.Out(fs, "output directory (default runs/compare-DATASET)", func(v string) error { o.Out = v; return nil })
 	cli.DataDir(fs, &o.DataDir, "")
 	cli.Workers(fs, &o.Workers, "")
 	cli.Device(fs, &o.Device, "")
-	fs.BoolVar(&o.Plan, "plan", false, "write OUT/"+PlanFile+", the comparison's cells, and stop")
-	fs.IntVar(&o.Cell, "cell", -1, "run cell `I` of OUT/"+PlanFile+" only (the comparison flags come from the plan)")
-	fs.BoolVar(&o.Aggregate, "aggregate", false, "tabulate the finished cells of OUT/"+PlanFile+"; status 5 when some are missing")
-	fs.BoolVar(&o.Slurm.Write, "slurm", false, "write the plan, OUT/"+SbatchFile+" (a Slurm job array over it) and OUT/"+JobFile+" (a Kubernetes Indexed Job)")
-	fs.BoolVar(&o.Slurm.Submit, "submit", false, "with -slurm: submit OUT/"+SbatchFile+" with sbatch and print the job id")
+	fs.BoolVar(&o.Plan, "plan", false, "write OUT/"+plan.PlanFile+", the comparison's cells, and stop")
+	fs.IntVar(&o.Cell, "cell", -1, "run cell `I` of OUT/"+plan.PlanFile+" only (the comparison flags come from the plan)")
+	fs.BoolVar(&o.Aggregate, "aggregate", false, "tabulate the finished cells of OUT/"+plan.PlanFile+"; status 5 when some are missing")
+	fs.BoolVar(&o.Slurm.Write, "slurm", false, "write the plan, OUT/"+plan.SbatchFile+" (a Slurm job array over it) and OUT/"+JobFile+" (a Kubernetes Indexed Job)")
+	fs.BoolVar(&o.Slurm.Submit, "submit", false, "with -slurm: submit OUT/"+plan.SbatchFile+" with sbatch and print the job id")
 	fs.IntVar(&o.Slurm.CPUs, "slurm-cpus", 2, "CPUs per cell (also -workers of each cell)")
 	fs.StringVar(&o.Slurm.Mem, "slurm-mem", "8G", "memory per cell, as sbatch --mem takes it")
 	fs.StringVar(&o.Slurm.Time, "slurm-time", "24:00:00", "time limit per cell, as sbatch --time takes it")
@@ -300,7 +269,7 @@ func newFlagSet(o *Options, c *lists, stderr io.Writer) *flag.FlagSet {
 // given, and for a study its runs.
 func applyProtocol(o *Options, c *lists, set map[string]bool) error {
 	if c.proto != "" {
-		p, ok := protocols[c.proto]
+		p, ok := plan.Protocols[c.proto]
 		if !ok {
 			return fmt.Errorf("-protocol %q is not reduced, paper, paper-study or tuned", c.proto)
 		}
@@ -332,15 +301,15 @@ func applyProtocol(o *Options, c *lists, set map[string]bool) error {
 
 // tunedSearch is -protocol tuned's learning-rate search as the flags set
 // it.
-func tunedSearch(c *lists, set map[string]bool) (*Search, error) {
+func tunedSearch(c *lists, set map[string]bool) (*plan.Search, error) {
 	if set["lr"] {
 		return nil, errors.New("-lr with -protocol tuned: the search chooses each method's rate; give the candidates with -lrs")
 	}
 	if !set["methods"] {
-		c.methods = strings.Join(tunedProtocol.Methods, ",")
+		c.methods = strings.Join(tunedMethods, ",")
 	}
-	c.search.ScoreScales = tunedProtocol.Search.ScoreScales
-	c.search.LRs = tunedProtocol.Search.LRs
+	c.search.ScoreScales = plan.Tuned.Search.ScoreScales
+	c.search.LRs = plan.Tuned.Search.LRs
 	if c.lrs != "" {
 		var err error
 		if c.search.LRs, err = parseRates(c.lrs); err != nil {
@@ -386,37 +355,6 @@ func parseRates(list string) ([]float64, error) {
 	return rates, nil
 }
 
-// floats prints rates as -lrs takes them.
-func floats(rates []float64) string {
-	var fs []string
-	for _, r := range rates {
-		fs = append(fs, strconv.FormatFloat(r, 'g', -1, 64))
-	}
-	return strings.Join(fs, ",")
-}
-
-// settings are the data set's defaults for a method spec (NAME or
-// NAME:PRESET) with the comparison's budget.
-func (o Options) settings(method string, seed uint64) experiment.Settings {
-	spec := mustSpec(method)
-	s := experiment.Defaults(o.Dataset).ForMethod(spec.Name)
-	if p, err := experiment.LookupPreset(spec.Preset); err == nil && spec.Preset != "" {
-		p.Apply(&s)
-	}
-	s.Seed, s.Particles, s.TrainLimit, s.TestLimit = seed, o.Particles, o.TrainLimit, o.TestLimit
-	if o.Epochs > 0 {
-		s.Epochs = o.Epochs
-	}
-	if o.LR > 0 {
-		s.LR = o.LR
-	}
-	if o.Optimizer != experiment.OptimizerUnnamed {
-		s.Optimizer = o.Optimizer
-	}
-	spec.apply(&s)
-	return s
-}
-
 // dispatch does what the flags ask: the whole comparison, or a step of
 // a sweep.
 func dispatch(ctx context.Context, o Options, stdout io.Writer) error {
@@ -425,7 +363,7 @@ func dispatch(ctx context.Context, o Options, stdout io.Writer) error {
 		if err := existingOut(o.Out); err != nil {
 			return err
 		}
-		return aggregate(o, stdout)
+		return plan.Aggregate(o.Out, stdout)
 	case o.Slurm.Write:
 		return writeSweep(ctx, o, stdout)
 	case o.Plan:
@@ -445,6 +383,20 @@ func dispatch(ctx context.Context, o Options, stdout io.Writer) error {
 		return runCell(ctx, o, o.Cell)
 	}
 	return run(ctx, o, stdout)
+}
+
+// existingOut refuses an -out that is not a directory already: -aggregate
+// reads a sweep, and would otherwise create a mistyped OUT and its lock
+// before finding no plan there.
+func existingOut(out string) error {
+	st, err := os.Stat(out)
+	if err == nil && !st.IsDir() {
+		err = fmt.Errorf("%s: not a directory", out)
+	}
+	if err != nil {
+		return cli.Usage(fmt.Errorf("-out: %w (the sweep's directory)", err))
+	}
+	return nil
 }
 
 // checkModes refuses flags that do not go together: one of -plan, -cell,
@@ -470,7 +422,7 @@ func checkModes(o Options, set map[string]bool) error {
 		for _, f := range []string{"dataset", "protocol", "methods", "seeds", "epochs", "lr", "optimizer", "lrs", "extend-lrs", "search-epochs",
 			"search-train-limit", "particles", "train-limit", "test-limit"} {
 			if set[f] {
-				return fmt.Errorf("-%s with %s: the comparison is the one in OUT/%s", f, modes[0], PlanFile)
+				return fmt.Errorf("-%s with %s: the comparison is the one in OUT/%s", f, modes[0], plan.PlanFile)
 			}
 		}
 	}
@@ -494,7 +446,7 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		return err
 	}
 	p := o.plan()
-	if err := writePlan(o.Out, p); err != nil {
+	if err := plan.Write(o.Out, p); err != nil {
 		release()
 		return err
 	}
@@ -504,18 +456,18 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		if i > 0 && c.Seed != p.Cells[i-1].Seed {
 			d = nil // each seed loads its own data (its validation split)
 		}
-		skipped, err := skipExtension(o.Out, p, c)
+		skipped, err := plan.SkipExtension(o.Out, p, c)
 		if skipped {
 			continue
 		}
 		var s experiment.Settings
 		if err == nil {
-			s, err = cellSettings(o.Out, p, c)
+			s, err = plan.CellSettings(o.Out, p, c)
 		}
 		if err == nil {
-			var res runResult
+			var res plan.Result
 			res, err = runOne(ctx, o, s, c, &d)
-			results[c.Method] = append(results[c.Method], lastTest(res.History))
+			results[c.Method] = append(results[c.Method], plan.LastTest(res.History))
 		}
 		if err != nil {
 			release()
@@ -524,7 +476,7 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	}
 	if p.Search != nil {
 		release()
-		return aggregate(o, stdout)
+		return plan.Aggregate(o.Out, stdout)
 	}
 	defer release()
 	return study.WriteComparison(o.Out, study.Comparison{Dataset: o.Dataset, Methods: o.Methods}, results, "", stdout)
@@ -535,19 +487,19 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 // loaded on first need and shared by the seed's runs. A run of the tuned
 // protocol that diverges is a result, not an error: the search never
 // chooses it, and the tables list it.
-func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **experiment.Data) (runResult, error) {
+func runOne(ctx context.Context, o Options, s experiment.Settings, c plan.Cell, d **experiment.Data) (plan.Result, error) {
 	dir := filepath.Join(o.Out, c.Dir)
 	release, err := cli.LockRun(dir, true)
 	if err != nil {
-		return runResult{}, err
+		return plan.Result{}, err
 	}
 	defer release()
-	res, ok, err := readResult(dir)
+	res, ok, err := plan.ReadResult(dir)
 	switch {
 	case err != nil:
-		return runResult{}, err
-	case ok && !sameRun(res.Settings, s):
-		return runResult{}, otherRun(dir, res.Settings, s)
+		return plan.Result{}, err
+	case ok && !plan.SameRun(res.Settings, s):
+		return plan.Result{}, plan.OtherRun(dir, res.Settings, s)
 	case ok && res.Settings.Epochs == s.Epochs:
 		log.WithField("run", dir).Info("finished already")
 		return assessRun(ctx, o, dir, res)
@@ -555,26 +507,26 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 	if *d == nil {
 		loaded, _, err := experiment.LoadData(s, o.DataDir)
 		if err != nil {
-			return runResult{}, err
+			return plan.Result{}, err
 		}
 		*d = &loaded
 	}
 	ck, finished, err := lastCheckpoint(dir, s, (*d).Train.Len())
 	switch {
 	case err != nil:
-		return runResult{}, err
+		return plan.Result{}, err
 	case finished != nil:
 		log.WithField("run", dir).Info("finished already")
-		if err := writeResult(dir, *finished); err != nil {
-			return runResult{}, err
+		if err := plan.WriteResult(dir, *finished); err != nil {
+			return plan.Result{}, err
 		}
 		return assessRun(ctx, o, dir, *finished)
 	}
 	if res, err = train(ctx, o, dir, s, c, ck, **d); err != nil {
-		return runResult{}, err
+		return plan.Result{}, err
 	}
-	if err := writeResult(dir, res); err != nil {
-		return runResult{}, err
+	if err := plan.WriteResult(dir, res); err != nil {
+		return plan.Result{}, err
 	}
 	return assessRun(ctx, o, dir, res)
 }
@@ -584,7 +536,7 @@ func runOne(ctx context.Context, o Options, s experiment.Settings, c Cell, d **e
 // extends a run) on a training split of n examples; nil if the run has
 // none. A checkpoint at the end of s's budget comes back as the finished
 // run's result too.
-func lastCheckpoint(dir string, s experiment.Settings, n int) (*checkpoints.Checkpoint, *runResult, error) {
+func lastCheckpoint(dir string, s experiment.Settings, n int) (*checkpoints.Checkpoint, *plan.Result, error) {
 	ck, err := checkpoints.Load(filepath.Join(dir, "last"))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -603,7 +555,7 @@ func lastCheckpoint(dir string, s experiment.Settings, n int) (*checkpoints.Chec
 	}
 	asked.Resolve(n) // a saved run records its resolved weights
 	if !saved.Equal(asked) {
-		return nil, nil, otherRun(dir, saved, s)
+		return nil, nil, plan.OtherRun(dir, saved, s)
 	}
 	if ck.Epoch < s.Epochs || ck.Batch != 0 {
 		return ck, nil, nil
@@ -613,14 +565,14 @@ func lastCheckpoint(dir string, s experiment.Settings, n int) (*checkpoints.Chec
 		return nil, nil, err
 	}
 	saved.Epochs = s.Epochs
-	return ck, &runResult{Settings: saved, History: state.History}, nil
+	return ck, &plan.Result{Settings: saved, History: state.History}, nil
 }
 
 // train trains the run in dir with settings s on d, from checkpoint ck
 // if there is one, to the end of s's budget. A final run of a plan that
 // diverges comes back with its history and why (the tables leave it
 // out); any other run's divergence is its error.
-func train(ctx context.Context, o Options, dir string, s experiment.Settings, c Cell, ck *checkpoints.Checkpoint, d experiment.Data) (runResult, error) {
+func train(ctx context.Context, o Options, dir string, s experiment.Settings, c plan.Cell, ck *checkpoints.Checkpoint, d experiment.Data) (plan.Result, error) {
 	var r *experiment.Run
 	var err error
 	if ck != nil {
@@ -638,7 +590,7 @@ func train(ctx context.Context, o Options, dir string, s experiment.Settings, c 
 		err = cli.Usage(err)
 	}
 	if err != nil {
-		return runResult{}, err
+		return plan.Result{}, err
 	}
 	defer closeRun(r, dir)
 	r.Out = dir
@@ -650,10 +602,10 @@ func train(ctx context.Context, o Options, dir string, s experiment.Settings, c 
 			log.Warn(err)
 		}
 	}
-	res := runResult{Settings: r.Settings}
+	res := plan.Result{Settings: r.Settings}
 	if err := r.Train(ctx); err != nil {
 		if c.Stage == "" || !errors.Is(err, experiment.ErrDiverged) {
-			return runResult{}, err
+			return plan.Result{}, err
 		}
 		log.WithField("run", dir).Warn(err)
 		res.Diverged = err.Error()
@@ -676,29 +628,14 @@ func closeRun(r *experiment.Run, dir string) {
 // returned as they are. The result file is written first without it, so
 // that a failed assessment leaves the training's scores in place and a
 // rerun assesses again.
-func assessRun(ctx context.Context, o Options, dir string, res runResult) (runResult, error) {
+func assessRun(ctx context.Context, o Options, dir string, res plan.Result) (plan.Result, error) {
 	if !o.Assess || res.Assessed != nil || res.Diverged != "" || res.Skipped != "" {
 		return res, nil
 	}
 	a, err := study.Assess(ctx, dir, res.Settings.Dataset, o.DataDir, experiment.Components{Device: o.device}, o.Workers)
 	if err != nil {
-		return runResult{}, err
+		return plan.Result{}, err
 	}
 	res.Assessed = a
-	return res, writeResult(dir, res)
-}
-
-// lastTest returns the test lines of the last epoch in history.
-func lastTest(history []experiment.MetricsLine) []experiment.MetricsLine {
-	var out []experiment.MetricsLine
-	last := 0
-	for _, l := range history {
-		last = max(last, l.Epoch)
-	}
-	for _, l := range history {
-		if l.Epoch == last && l.Split == "test" {
-			out = append(out, l)
-		}
-	}
-	return out
+	return res, plan.WriteResult(dir, res)
 }

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
+	"flag"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,29 +100,49 @@ func TestCompare(t *testing.T) {
 	}
 }
 
-// The default method list comes from the method registry, and the
-// package documentation states it as it is: every compared method, MT-SGD
-// once per preset with the default first.
-func TestDefaultMethodsDocumented(t *testing.T) {
-	src, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var documented string
-	for _, line := range strings.Split(string(src), "\n") {
-		if _, rest, ok := strings.Cut(line, "-methods LIST"); ok && strings.HasPrefix(line, "//") {
-			_, documented, _ = strings.Cut(rest, "(default ")
-			documented = strings.TrimSuffix(documented, ")")
+// The default method list comes from the method registry: every
+// compared method in the registry's order, a method that takes MT-SGD's
+// presets once per preset with the default first; compare -h prints it,
+// and the tuned protocol's list is the same with the default preset
+// alone.
+func TestDefaultMethods(t *testing.T) {
+	var names, tuned []string // the default list's method names, each once
+	presets := map[string][]string{}
+	for _, spec := range DefaultMethods() {
+		name, preset, _ := strings.Cut(spec, ":")
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		if preset == "" || preset == experiment.DefaultPreset {
+			tuned = append(tuned, spec)
+		}
+		if preset != "" {
+			presets[name] = append(presets[name], preset)
 		}
 	}
-	got := strings.Join(DefaultMethods(), ",")
-	if documented != got {
-		t.Errorf("documented default -methods %q, DefaultMethods %q", documented, got)
+	if want := experiment.MethodNames(func(m experiment.Method) bool { return m.Compared }); !slices.Equal(names, want) {
+		t.Errorf("default methods %v, want the compared ones %v", names, want)
+	}
+	for _, name := range names {
+		m, err := experiment.LookupMethod(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := presets[name]; m.Presets != (len(got) == len(experiment.Presets)) || m.Presets && got[0] != experiment.DefaultPreset {
+			t.Errorf("%s (presets %v) in presets %v, want every preset, the default first, or none", name, m.Presets, got)
+		}
 	}
 	if want := "mtsgd:" + experiment.DefaultPreset; DefaultMethods()[0] != want {
 		t.Errorf("first default method %s, want %s", DefaultMethods()[0], want)
 	}
-	if len(DefaultMethods()) != len(experiment.Presets)+5 {
-		t.Errorf("%d default methods, want MT-SGD in %d presets and 5 baselines", len(DefaultMethods()), len(experiment.Presets))
+	if !slices.Equal(tunedMethods, tuned) {
+		t.Errorf("the tuned protocol's methods %v, want %v", tunedMethods, tuned)
+	}
+	var help bytes.Buffer
+	if _, err := parseFlags([]string{"-h"}, &help); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	if want := strings.Join(DefaultMethods(), ","); !strings.Contains(help.String(), want) {
+		t.Errorf("compare -h does not print the default methods %s:\n%s", want, help.String())
 	}
 }

@@ -33,8 +33,9 @@ func TestRunsReleaseTheirMemory(t *testing.T) {
 	d := &experiment.Data{Train: testenv.Images("train", 64, 1), Test: testenv.Images("test", 40, 2)}
 	const margin = 16 << 20
 	base := liveHeap()
-	for _, method := range o.Methods {
-		if _, err := runOne(context.Background(), o, o.settings(method, 1), Cell{Method: method, Seed: 1, Dir: runDir(method, 1)}, &d); err != nil {
+	for _, c := range o.plan().Cells {
+		method := c.Method
+		if _, err := runOne(context.Background(), o, c.Settings, c, &d); err != nil {
 			t.Fatal(err)
 		}
 		grown := int64(liveHeap()) - int64(base)
@@ -54,7 +55,8 @@ func TestRefusesRunsTooBig(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &experiment.Data{Train: testenv.Images("train", 64, 1), Test: testenv.Images("test", 40, 2)}
-	_, err = runOne(context.Background(), o, o.settings("mtsgd", 1), Cell{Method: "mtsgd", Seed: 1, Dir: runDir("mtsgd", 1)}, &d)
+	c := o.plan().Cells[0]
+	_, err = runOne(context.Background(), o, c.Settings, c, &d)
 	if !errors.Is(err, sysmem.ErrTooBig) || !strings.Contains(err.Error(), "-particles 100000: the run needs at least ") {
 		t.Fatalf("error %v, want one wrapping ErrTooBig, naming -particles 100000", err)
 	}

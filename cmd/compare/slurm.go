@@ -15,14 +15,15 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/plan"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 )
 
-// The files -slurm writes in OUT, and the folder the array's logs go to.
+// The files -slurm writes in OUT beside plan.SbatchFile, the job array,
+// and the folder the array's logs go to.
 const (
-	SbatchFile = "sweep.sbatch"
-	JobFile    = "sweep-job.yaml"
-	LogDir     = "slurm"
+	JobFile = "sweep-job.yaml"
+	LogDir  = "slurm"
 )
 
 // SlurmOptions are the -slurm flags: the resources of each cell.
@@ -53,7 +54,7 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 	}
 	bin, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("finding the compare binary for %s: %w", SbatchFile, err)
+		return fmt.Errorf("finding the compare binary for %s: %w", plan.SbatchFile, err)
 	}
 	if strings.Contains(bin, string(filepath.Separator)+"go-build") {
 		log.WithField("binary", bin).Warn("compare runs from go run's temporary directory, gone when it ends: build it (go build ./cmd/compare) and run -slurm with that binary")
@@ -79,14 +80,14 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, f := range []struct{ name, text string }{{SbatchFile, script}, {JobFile, job}} {
+	for _, f := range []struct{ name, text string }{{plan.SbatchFile, script}, {JobFile, job}} {
 		path, text := filepath.Join(out, f.name), f.text
 		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { _, err := io.WriteString(w, text); return err }); err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 		fmt.Fprintln(stdout, "wrote", path)
 	}
-	return submitSweep(ctx, o, filepath.Join(out, SbatchFile), arrays(p), stdout)
+	return submitSweep(ctx, o, filepath.Join(out, plan.SbatchFile), arrays(p), stdout)
 }
 
 // submitSweep submits job script sbatch, an array per stage of cells
@@ -141,12 +142,12 @@ func submitSweep(ctx context.Context, o Options, sbatch string, stages []string,
 // that must wait for the one before: all cells in one for a comparison at
 // one rate; for the tuned protocol the search's grid, each level above
 // it (Cell.Level), then the final cells.
-func arrays(p Plan) []string {
+func arrays(p plan.Plan) []string {
 	if p.Search == nil {
 		return []string{fmt.Sprintf("0-%d", len(p.Cells)-1)}
 	}
-	stage := func(c Cell) int {
-		if c.Stage == stageFinal {
+	stage := func(c plan.Cell) int {
+		if c.Stage == plan.StageFinal {
 			return len(p.Search.Extend) + 1
 		}
 		return c.Level
@@ -184,11 +185,11 @@ func submit(ctx context.Context, script string, options ...string) (string, erro
 // sbatchScript is a job array with one task per cell: each runs compare
 // -cell with its task id. compare is exec'ed so that Slurm's SIGTERM
 // before the time limit reaches it and it saves its run's last/.
-func sbatchScript(p Plan, s SlurmOptions, bin, out, dataDir string) string {
+func sbatchScript(p plan.Plan, s SlurmOptions, bin, out, dataDir string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/bash\n")
-	fmt.Fprintf(&b, "# A Slurm job array over the %d cells of %s, written by compare -slurm:\n", len(p.Cells), filepath.Join(out, PlanFile))
-	fmt.Fprintf(&b, "# task I runs compare -cell I. Rerun missing cells with sbatch --array=LIST %s,\n", filepath.Join(out, SbatchFile))
+	fmt.Fprintf(&b, "# A Slurm job array over the %d cells of %s, written by compare -slurm:\n", len(p.Cells), filepath.Join(out, plan.PlanFile))
+	fmt.Fprintf(&b, "# task I runs compare -cell I. Rerun missing cells with sbatch --array=LIST %s,\n", filepath.Join(out, plan.SbatchFile))
 	fmt.Fprintf(&b, "# then tabulate with compare -aggregate -out %s (docs/sweeps.md).\n", out)
 	fmt.Fprintf(&b, "#SBATCH --job-name=compare-%s\n", p.Dataset)
 	fmt.Fprintf(&b, "#SBATCH --array=0-%d\n", len(p.Cells)-1)
@@ -281,7 +282,7 @@ func shellQuote(s string) string {
 // k8sJob is a Kubernetes Indexed Job over the plan: pod I runs compare
 // -cell I on a volume holding OUT (the PersistentVolumeClaim named after
 // OUT's folder, mounted at /sweep).
-func k8sJob(p Plan, s SlurmOptions, name string) (string, error) {
+func k8sJob(p plan.Plan, s SlurmOptions, name string) (string, error) {
 	mem, err := k8sQuantity(s.Mem)
 	if err != nil {
 		return "", err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/plan"
 	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/internal/testenv"
 )
@@ -93,7 +94,7 @@ func TestPaperStudyAssesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, ok, err := readResult(filepath.Join(out, "linear-pref-seed1"))
+	res, ok, err := plan.ReadResult(filepath.Join(out, "linear-pref-seed1"))
 	if err != nil || !ok {
 		t.Fatalf("result: %v %v", ok, err)
 	}
@@ -103,7 +104,7 @@ func TestPaperStudyAssesses(t *testing.T) {
 		t.Fatalf("assessed: %+v", a)
 	}
 	// The raw scores of last/ are the history's last test line.
-	for _, l := range lastTest(res.History) {
+	for _, l := range plan.LastTest(res.History) {
 		for _, at := range a.Last.Tasks {
 			if at.Task == l.Task && *at.Raw.Classification != *l.Classification {
 				t.Errorf("%s: assessed %+v, history %+v", l.Task, *at.Raw.Classification, *l.Classification)
@@ -114,7 +115,7 @@ func TestPaperStudyAssesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dispatch(context.Background(), o, &bytes.Buffer{}); !errors.Is(err, errMissing) {
+	if err := dispatch(context.Background(), o, &bytes.Buffer{}); !errors.Is(err, plan.ErrMissing) {
 		t.Fatalf("aggregate: %v", err)
 	}
 	tables, err := os.ReadFile(filepath.Join(out, study.File))
@@ -122,7 +123,7 @@ func TestPaperStudyAssesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| linear-pref | top-left | 1 | 1 |", "## At best/", "## At the epoch of best test accuracy",
-		fmt.Sprintf("Runs still to finish, %d of %d", len(paperStudy)-1, len(paperStudy))} {
+		fmt.Sprintf("Runs still to finish, %d of %d", len(plan.PaperStudy)-1, len(plan.PaperStudy))} {
 		if !strings.Contains(string(tables), want) {
 			t.Errorf("%s lacks %q:\n%s", study.File, want, tables)
 		}
@@ -172,7 +173,7 @@ func aggregateCopy(t *testing.T, src string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := dispatch(context.Background(), o, &bytes.Buffer{}); err != nil && !errors.Is(err, errMissing) {
+	if err := dispatch(context.Background(), o, &bytes.Buffer{}); err != nil && !errors.Is(err, plan.ErrMissing) {
 		t.Fatal(err)
 	}
 	return out

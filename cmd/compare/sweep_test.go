@@ -16,6 +16,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/plan"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 	"github.com/mtsgd/mtsgd/cmd/internal/runlock"
@@ -99,7 +100,7 @@ func TestSweepFiles(t *testing.T) {
 	if err := dispatch(context.Background(), o, &stdout); err != nil {
 		t.Fatal(err)
 	}
-	p, err := readPlan(out)
+	p, err := plan.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestSweepFiles(t *testing.T) {
 	if got := strings.Join(cells, " "); got != "linear-seed1 single-seed1 linear-seed2 single-seed2" {
 		t.Errorf("cells %s", got)
 	}
-	script, err := os.ReadFile(filepath.Join(out, SbatchFile))
+	script, err := os.ReadFile(filepath.Join(out, plan.SbatchFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestSweepFiles(t *testing.T) {
 		"\n#SBATCH --time=1:00:00\n", "\n#SBATCH --partition=short\n", "\n#SBATCH --output=\"" + filepath.Join(out, LogDir, "%A_%a.out") + "\"\n",
 		` -cell "$SLURM_ARRAY_TASK_ID" -out '` + out + `' -workers "${SLURM_CPUS_PER_TASK:-1}" -data-dir '/data/x'` + "\n"} {
 		if !strings.Contains(string(script), want) {
-			t.Errorf("%s lacks %q:\n%s", SbatchFile, want, script)
+			t.Errorf("%s lacks %q:\n%s", plan.SbatchFile, want, script)
 		}
 	}
 	if st, err := os.Stat(filepath.Join(out, LogDir)); err != nil || !st.IsDir() {
@@ -136,7 +137,7 @@ func TestSweepFiles(t *testing.T) {
 			t.Errorf("%s lacks %q:\n%s", JobFile, want, job)
 		}
 	}
-	plan, _ := os.ReadFile(filepath.Join(out, PlanFile))
+	planJSON, _ := os.ReadFile(filepath.Join(out, plan.PlanFile))
 	o2, err := parseFlags(append(sweepArgs("1"), "-plan", "-out", t.TempDir()), &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
@@ -144,8 +145,8 @@ func TestSweepFiles(t *testing.T) {
 	if _, err := makePlan(o2, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := os.ReadFile(filepath.Join(o2.Out, PlanFile)); !bytes.Equal(plan, again) {
-		t.Errorf("-plan and -slurm write different plans:\n%s\n%s", plan, again)
+	if again, _ := os.ReadFile(filepath.Join(o2.Out, plan.PlanFile)); !bytes.Equal(planJSON, again) {
+		t.Errorf("-plan and -slurm write different plans:\n%s\n%s", planJSON, again)
 	}
 
 	for _, bad := range [][]string{
@@ -173,11 +174,11 @@ func TestSweepFiles(t *testing.T) {
 	}
 	// A plan this binary would not make (edited, or from other defaults)
 	// is refused.
-	edited := strings.Replace(string(plan), `"batch": 256`, `"batch": 128`, 1)
-	if err := os.WriteFile(filepath.Join(out, PlanFile), []byte(edited), 0o644); err != nil {
+	edited := strings.Replace(string(planJSON), `"batch": 256`, `"batch": 128`, 1)
+	if err := os.WriteFile(filepath.Join(out, plan.PlanFile), []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readPlan(out); err == nil || !strings.Contains(err.Error(), "cell 0 differs") {
+	if _, err := plan.Read(out); err == nil || !strings.Contains(err.Error(), "cell 0 differs") {
 		t.Errorf("edited plan: %v", err)
 	}
 }
@@ -219,7 +220,7 @@ func TestSweepCutOff(t *testing.T) {
 	}
 	// A finished cell reads as finished while another process holds its
 	// lock (a job array's cells read the same search results at once).
-	p, err := readPlan(out)
+	p, err := plan.Read(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,14 +228,14 @@ func TestSweepCutOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := readCell(out, p.Cells[0], p.Cells[0].Settings); err != nil || !st.Done {
-		t.Errorf("finished cell 0 under another's lock: %+v, %v; want done", st.Why, err)
+	if err := plan.Aggregate(out, &bytes.Buffer{}); !errors.Is(err, plan.ErrMissing) || !strings.Contains(err.Error(), "3 of 4 (cells 1,2,3)") {
+		t.Errorf("aggregate with the finished cell 0 under another's lock: %v; want cells 1 to 3 missing", err)
 	}
 	held.Release()
 	killInSecondEpoch(t, out, 1, filepath.Join(out, "single-seed1"))
 
-	err = aggregate(o, &bytes.Buffer{})
-	if !errors.Is(err, errMissing) || cli.Status(err) != 5 {
+	err = plan.Aggregate(o.Out, &bytes.Buffer{})
+	if !errors.Is(err, plan.ErrMissing) || cli.Status(err) != 5 {
 		t.Fatalf("aggregate of a cut-off sweep: %v, want status 5", err)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "compare.md"))
@@ -250,7 +251,7 @@ func TestSweepCutOff(t *testing.T) {
 		}
 	}
 	var stdout bytes.Buffer
-	if err := aggregate(o, &stdout); err != nil {
+	if err := plan.Aggregate(o.Out, &stdout); err != nil {
 		t.Fatal(err)
 	}
 	gotCSV, gotMD := tables(t, out)
@@ -260,7 +261,7 @@ func TestSweepCutOff(t *testing.T) {
 	if gotCSV != wantCSV || gotMD != wantMD {
 		t.Errorf("completed sweep:\n%s\n%s\nuninterrupted:\n%s\n%s", gotCSV, gotMD, wantCSV, wantMD)
 	}
-	for _, f := range []string{CurvesFile, filepath.Join("linear-seed1", curves.FileName), filepath.Join("single-seed1", curves.FileName)} {
+	for _, f := range []string{plan.CurvesFile, filepath.Join("linear-seed1", curves.FileName), filepath.Join("single-seed1", curves.FileName)} {
 		testenv.CheckPNG(t, filepath.Join(out, f))
 	}
 	// A finished cell is not trained again.
@@ -274,7 +275,7 @@ func TestSweepCutOff(t *testing.T) {
 	}
 	// Nor is one that lost its result file (a process killed between its
 	// last checkpoint and the file): the file is made again from last/.
-	result := filepath.Join(out, "linear-seed1", ResultFile)
+	result := filepath.Join(out, "linear-seed1", plan.ResultFile)
 	want, err := os.ReadFile(result)
 	if err != nil {
 		t.Fatal(err)

@@ -14,70 +14,11 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/plan"
 	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/testenv"
-	"github.com/mtsgd/mtsgd/metrics"
 )
-
-// The choice by hand on made-up search runs: the lowest criterion wins;
-// within the tie tolerance the lower rate wins, whatever the order; a
-// diverged run never wins; all diverged is an error.
-func TestChoose(t *testing.T) {
-	run := func(lr, crit float64, scale string) searched {
-		sc, err := experiment.ParseScoreScale(scale)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return searched{Candidate: Candidate{LR: lr, ScoreScale: sc}, Criterion: crit}
-	}
-	inf := math.Inf(1)
-	for _, tc := range []struct {
-		name string
-		runs []searched
-		want Candidate
-	}{
-		{"lowest", []searched{run(1e-3, 0.5, ""), run(1e-2, 0.3, ""), run(3e-2, 0.4, "")}, Candidate{LR: 1e-2}},
-		{"tie goes to the lower rate", []searched{run(1e-3, 0.30009, ""), run(1e-2, 0.3, "")}, Candidate{LR: 1e-3}},
-		{"just outside the tie", []searched{run(1e-3, 0.30011, ""), run(1e-2, 0.3, "")}, Candidate{LR: 1e-2}},
-		{"diverged never", []searched{run(1e-3, 0.9, ""), run(1e-2, inf, "")}, Candidate{LR: 1e-3}},
-		{"tie across scales: lower rate, then first scale",
-			[]searched{run(1e-2, 0.3, "mean"), run(3e-3, 0.3, "normalized"), run(3e-3, 0.3, "mean")},
-			Candidate{LR: 3e-3, ScoreScale: experiment.ScaleNormalized}},
-	} {
-		got, err := choose(tc.runs)
-		if err != nil || got != tc.want {
-			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
-		}
-	}
-	if _, err := choose([]searched{run(1e-3, inf, ""), run(1e-2, inf, "")}); err == nil {
-		t.Error("every run diverged: no error")
-	}
-}
-
-// The criterion is the mean validation NLL over tasks of the last epoch
-// (MSE for regression), and reads no test line.
-func TestCriterion(t *testing.T) {
-	cls := func(epoch int, split, task string, nll float64) experiment.MetricsLine {
-		return experiment.MetricsLine{Epoch: epoch, Split: split, Task: task,
-			Score: metrics.Score{Classification: &metrics.Classification{NLL: nll}}}
-	}
-	h := []experiment.MetricsLine{
-		cls(1, "valid", "a", 9), cls(1, "valid", "b", 9), cls(1, "test", "a", 9), cls(1, "test", "b", 9),
-		cls(2, "valid", "a", 0.2), cls(2, "valid", "b", 0.4), cls(2, "test", "a", 0.01), cls(2, "test", "b", 0.01),
-	}
-	got, lines, err := criterion(h)
-	if err != nil || math.Abs(got-0.3) > 1e-15 || len(lines) != 2 {
-		t.Errorf("criterion %v (%d lines), %v; want 0.3 from 2 lines", got, len(lines), err)
-	}
-	reg := []experiment.MetricsLine{{Epoch: 1, Split: "valid", Task: "t", Score: metrics.Score{Regression: &metrics.Regression{MSE: 2}}}}
-	if got, _, err := criterion(reg); err != nil || got != 2 {
-		t.Errorf("regression criterion %v, %v; want 2", got, err)
-	}
-	if _, _, err := criterion(h[2:4]); err == nil {
-		t.Error("test lines alone gave a criterion")
-	}
-}
 
 // tunedArgs is a tiny tuned comparison on real Multi-MNIST: linear and
 // MOO-SVGD (whose search also tries the score scales), rates 0.003 and
@@ -107,9 +48,9 @@ func TestTunedProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var search, final []Cell
+	var search, final []plan.Cell
 	for _, c := range p.Cells {
-		if c.Stage == stageSearch {
+		if c.Stage == plan.StageSearch {
 			search = append(search, c)
 		} else {
 			final = append(final, c)
@@ -121,7 +62,7 @@ func TestTunedProtocol(t *testing.T) {
 		p.Cells[2].Level != 1 || p.Cells[2].Candidate.LR != 0.03 {
 		t.Fatalf("plan: %d search and %d final cells, first %+v, third %+v", len(search), len(final), p.Cells[0], p.Cells[2])
 	}
-	cell := func(c Cell) error { return runCell(context.Background(), Options{Out: out, Workers: 2}, c.Index) }
+	cell := func(c plan.Cell) error { return runCell(context.Background(), Options{Out: out, Workers: 2}, c.Index) }
 	if err := cell(final[0]); err == nil || !strings.Contains(err.Error(), "the search of linear has not finished") {
 		t.Fatalf("final cell before the search: %v", err)
 	}
@@ -140,7 +81,7 @@ func TestTunedProtocol(t *testing.T) {
 	// grid's best (for its scale) is the grid's largest rate. The test
 	// lines are then edited so that the worst validation candidate is by
 	// far the best on test.
-	wantLR := map[string]Candidate{}
+	wantLR := map[string]plan.Candidate{}
 	for _, m := range p.Methods {
 		worst := math.Inf(-1)
 		var worstDir string
@@ -149,8 +90,8 @@ func TestTunedProtocol(t *testing.T) {
 			if c.Method != m {
 				continue
 			}
-			path := filepath.Join(out, c.Dir, ResultFile)
-			var res runResult
+			path := filepath.Join(out, c.Dir, plan.ResultFile)
+			var res plan.Result
 			readJSON(t, path, &res)
 			if c.Level > 0 {
 				gridBest := byRule(grid)
@@ -179,7 +120,7 @@ func TestTunedProtocol(t *testing.T) {
 			}
 		}
 		wantLR[m] = byRule(all)
-		res := filepath.Join(out, worstDir, ResultFile)
+		res := filepath.Join(out, worstDir, plan.ResultFile)
 		testenv.EditJSON(t, res, func(v map[string]any) {
 			for _, l := range v["history"].([]any) {
 				if line := l.(map[string]any); line["split"] == "test" {
@@ -194,8 +135,8 @@ func TestTunedProtocol(t *testing.T) {
 		}
 	}
 	for _, c := range final {
-		var res runResult
-		readJSON(t, filepath.Join(out, c.Dir, ResultFile), &res)
+		var res plan.Result
+		readJSON(t, filepath.Join(out, c.Dir, plan.ResultFile), &res)
 		if res.Settings.LR != wantLR[c.Method].LR {
 			t.Errorf("%s trained at lr %v; the validation split chose %v", c.Dir, res.Settings.LR, wantLR[c.Method].LR)
 		}
@@ -205,7 +146,7 @@ func TestTunedProtocol(t *testing.T) {
 	}
 
 	var stdout bytes.Buffer
-	if err := aggregate(Options{Out: out}, &stdout); err != nil {
+	if err := plan.Aggregate(out, &stdout); err != nil {
 		t.Fatal(err)
 	}
 	csv, md := tables(t, out)
@@ -215,24 +156,24 @@ func TestTunedProtocol(t *testing.T) {
 	if !strings.Contains(stdout.String(), "| multi-mnist | chosen | seeds |") {
 		t.Errorf("aggregate printed no summary table:\n%s", stdout.String())
 	}
-	for _, f := range []string{SearchFile, study.SummaryFile} {
+	for _, f := range []string{plan.SearchFile, study.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
 	}
-	testenv.CheckPNG(t, filepath.Join(out, TimeFile))
+	testenv.CheckPNG(t, filepath.Join(out, plan.TimeFile))
 
 	// The plan and the result files alone rebuild the same tables.
 	copyOut := t.TempDir()
 	copyResults(t, out, copyOut)
-	if err := aggregate(Options{Out: copyOut}, &bytes.Buffer{}); err != nil {
+	if err := plan.Aggregate(copyOut, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
 	csv2, md2 := tables(t, copyOut)
 	if csv2 != csv || md2 != md {
 		t.Errorf("tables from the result files alone differ:\n%s\n%s", md, md2)
 	}
-	for _, f := range []string{SearchFile, study.SummaryFile} {
+	for _, f := range []string{plan.SearchFile, study.SummaryFile} {
 		a, _ := os.ReadFile(filepath.Join(out, f))
 		b, _ := os.ReadFile(filepath.Join(copyOut, f))
 		if !bytes.Equal(a, b) {
@@ -254,16 +195,16 @@ func TestTunedDivergedCandidate(t *testing.T) {
 	if err := run(context.Background(), o, &bytes.Buffer{}); err != nil {
 		t.Fatal(err)
 	}
-	var res runResult
-	readJSON(t, filepath.Join(out, "search", "linear-lr1e+06", ResultFile), &res)
+	var res plan.Result
+	readJSON(t, filepath.Join(out, "search", "linear-lr1e+06", plan.ResultFile), &res)
 	if res.Diverged == "" {
 		t.Fatalf("lr 1e6 did not diverge: %+v", res.History)
 	}
-	readJSON(t, filepath.Join(out, "linear-seed1", ResultFile), &res)
+	readJSON(t, filepath.Join(out, "linear-seed1", plan.ResultFile), &res)
 	if res.Settings.LR != 0.01 {
 		t.Errorf("final run at lr %v, want 0.01", res.Settings.LR)
 	}
-	md, err := os.ReadFile(filepath.Join(out, SearchFile))
+	md, err := os.ReadFile(filepath.Join(out, plan.SearchFile))
 	if err != nil || !strings.Contains(string(md), "| linear | lr 1e+06 | diverged |") {
 		t.Errorf("search.md does not list the diverged run: %v\n%s", err, md)
 	}
@@ -286,12 +227,28 @@ func TestTunedFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(o.Search.LRs, []float64{1e-3, 3e-3, 1e-2, 3e-2}) || o.Epochs != 3 || len(o.Seeds) != 3 ||
-		!slices.Equal(o.Methods, tunedProtocol.Methods) || o.Search.Seed != 1 || o.Search.Epochs != 2 {
+		!slices.Equal(o.Methods, tunedMethods) || o.Search.Seed != 1 || o.Search.Epochs != 2 {
 		t.Errorf("defaults: %+v, search %+v", o, *o.Search)
 	}
 	p := o.plan()
-	if n := 5*(4+2) + 2*(4+2) + 3*6; len(p.Cells) != n {
-		t.Errorf("%d cells, want %d (4 rates and 2 above per method, twice for moo-svgd's scales, 3 seeds × 6 methods)", len(p.Cells), n)
+	// 4 rates and 2 above per method, once per score scale (2) for a
+	// kernel method without presets (moo-svgd), then 3 seeds per method.
+	n := 0
+	for _, spec := range o.Methods {
+		name, _, _ := strings.Cut(spec, ":")
+		m, err := experiment.LookupMethod(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Kernels && !m.Presets {
+			n += 2 * (4 + 2)
+		} else {
+			n += 4 + 2
+		}
+		n += 3
+	}
+	if !slices.Contains(o.Methods, "moo-svgd") || len(p.Cells) != n {
+		t.Errorf("%d cells for %v, want %d", len(p.Cells), o.Methods, n)
 	}
 	if got, want := arrays(p), 4; len(got) != want {
 		t.Errorf("Slurm arrays %q, want %d (the grid, two levels above, the final runs)", got, want)
@@ -340,7 +297,7 @@ func readJSON(t *testing.T, path string, v any) {
 func copyResults(t *testing.T, src, dst string) {
 	t.Helper()
 	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || (d.Name() != PlanFile && d.Name() != ResultFile) {
+		if err != nil || d.IsDir() || (d.Name() != plan.PlanFile && d.Name() != plan.ResultFile) {
 			return err
 		}
 		rel, _ := filepath.Rel(src, path)
@@ -355,44 +312,6 @@ func copyResults(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// The tuned tables of docs/results-tuned.md are what -aggregate makes of
-// the committed result files: for every sweep under docs/results, a copy
-// of its plan and result files is aggregated here, and once every cell of
-// the sweep has finished the page must hold its summary exactly. A sweep
-// still running (scripts/tuned-sweep --commit commits each cell as it
-// finishes) is skipped, so that main stays green between its cells.
-func TestResultsShowTunedTables(t *testing.T) {
-	readme, err := os.ReadFile("../../docs/results-tuned.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	plans, err := filepath.Glob("../../docs/results/tuned-*/" + PlanFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	log.SetOutput(&bytes.Buffer{})
-	defer log.SetOutput(os.Stderr)
-	for _, plan := range plans {
-		src := filepath.Dir(plan)
-		out := t.TempDir()
-		copyResults(t, src, out)
-		err := aggregate(Options{Out: out}, &bytes.Buffer{})
-		if errors.Is(err, errMissing) {
-			continue // cells still to run
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", src, err)
-		}
-		summary, err := os.ReadFile(filepath.Join(out, study.SummaryFile))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(readme, summary) {
-			t.Errorf("docs/results-tuned.md does not show the table of %s as compare -aggregate makes it:\n%s", src, summary)
-		}
 	}
 }
 
@@ -412,18 +331,18 @@ func needMultiMNIST(t *testing.T) {
 
 // scored is a candidate and its mean validation NLL.
 type scored struct {
-	c   Candidate
+	c   plan.Candidate
 	nll float64
 }
 
 // byRule is the documented choice, computed here on its own: the lowest
 // NLL; within 1e-4 of it, the lowest rate, then the first listed.
-func byRule(runs []scored) Candidate {
+func byRule(runs []scored) plan.Candidate {
 	best := math.Inf(1)
 	for _, r := range runs {
 		best = min(best, r.nll)
 	}
-	var c Candidate
+	var c plan.Candidate
 	for _, r := range runs {
 		if r.nll <= best+1e-4 && (c.LR == 0 || r.c.LR < c.LR) {
 			c = r.c

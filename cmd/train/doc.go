@@ -49,15 +49,14 @@
 //	       with cmd/predict.
 //
 // Methods (-method) are those registered with package experiment (`go
-// doc ./experiment Method`; train -h gives each one's help line). On
-// networks: mtsgd (trunks by MT-SGD, each task's heads by SVGD), linear, linear-pref,
-// mgda, pareto-mtl, moo-svgd, single and svgd; `go doc ./experiment
-// Settings.Rules` says what each moves and how. On toy problems those
-// whose rule needs only positions and scores: mtsgd, linear, mgda,
-// moo-svgd and svgd (svgd and linear weight the targets equally). The
-// data sets, their defaults and their models come from package
-// experiment's registries too, the toy problems from package
-// particles/toy's.
+// doc ./experiment Method`): train -h lists every one with its help line,
+// mtsgd (trunks by MT-SGD, each task's heads by SVGD) the default, and
+// names those that also move the toy problems' points (their rule needs
+// only positions and scores); docs/training.md says what each built-in
+// one does to trunks and heads. The data sets, their defaults and the
+// models come from package experiment's registries too, the toy problems
+// from package particles/toy's; the list of data sets above is checked
+// against them.
 //
 // Flags for every data set:
 //
@@ -92,9 +91,10 @@
 //	-data DIR           train on the files in DIR (-dataset files, above)
 //	-sep S, -missing drop, -standardize-targets=false
 //	                    how -data's files are read (docs/own-data.md)
-//	-model NAME         lenet, mlp or resnet18 (default: the data set's;
-//	                    files: from the input shape); a model that cannot
-//	                    take the data's shape or tasks is status 2
+//	-model NAME         a registered model, train -h lists them (default:
+//	                    the data set's; files: from the input shape); a
+//	                    model that cannot take the data's shape or tasks
+//	                    is status 2
 //	-hidden LIST        -model mlp: hidden layer widths (default
 //	                    256,256,256)
 //	-epochs N           passes over the training set (default 100 / 1000 / 100)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	log "github.com/sirupsen/logrus"
@@ -46,8 +47,9 @@ type Options struct {
 	LogQP           bool   // log MT-SGD's QP (weights, certificate) every step
 	Overwrite       bool   // train into an Out that holds a run, replacing it
 
-	filesRead *filesFlags // how -data's files are read
-	choices   choiceFlags // the settings' named choices as given
+	filesRead    *filesFlags                   // how -data's files are read
+	choices      choiceFlags                   // the settings' named choices as given
+	methodParams map[string]map[string]float64 // -METHOD-PARAM as given: method → parameter → value
 }
 
 // choiceFlags are the flags of the settings' named choices as the command
@@ -152,6 +154,8 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 		TestLimit:  "networks",
 	})
 	fs.StringVar(&o.Method, "method", experiment.DefaultMethod, methodUsage())
+	fs.BoolVar(&o.Repel, "repel", false, "a method whose particles move independently becomes a particle method: its trunk directions drive an SVGD step with the RBF kernel across the particles, weight -repulsion")
+	methodParamFlags(fs, o)
 	fs.Float64Var(&o.Momentum, "momentum", 0.9, "SGD momentum (with -optimizer sgd)")
 	fs.Float64Var(&o.KernelScale, "kernel-scale", 1, "multiplies the median-heuristic RBF bandwidth")
 	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term; for networks, of the trunks' (default 1 toy problems; networks: the score scale's, see -score-scale)")
@@ -264,6 +268,14 @@ func newRunOptions(o Options, set map[string]bool) (Options, error) {
 	}
 	if err := o.readChoices(); err != nil {
 		return o, err
+	}
+	for method, params := range o.methodParams {
+		if method != o.Method {
+			for name := range params {
+				return o, fmt.Errorf("-%s-%s is a parameter of -method %s, not of %s", method, name, method, o.Method)
+			}
+		}
+		o.MethodParams = params
 	}
 	d, err := applyDefaults(&o, set, network)
 	if err != nil {
@@ -452,6 +464,29 @@ func methodUsage() string {
 		fmt.Fprintf(&b, "\n  %-10s  %s", m.Name, m.Help)
 	}
 	return b.String()
+}
+
+// methodParamFlags declares -METHOD-PARAM for every parameter of every
+// registered method (experiment.Method.Params), read into o.methodParams.
+func methodParamFlags(fs *flag.FlagSet, o *Options) {
+	for _, m := range experiment.Methods() {
+		for _, p := range m.Params {
+			fs.Func(m.Name+"-"+p.Name, fmt.Sprintf("-method %s: %s (default %v)", m.Name, p.Help, p.Default), func(v string) error {
+				x, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return fmt.Errorf("%q is not a number", v)
+				}
+				if o.methodParams == nil {
+					o.methodParams = map[string]map[string]float64{}
+				}
+				if o.methodParams[m.Name] == nil {
+					o.methodParams[m.Name] = map[string]float64{}
+				}
+				o.methodParams[m.Name][p.Name] = x
+				return nil
+			})
+		}
+	}
 }
 
 // toyMethods lists the methods that move the toy problems' points.

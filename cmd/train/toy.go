@@ -33,9 +33,10 @@ func runToy(ctx context.Context, o Options) error {
 	}
 	// The toy problems have no presets: their rules see the kernel
 	// scale, the repulsion and the particles, the rule as published.
-	rule, err := method.Trunk(experiment.RuleParams{
-		Settings: experiment.Settings{KernelScale: o.KernelScale, Repulsion: o.Repulsion, Particles: o.Particles},
-		Tasks:    problem.Targets,
+	rule, err := method.TrunkRule(experiment.RuleParams{
+		Settings: experiment.Settings{KernelScale: o.KernelScale, Repulsion: o.Repulsion, Particles: o.Particles,
+			Seed: o.Seed, Repel: o.Repel, MethodParams: o.MethodParams},
+		Tasks: problem.Targets,
 	})
 	if err != nil {
 		return err

@@ -9,7 +9,8 @@ package asm
 // additions in the same order, so the same bits. The runs' loops store
 // into the plane and load it again at the next tap, which their stores
 // hold up. cols is the channel's first tap row at the image's first
-// position, its rows ld apart. It needs UseAVX512.
+// position, its rows ld apart. It needs UseAVX512: callers
+// ask ServesCol2imPlanes.
 func Col2imPlaneFloat32(cols *float32, ld int, plane *float32, h, w, k, oh, ow int) {
 	col2imPlaneFloat32(cols, ld, plane, h, w, k, oh, ow)
 }

@@ -9,7 +9,8 @@ import "github.com/mtsgd/mtsgd/internal/asm/internal/limits"
 // into shifted planes, and a convolution whose output feeds a pool
 // computes its gradients from the pool's gradient, one window of input
 // per pool output. Each is a table of routines of gemm_amd64.s, one per
-// size (internal/gen documents each); all need UseAVX512.
+// size (internal/gen documents each); all need UseAVX512, which callers
+// ask by ServesConvTaps and ServesConvPools.
 
 // The sizes the routines take (internal/limits).
 const (
@@ -17,6 +18,9 @@ const (
 	// computes for each row of filters: four output rows of up to 16, or
 	// one of up to 32 in two vectors.
 	MaxTapVectors = limits.TapVectors
+	// MaxTapRow is the longest output row ConvTapRows, ConvTapDots and
+	// ConvTapBack take: two vectors of 16.
+	MaxTapRow = 2 * 16
 	// MaxBackFilters is the most filters ConvTapBack takes.
 	MaxBackFilters = limits.BackFilters
 	// MaxPoolTaps is the widest filter ConvPoolTaps takes.

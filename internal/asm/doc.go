@@ -8,8 +8,10 @@
 // internal/asm/f32, so that the assembly, the Go forms that give the
 // same bits, the reading of the processor's features and the switches
 // that pick one or the other are in one place, and the packages above
-// read as the algorithms they are. The package imports nothing of
-// Gorgonia's or gonum's: its routines take slices and pointers.
+// read as the algorithms they are: they ask which shapes the routines
+// serve (serves.go), never which instructions the processor has. The
+// package imports nothing of Gorgonia's or gonum's: its routines take
+// slices and pointers.
 //
 // Each routine in assembly gives the bits of its Go form, which the
 // tests here check on values chosen to break that (signed zeros,

@@ -36,7 +36,8 @@ type Float interface{ ~float32 | ~float64 }
 const rowsCols = 512
 
 // GemmRows is C = A·B (+ C with addC), A m×k, B k×n, row-major, five rows
-// of C at a time (gemmRowsR). It needs UseAVX512.
+// of C at a time (gemmRowsR). It needs UseAVX512: callers ask
+// ServesThinProducts.
 func GemmRows(m, n, k int, a []float32, lda int, b []float32, ldb int, addC bool, c []float32, ldc int) {
 	for j0 := 0; j0 < n; j0 += rowsCols {
 		w := min(rowsCols, n-j0)
@@ -52,7 +53,8 @@ func GemmRows(m, n, k int, a []float32, lda int, b []float32, ldb int, addC bool
 const dotsSpan = 1024
 
 // GemmDots is C = A·Bᵀ + beta·C, A m×k, B n×k, row-major, in tiles of
-// four rows of A by five of B (gemmDotsRAxRB). It needs UseAVX512.
+// four rows of A by five of B (gemmDotsRAxRB). It needs UseAVX512:
+// callers ask ServesThinProducts.
 func GemmDots(m, n, k int, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	buf, part := LaneSums(m * n)
 	defer PutLaneSums(buf)

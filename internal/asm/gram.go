@@ -7,8 +7,8 @@ import "math"
 // read and not used), four rows by four at a time (gramLanesFloat64):
 // each entry is eight sums of fused multiply-adds over the columns
 // ≡ l (mod 8) in column order, added in a fixed tree, so its bits depend
-// on its two rows alone. It needs GramAVX512; elsewhere a caller
-// takes the BLAS's Dsyrk.
+// on its two rows alone. It needs GramAVX512 (ServesGram); elsewhere
+// a caller takes the BLAS's Dsyrk.
 //
 // OpenBLAS's Dsyrk on MT-SGD's blocks (55 rows of 2,048 for ResNet-18's
 // ten tasks and five particles) ran at a quarter of the processor's

@@ -99,7 +99,7 @@ func CopySum4Float32(dst, src []float32, part *[4]float64) {
 // bit, NaNs' signs included, the four planes' chains side by side where
 // one plane's wait on each other. n must be a multiple of 4 and planes
 // must hold the four. Its assembly needs AVX: callers take it where
-// UseAVX2.
+// SumsFourPlanes.
 func Sum4PlanesFloat32(planes []float32, stride, n int, parts *[4][4]float64) {
 	if UseAVX2 {
 		sum4PlanesFloat32(planes, stride, n, parts)

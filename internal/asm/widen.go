@@ -22,23 +22,5 @@ func WidenScaled(dst []float64, x []float32, f float64) (finite bool) {
 	for i, v := range x[body:] {
 		tail[i] = float64(v) * f
 	}
-	return allFinite(tail) && finite
-}
-
-// allFinite reports whether every value of v is finite: v·0 is 0 for a
-// finite v and NaN otherwise, summed in four places so that the
-// additions do not wait on each other.
-func allFinite(v []float64) bool {
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		s0 += v[i] * 0
-		s1 += v[i+1] * 0
-		s2 += v[i+2] * 0
-		s3 += v[i+3] * 0
-	}
-	for ; i < len(v); i++ {
-		s0 += v[i] * 0
-	}
-	return s0+s1+s2+s3 == 0
+	return AllFinite(tail) && finite
 }

@@ -85,23 +85,20 @@ func (op *bnOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *bnOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.twin != nil {
-		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	return run(op, vals, 0, bnOpCPU[float32], bnOpCPU[float64])
+}
+
+func (op *bnOp) replayed() (gorgonia.Value, bool) {
+	if op.twin == nil {
+		return nil, false
 	}
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return op.twin.out.t, true
+}
+
+// bnOpCPU is bnOp's run on the CPU in T.
+func bnOpCPU[T float](op *bnOp, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(x.Dtype(), false, x.Shape()...)
-	switch x.Dtype() {
-	case tensor.Float32:
-		bnForward(op, data[float32](x), vals[1].Data().([]float32), vals[2].Data().([]float32), vals[3].Data().([]float32), data[float32](out))
-	default:
-		bnForward(op, data[float64](x), vals[1].Data().([]float64), vals[2].Data().([]float64), vals[3].Data().([]float64), data[float64](out))
-	}
+	bnForward(op, data[T](x), vals[1].Data().([]T), vals[2].Data().([]T), vals[3].Data().([]T), data[T](out))
 	return out, nil
 }
 
@@ -212,13 +209,11 @@ func (op *bnGradParam) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *bnGradParam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, bnGradParamCPU[float32], bnGradParamCPU[float64])
+}
+
+// bnGradParamCPU is bnGradParam's run on the CPU in T.
+func bnGradParamCPU[T float](op *bnGradParam, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(x.Dtype(), false, op.shape...)
 	if op.scale {
 		if len(op.beta.gammas) != op.fwd.c {
@@ -230,12 +225,7 @@ func (op *bnGradParam) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if len(op.gammas) != op.fwd.c {
 		op.gammas = make([]float64, op.fwd.c)
 	}
-	switch x.Dtype() {
-	case tensor.Float32:
-		bnParamGrads(op, data[float32](x), vals[1].Data().([]float32), data[float32](out))
-	default:
-		bnParamGrads(op, data[float64](x), vals[1].Data().([]float64), data[float64](out))
-	}
+	bnParamGrads(op, data[T](x), vals[1].Data().([]T), data[T](out))
 	return out, nil
 }
 
@@ -282,35 +272,21 @@ func (op *bnGradInput) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error)
 }
 
 func (op *bnGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, bnGradInputCPU[float32], bnGradInputCPU[float64])
+}
+
+// bnGradInputCPU is bnGradInput's run on the CPU in T.
+func bnGradInputCPU[T float](op *bnGradInput, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(x.Dtype(), false, x.Shape()...)
-	switch x.Dtype() {
-	case tensor.Float32:
-		bnInputGrad(op.fwd, data[float32](x), floats32(vals[1:6]), data[float32](out))
-	default:
-		bnInputGrad(op.fwd, data[float64](x), floats64(vals[1:6]), data[float64](out))
-	}
+	bnInputGrad(op.fwd, data[T](x), floatsOf[T](vals[1:6]), data[T](out))
 	return out, nil
 }
 
-func floats32(vals []gorgonia.Value) [][]float32 {
-	out := make([][]float32, len(vals))
+// floatsOf is the values of vals, each a []T.
+func floatsOf[T float](vals []gorgonia.Value) [][]T {
+	out := make([][]T, len(vals))
 	for i, v := range vals {
-		out[i] = v.Data().([]float32)
-	}
-	return out
-}
-
-func floats64(vals []gorgonia.Value) [][]float64 {
-	out := make([][]float64, len(vals))
-	for i, v := range vals {
-		out[i] = v.Data().([]float64)
+		out[i] = v.Data().([]T)
 	}
 	return out
 }
@@ -378,20 +354,13 @@ func (op *bnRunningOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error)
 }
 
 func (op *bnRunningOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, bnRunningCPU[float32], bnRunningCPU[float64])
+}
+
+// bnRunningCPU is bnRunningOp's run on the CPU in T.
+func bnRunningCPU[T float](op *bnRunningOp, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(x.Dtype(), false, x.Shape()...)
-	switch x.Dtype() {
-	case tensor.Float32:
-		bnRunning(op, data[float32](x), vals[1].Data().([]float32), vals[2].Data().([]float32), vals[3].Data().([]float32), vals[4].Data().([]float32), data[float32](out))
-	default:
-		bnRunning(op, data[float64](x), vals[1].Data().([]float64), vals[2].Data().([]float64), vals[3].Data().([]float64), vals[4].Data().([]float64), data[float64](out))
-	}
+	bnRunning(op, data[T](x), vals[1].Data().([]T), vals[2].Data().([]T), vals[3].Data().([]T), vals[4].Data().([]T), data[T](out))
 	return out, nil
 }
 

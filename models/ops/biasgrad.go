@@ -23,25 +23,18 @@ func (op *biasGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *biasGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	gm, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, biasGradCPU[float32], biasGradCPU[float64])
+}
+
+// biasGradCPU is biasGrad's run on the CPU in T.
+func biasGradCPU[T float](op *biasGrad, gm *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(gm.Dtype(), false, op.shape...)
 	if m := op.summed; m != nil {
 		setFloats(out, m.rowSums)
 		return out, nil
 	}
 	rows, cols := gm.Shape()[0], gm.Shape()[1]
-	switch gm.Dtype() {
-	case tensor.Float32:
-		sums(data[float32](gm), rows, cols, op.byColumn, data[float32](out))
-	default:
-		sums(data[float64](gm), rows, cols, op.byColumn, data[float64](out))
-	}
+	sums(data[T](gm), rows, cols, op.byColumn, data[T](out))
 	return out, nil
 }
 

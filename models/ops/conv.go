@@ -164,16 +164,18 @@ func (op *convOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
+	return run(op, vals, 0, convCPU[float32], convCPU[float64])
+}
+
+func (op *convOp) replayed() (gorgonia.Value, bool) {
+	if op.twin == nil {
+		return nil, false
 	}
-	if op.twin != nil {
-		return op.twin.out.t, nil // replaying: the recorded op's run computed it
-	}
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
+	return op.twin.out.t, true
+}
+
+// convCPU is convOp's run on the CPU in T.
+func convCPU[T float](op *convOp, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	if op.pool != nil && !op.foldChecked {
 		op.foldChecked = true
 		if !onlyReader(op.outNode, op.poolNode) {
@@ -185,21 +187,11 @@ func (op *convOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	if op.bias {
 		bias = vals[2]
 	}
+	st := state[convState[T]](&op.state)
 	if op.across.runs > 0 {
-		switch x.Dtype() {
-		case tensor.Float32:
-			err = acrossForward(op, state[convState[float32]](&op.state), data[float32](x), vals[1].Data().([]float32), biasData[float32](bias), data[float32](out))
-		default:
-			err = acrossForward(op, state[convState[float64]](&op.state), data[float64](x), vals[1].Data().([]float64), biasData[float64](bias), data[float64](out))
-		}
-		return out, err
+		return out, acrossForward(op, st, data[T](x), vals[1].Data().([]T), biasData[T](bias), data[T](out))
 	}
-	switch x.Dtype() {
-	case tensor.Float32:
-		convForward(op, state[convState[float32]](&op.state), data[float32](x), vals[1].Data().([]float32), biasData[float32](bias), data[float32](out))
-	default:
-		convForward(op, state[convState[float64]](&op.state), data[float64](x), vals[1].Data().([]float64), biasData[float64](bias), data[float64](out))
-	}
+	convForward(op, st, data[T](x), vals[1].Data().([]T), biasData[T](bias), data[T](out))
 	return out, nil
 }
 

@@ -20,13 +20,11 @@ func (op *convGradFilters) InferShape(...gorgonia.DimSizer) (tensor.Shape, error
 }
 
 func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	gm, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, convGradFiltersCPU[float32], convGradFiltersCPU[float64])
+}
+
+// convGradFiltersCPU is convGradFilters' run on the CPU in T.
+func convGradFiltersCPU[T float](op *convGradFilters, gm *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	g := op.fwd.g
 	if op.fwd.stackRuns > 0 {
 		// Stacked: FlushFilterGrads computes it with the other runs'.
@@ -37,29 +35,31 @@ func (op *convGradFilters) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	out := op.out.get(gm.Dtype(), false, g.o, g.c, g.k, g.k)
 	np := g.n * g.positions()
-	switch gm.Dtype() {
-	case tensor.Float32:
-		st := state[convState[float32]](&op.fwd.state)
-		if st.wino {
-			winoFilterGrad(g, st, data[float32](gm), data[float32](out))
-			break
-		}
-		if st.pooledRows {
-			if st.inputHWC {
-				pooledFilterGradHWC(g, st.pooledPer, data[float32](gm), np, g.o, st.input, data[float32](out), g.rows())
-				break
-			}
-			pooledFilterGrad(g, st.pooledPer, data[float32](gm), np, g.o, 1, st.input, data[float32](out), g.rows())
-			break
-		}
-		if st.tapped {
-			tapGradient(g, st, data[float32](gm), g.o, data[float32](out))
-			break
-		}
-		sumOverPositions(g.o, g.rows(), np, data[float32](gm), np, st.cols, np, data[float32](out), g.rows(), &st.dwPart)
-	default:
-		st := state[convState[float64]](&op.fwd.state)
-		sumOverPositions(g.o, g.rows(), np, data[float64](gm), np, st.cols, np, data[float64](out), g.rows(), &st.dwPart)
+	st := state[convState[T]](&op.fwd.state)
+	if st32, ok := any(st).(*convState[float32]); ok && ownFilterGrad(g, st32, data[float32](gm), data[float32](out)) {
+		return out, nil
 	}
+	sumOverPositions(g.o, g.rows(), np, data[T](gm), np, st.cols, np, data[T](out), g.rows(), &st.dwPart)
 	return out, nil
+}
+
+// ownFilterGrad sets dw to the filter gradient, in float32, from the
+// output gradients gm where the forward run took one of the faster
+// products (Winograd's, the pooled rows, the taps), and reports whether
+// it did.
+func ownFilterGrad(g geometry, st *convState[float32], gm, dw []float32) bool {
+	np := g.n * g.positions()
+	switch {
+	case st.wino:
+		winoFilterGrad(g, st, gm, dw)
+	case st.pooledRows && st.inputHWC:
+		pooledFilterGradHWC(g, st.pooledPer, gm, np, g.o, st.input, dw, g.rows())
+	case st.pooledRows:
+		pooledFilterGrad(g, st.pooledPer, gm, np, g.o, 1, st.input, dw, g.rows())
+	case st.tapped:
+		tapGradient(g, st, gm, g.o, dw)
+	default:
+		return false
+	}
+	return true
 }

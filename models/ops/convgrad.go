@@ -94,33 +94,21 @@ func (op *convGradMatrix) InferShape(...gorgonia.DimSizer) (tensor.Shape, error)
 }
 
 func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	grad, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, convGradMatrixCPU[float32], convGradMatrixCPU[float64])
+}
+
+// convGradMatrixCPU is convGradMatrix's run on the CPU in T.
+func convGradMatrixCPU[T float](op *convGradMatrix, grad *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.fwd.nextSlot(grad.Dtype()) // the stack's next run, if armed
 	if out == nil {
 		out = op.out.get(grad.Dtype(), false, op.g.o, op.g.n*op.g.positions())
 	}
 	switch {
-	case op.pool != nil && grad.Dtype() == tensor.Float32:
-		st := state[convState[float32]](&op.fwd.state)
-		st.pooledRows = op.pooledRows && pooledGrads && asm.UseAVX512 && st.tapped && (op.g.c == 1 && !op.fwd.inputGrad || st.inputHWC)
-		if st.pooledRows {
-			st.pooledPer = op.pool.fwd.g.positions()
-			poolToPooledRows(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums, st.inputHWC)
-			break
-		}
-		poolToChannelMajor(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums)
+	case op.pool != nil && op.pooledRowsRun(grad, out):
 	case op.pool != nil:
-		poolToChannelMajor(op.g, op.pool.fwd, data[float64](grad), data[float64](out), op.part, op.rowSums)
-	case grad.Dtype() == tensor.Float32:
-		toChannelMajor(op.g, data[float32](grad), data[float32](out), op.part, op.rowSums)
+		poolToChannelMajor(op.g, op.pool.fwd, data[T](grad), data[T](out), op.part, op.rowSums)
 	default:
-		toChannelMajor(op.g, data[float64](grad), data[float64](out), op.part, op.rowSums)
+		toChannelMajor(op.g, data[T](grad), data[T](out), op.part, op.rowSums)
 	}
 	if st, ok := op.fwd.state.(*convState[float32]); ok && st.wino {
 		st.winoSummed, st.winoFilterDone = false, false
@@ -129,6 +117,23 @@ func (op *convGradMatrix) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 		}
 	}
 	return out, nil
+}
+
+// pooledRowsRun, for a gradient grad in float32, sets whether this run
+// writes the pool's gradient in place of the dense one (pooledgrad.go)
+// and, if so, writes it into out; it reports whether it did.
+func (op *convGradMatrix) pooledRowsRun(grad, out *tensor.Dense) bool {
+	if grad.Dtype() != tensor.Float32 {
+		return false
+	}
+	st := state[convState[float32]](&op.fwd.state)
+	st.pooledRows = op.pooledRows && pooledGrads && asm.ServesConvPools() && st.tapped && (op.g.c == 1 && !op.fwd.inputGrad || st.inputHWC)
+	if !st.pooledRows {
+		return false
+	}
+	st.pooledPer = op.pool.fwd.g.positions()
+	poolToPooledRows(op.g, op.pool.fwd, data[float32](grad), data[float32](out), op.part, op.rowSums, st.inputHWC)
+	return true
 }
 
 // firstInput is the first input of n, an op's node.
@@ -157,7 +162,7 @@ func poolToChannelMajor[T float](g geometry, pool *poolOp, dy, dst []T, part [][
 				poolGradPlane(pool.g, pool.argmax[at:at+pp], dy[at:at+pp], dst[o*g.n*p+n*p:][:p])
 			}
 			o := o0
-			if part != nil && float32s && p%4 == 0 && asm.UseAVX2 {
+			if part != nil && float32s && asm.SumsFourPlanes(p) {
 				// Four channels' sums side by side.
 				for ; o+4 <= o1; o += 4 {
 					asm.Sum4PlanesFloat32(d32[o*g.n*p+n*p:], g.n*p, p, (*[4][4]float64)(part[o:o+4]))

@@ -25,21 +25,14 @@ func (op *convGradInput) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) 
 }
 
 func (op *convGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	gm, err := dense(vals[1], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 1, convGradInputCPU[float32], convGradInputCPU[float64])
+}
+
+// convGradInputCPU is convGradInput's run on the CPU in T.
+func convGradInputCPU[T float](op *convGradInput, gm *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	g := op.fwd.g
 	out := op.out.get(gm.Dtype(), true, g.n, g.c, g.h, g.w)
-	switch gm.Dtype() {
-	case tensor.Float32:
-		convBackInput(g, state[convState[float32]](&op.fwd.state), vals[0].Data().([]float32), data[float32](gm), data[float32](out))
-	default:
-		convBackInput(g, state[convState[float64]](&op.fwd.state), vals[0].Data().([]float64), data[float64](gm), data[float64](out))
-	}
+	convBackInput(g, state[convState[T]](&op.fwd.state), vals[0].Data().([]T), data[T](gm), data[T](out))
 	return out, nil
 }
 
@@ -77,7 +70,7 @@ func convBackInput[T float](g geometry, st *convState[T], w, gm, dx []T) {
 	taps := tapsOf(g)
 	_, float32s := any(w).([]float32)
 	clears := float32s && taps.runs != nil && !slices.Contains(taps.covered, false)
-	planeRows := asm.UseAVX512 && g.stride == 1 && g.pad == 0 && g.w <= 16
+	planeRows := asm.ServesCol2imPlanes(g.stride, g.pad, g.w)
 	var beta T // 0: the BLAS clears the buffer
 	if clears {
 		beta = 1

@@ -26,20 +26,13 @@ func (op *copyOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *copyOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, copyCPU[float32], copyCPU[float64])
+}
+
+// copyCPU is copyOp's run on the CPU in T.
+func copyCPU[T float](op *copyOp, x *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(x.Dtype(), false, x.Shape()...)
-	switch x.Dtype() {
-	case tensor.Float32:
-		copy(data[float32](out), data[float32](x))
-	default:
-		copy(data[float64](out), data[float64](x))
-	}
+	copy(data[T](out), data[T](x))
 	return out, nil
 }
 
@@ -113,21 +106,13 @@ func (op *keepOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 // returning x itself would put x's memory in a second register of the
 // tape machine, which could hand it to a later op while x is live.
 func (op *keepOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
+	return run(op, vals, 0, keepCPU[float32], keepCPU[float64])
+}
+
+// keepCPU is keepOp's run on the CPU in T.
+func keepCPU[T float](op *keepOp, x *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
+	for i, v := range data[T](x) {
+		op.kept.Values[i] = float64(v)
 	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
-	switch x.Dtype() {
-	case tensor.Float32:
-		for i, v := range data[float32](x) {
-			op.kept.Values[i] = float64(v)
-		}
-		return gorgonia.NewF32(0), nil
-	default:
-		copy(op.kept.Values, data[float64](x))
-		return gorgonia.NewF64(0), nil
-	}
+	return scalarOf[T](0), nil
 }

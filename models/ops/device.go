@@ -607,3 +607,21 @@ func (l *launcher) result(name string, v gorgonia.Value) (gorgonia.Value, error)
 	}
 	return v, nil
 }
+
+// Each op's computation on a Device, in the file beside its CPU code
+// named for it with _device.go (conv_device.go beside conv.go), is the
+// sequence of kernels (package gpu/kernels) that computes what its CPU
+// code does, in the same buffers' roles. Each kernel's comment names the
+// CPU code it mirrors.
+
+// onGPU is what an op keeps in device memory between runs.
+type onGPU struct {
+	a, b, c devScratch
+	// to, when set, is where a scalar op leaves its value on the device
+	// instead of copying it to the host (LossOnDevice).
+	to gpu.Ptr
+}
+
+func (g geometry) gpu() gpu.Geom {
+	return gpu.Geom{N: g.n, C: g.c, H: g.h, W: g.w, O: g.o, K: g.k, Stride: g.stride, Pad: g.pad, OH: g.oh, OW: g.ow}
+}

@@ -29,17 +29,15 @@ import (
 // they do not depend on how many runs are stacked or who computes which
 // half.
 
-// tapsMinRow and tapsMaxRow bound the output rows read from the input:
-// below 8 positions a row, most of a vector's lanes would idle.
-const (
-	tapsMinRow = 8
-	tapsMaxRow = 32
-)
+// tapsMinRow is the shortest output row read from the input: below 8
+// positions a row, most of a vector's lanes would idle. The longest is
+// the routines' (asm.MaxTapRow).
+const tapsMinRow = 8
 
 // readsTaps reports whether g's products read its input rather than
 // patches, in float32.
 func readsTaps(g geometry) bool {
-	return tappedPatches && asm.UseAVX512 && g.stride == 1 && g.pad == 0 && g.ow >= tapsMinRow && g.ow <= tapsMaxRow
+	return tappedPatches && g.ow >= tapsMinRow && asm.ServesConvTaps(g.stride, g.pad, g.ow)
 }
 
 // tapVectors is how many vectors of 16 columns an output row of ow
@@ -94,7 +92,7 @@ func tapsInput[T float](op *convOp, st *convState[T], x []T) bool {
 		return false
 	}
 	keep := op.keepCols
-	hwc := op.hwcInput && pooledGrads && asm.UseAVX512
+	hwc := op.hwcInput && pooledGrads && asm.ServesConvPools()
 	switch {
 	case keep && hwc:
 		st32 := any(st).(*convState[float32])

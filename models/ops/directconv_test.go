@@ -16,7 +16,7 @@ import (
 // input (readsTaps): stride 1, no padding, output rows of 17 to 32.
 func randomTapGeometry(rng *rand.Rand) geometry {
 	k := 1 + rng.IntN(9)
-	ow := tapsMinRow + rng.IntN(tapsMaxRow-tapsMinRow+1)
+	ow := tapsMinRow + rng.IntN(asm.MaxTapRow-tapsMinRow+1)
 	oh := 1 + rng.IntN(30)
 	g := geometry{n: 1 + rng.IntN(9), c: 1 + rng.IntN(3), o: 1 + rng.IntN(12), k: k, stride: 1, h: oh + k - 1, w: ow + k - 1, oh: oh, ow: ow}
 	return g

@@ -15,8 +15,8 @@ import (
 // whole and runs at a third of its rate on large products
 // (docs/performance-log-2026-11-26.md, "Own kernels for LeNet's thin
 // products"). Where
-// the processor has AVX-512 (asm.UseAVX512), such products run in the
-// project's own routines, which read the matrices where they lie:
+// the processor has AVX-512 (asm.ServesThinProducts), such products run
+// in the project's own routines, which read the matrices where they lie:
 // asm.GemmRows for C = A·B with few rows and short sums, asm.GemmDots for
 // C = A·Bᵀ with long sums over positions and few entries. An entry's
 // value depends on its own row and column alone in either, so stacking
@@ -50,7 +50,7 @@ const (
 // m×n by k, before any helper cuts it, so that both halves of a cut
 // product run alike.
 func productFor[T float](tA, tB blas.Transpose, m, n, k int, beta T) productBy {
-	if _, ok := any(beta).(float32); !ok || !asm.UseAVX512 || m < 1 || n < 1 || k < 1 {
+	if _, ok := any(beta).(float32); !ok || !asm.ServesThinProducts() || m < 1 || n < 1 || k < 1 {
 		return blasProduct
 	}
 	switch {

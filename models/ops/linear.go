@@ -61,23 +61,20 @@ func (op *linearOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *linearOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
+	return run(op, vals, 0, linearCPU[float32], linearCPU[float64])
+}
+
+func (op *linearOp) replayed() (gorgonia.Value, bool) {
+	if op.twin == nil {
+		return nil, false
 	}
-	if op.twin != nil {
-		return op.twin.outBuf.t, nil // replaying: the recorded op's run computed it
-	}
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
+	return op.twin.outBuf.t, true
+}
+
+// linearCPU is linearOp's run on the CPU in T.
+func linearCPU[T float](op *linearOp, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.outBuf.get(x.Dtype(), false, op.n, op.out)
-	switch x.Dtype() {
-	case tensor.Float32:
-		linearForward(op, state[linearState[float32]](&op.kept), data[float32](x), vals[1].Data().([]float32), vals[2].Data().([]float32), data[float32](out))
-	default:
-		linearForward(op, state[linearState[float64]](&op.kept), data[float64](x), vals[1].Data().([]float64), vals[2].Data().([]float64), data[float64](out))
-	}
+	linearForward(op, state[linearState[T]](&op.kept), data[T](x), vals[1].Data().([]T), vals[2].Data().([]T), data[T](out))
 	return out, nil
 }
 
@@ -145,20 +142,13 @@ func (op *linearGradOutput) InferShape(...gorgonia.DimSizer) (tensor.Shape, erro
 }
 
 func (op *linearGradOutput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	g, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, linearGradOutputCPU[float32], linearGradOutputCPU[float64])
+}
+
+// linearGradOutputCPU is linearGradOutput's run on the CPU in T.
+func linearGradOutputCPU[T float](op *linearGradOutput, g *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(g.Dtype(), false, op.fwd.n, op.fwd.out)
-	switch g.Dtype() {
-	case tensor.Float32:
-		maskByOutput(op.fwd.relu, data[float32](g), state[linearState[float32]](&op.fwd.kept).y, data[float32](out))
-	default:
-		maskByOutput(op.fwd.relu, data[float64](g), state[linearState[float64]](&op.fwd.kept).y, data[float64](out))
-	}
+	maskByOutput(op.fwd.relu, data[T](g), state[linearState[T]](&op.fwd.kept).y, data[T](out))
 	return out, nil
 }
 
@@ -189,21 +179,14 @@ func (op *linearGradInput) InferShape(...gorgonia.DimSizer) (tensor.Shape, error
 }
 
 func (op *linearGradInput) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	gm, err := dense(vals[1], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 1, linearGradInputCPU[float32], linearGradInputCPU[float64])
+}
+
+// linearGradInputCPU is linearGradInput's run on the CPU in T.
+func linearGradInputCPU[T float](op *linearGradInput, gm *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	f := op.fwd
 	out := op.out.get(gm.Dtype(), false, f.xShape...)
-	switch gm.Dtype() {
-	case tensor.Float32:
-		gemm(blas.NoTrans, blas.Trans, f.n, f.in, f.out, data[float32](gm), f.out, vals[0].Data().([]float32), f.out, 0, data[float32](out), f.in)
-	default:
-		gemm(blas.NoTrans, blas.Trans, f.n, f.in, f.out, data[float64](gm), f.out, vals[0].Data().([]float64), f.out, 0, data[float64](out), f.in)
-	}
+	gemm(blas.NoTrans, blas.Trans, f.n, f.in, f.out, data[T](gm), f.out, vals[0].Data().([]T), f.out, 0, data[T](out), f.in)
 	return out, nil
 }
 
@@ -220,20 +203,13 @@ func (op *linearGradWeight) InferShape(...gorgonia.DimSizer) (tensor.Shape, erro
 }
 
 func (op *linearGradWeight) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	gm, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, linearGradWeightCPU[float32], linearGradWeightCPU[float64])
+}
+
+// linearGradWeightCPU is linearGradWeight's run on the CPU in T.
+func linearGradWeightCPU[T float](op *linearGradWeight, gm *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	f := op.fwd
 	out := op.out.get(gm.Dtype(), false, f.in, f.out)
-	switch gm.Dtype() {
-	case tensor.Float32:
-		gemm(blas.Trans, blas.NoTrans, f.in, f.out, f.n, state[linearState[float32]](&f.kept).x, f.in, data[float32](gm), f.out, 0, data[float32](out), f.out)
-	default:
-		gemm(blas.Trans, blas.NoTrans, f.in, f.out, f.n, state[linearState[float64]](&f.kept).x, f.in, data[float64](gm), f.out, 0, data[float64](out), f.out)
-	}
+	gemm(blas.Trans, blas.NoTrans, f.in, f.out, f.n, state[linearState[T]](&f.kept).x, f.in, data[T](gm), f.out, 0, data[T](out), f.out)
 	return out, nil
 }

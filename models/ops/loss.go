@@ -38,23 +38,13 @@ func (op *xentOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *xentOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	z, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
-	switch z.Dtype() {
-	case tensor.Float32:
-		sm := softmaxOf[float32](&op.softmax, op.n*op.c)
-		loss := xentForward(op.n, op.c, data[float32](z), vals[1].Data().([]float32), vals[2].Data().([]float32), sm)
-		return gorgonia.NewF32(float32(loss)), nil
-	default:
-		sm := softmaxOf[float64](&op.softmax, op.n*op.c)
-		loss := xentForward(op.n, op.c, data[float64](z), vals[1].Data().([]float64), vals[2].Data().([]float64), sm)
-		return gorgonia.NewF64(loss), nil
-	}
+	return run(op, vals, 0, xentCPU[float32], xentCPU[float64])
+}
+
+// xentCPU is xentOp's run on the CPU in T.
+func xentCPU[T float](op *xentOp, z *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
+	sm := softmaxOf[T](&op.softmax, op.n*op.c)
+	return scalarOf[T](xentForward(op.n, op.c, data[T](z), vals[1].Data().([]T), vals[2].Data().([]T), sm)), nil
 }
 
 func softmaxOf[T float](s *any, n int) []T {
@@ -119,21 +109,14 @@ func (op *xentGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *xentGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	y, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, xentGradCPU[float32], xentGradCPU[float64])
+}
+
+// xentGradCPU is xentGrad's run on the CPU in T.
+func xentGradCPU[T float](op *xentGrad, y *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	f := op.fwd
 	out := op.out.get(y.Dtype(), false, f.n, f.c)
-	switch y.Dtype() {
-	case tensor.Float32:
-		xentBackward(f.n, f.c, f.softmax.([]float32), data[float32](y), vals[1].Data().([]float32), float64(vals[2].Data().(float32)), data[float32](out))
-	default:
-		xentBackward(f.n, f.c, f.softmax.([]float64), data[float64](y), vals[1].Data().([]float64), vals[2].Data().(float64), data[float64](out))
-	}
+	xentBackward(f.n, f.c, f.softmax.([]T), data[T](y), vals[1].Data().([]T), float64(vals[2].Data().(T)), data[T](out))
 	return out, nil
 }
 
@@ -175,19 +158,12 @@ func (op *sqErrOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *sqErrOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	p, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
-	switch p.Dtype() {
-	case tensor.Float32:
-		return gorgonia.NewF32(float32(sqErr(data[float32](p), vals[1].Data().([]float32), vals[2].Data().([]float32)))), nil
-	default:
-		return gorgonia.NewF64(sqErr(data[float64](p), vals[1].Data().([]float64), vals[2].Data().([]float64))), nil
-	}
+	return run(op, vals, 0, sqErrCPU[float32], sqErrCPU[float64])
+}
+
+// sqErrCPU is sqErrOp's run on the CPU in T.
+func sqErrCPU[T float](_ *sqErrOp, p *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
+	return scalarOf[T](sqErr(data[T](p), vals[1].Data().([]T), vals[2].Data().([]T))), nil
 }
 
 func sqErr[T float](p, y, w []T) float64 {
@@ -223,20 +199,13 @@ func (op *sqErrGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *sqErrGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	p, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, sqErrGradCPU[float32], sqErrGradCPU[float64])
+}
+
+// sqErrGradCPU is sqErrGrad's run on the CPU in T.
+func sqErrGradCPU[T float](op *sqErrGrad, p *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(p.Dtype(), false, op.shape...)
-	switch p.Dtype() {
-	case tensor.Float32:
-		sqErrBackward(data[float32](p), vals[1].Data().([]float32), vals[2].Data().([]float32), upstream(vals[3]), data[float32](out))
-	default:
-		sqErrBackward(data[float64](p), vals[1].Data().([]float64), vals[2].Data().([]float64), upstream(vals[3]), data[float64](out))
-	}
+	sqErrBackward(data[T](p), vals[1].Data().([]T), vals[2].Data().([]T), upstream(vals[3]), data[T](out))
 	return out, nil
 }
 
@@ -280,19 +249,12 @@ func (op *innerOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *innerOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
-	switch x.Dtype() {
-	case tensor.Float32:
-		return gorgonia.NewF32(float32(dot(data[float32](x), vals[1].Data().([]float32)))), nil
-	default:
-		return gorgonia.NewF64(dot(data[float64](x), vals[1].Data().([]float64))), nil
-	}
+	return run(op, vals, 0, innerCPU[float32], innerCPU[float64])
+}
+
+// innerCPU is innerOp's run on the CPU in T.
+func innerCPU[T float](_ *innerOp, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
+	return scalarOf[T](dot(data[T](x), vals[1].Data().([]T))), nil
 }
 
 func dot[T float](a, b []T) float64 {
@@ -326,20 +288,13 @@ func (op *scaleOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *scaleOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	g, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, scaleCPU[float32], scaleCPU[float64])
+}
+
+// scaleCPU is scaleOp's run on the CPU in T.
+func scaleCPU[T float](op *scaleOp, g *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(g.Dtype(), false, op.shape...)
-	switch g.Dtype() {
-	case tensor.Float32:
-		scale(data[float32](g), vals[1].Data().(float32), data[float32](out))
-	default:
-		scale(data[float64](g), vals[1].Data().(float64), data[float64](out))
-	}
+	scale(data[T](g), vals[1].Data().(T), data[T](out))
 	return out, nil
 }
 

@@ -43,14 +43,16 @@
 // output and the pool's input gradient are never written out whole; the
 // values are the same to the bit.
 //
-// The files follow the ops: conv.go (the convolution), geometry.go (its
+// The files follow the ops: ops.go (what every op shares, the opening
+// of its Do among it), conv.go (the convolution), geometry.go (its
 // sizes, taps, im2col and col2im), convgrad.go, convfiltergrad.go,
 // convinputgrad.go and biasgrad.go (its gradient ops), directconv.go,
 // pooledgrad.go and winograd.go (its faster products), pool.go,
 // relu.go, batchnorm.go, linear.go, loss.go and copy.go (the other ops),
 // gemm.go (what computes a product), worksharing.go (work sharing), replay.go,
-// savedpass.go and stack.go (record, replay, stacking), device.go and
-// device_ops.go (the ops on a GPU), products.go (counting a graph's
+// savedpass.go and stack.go (record, replay, stacking), device.go (a
+// graph on a GPU) with each op's kernels there in the file named for its
+// own with _device.go (conv_device.go), products.go (counting a graph's
 // arithmetic) and switches.go (the faster paths tests turn off to
 // compare).
 package ops
@@ -135,6 +137,61 @@ func (b base) Hashcode() uint32 {
 	h := fnv.New32a()
 	b.WriteHash(h)
 	return h.Sum32()
+}
+
+// Every op's Do opens alike, and run is that opening, so that each Do
+// holds only the op's own work, as a generic function the two precisions
+// instantiate (cpuForm):
+//
+//   - an op that stands in for a recorded one (Replay) returns the output
+//     its twin's run computed;
+//   - an op placed on a device computes there (its deviceDo);
+//   - any other reads its input vals[at] as a dense tensor (dense) and
+//     does its work in that tensor's precision, the graph's: f32 for
+//     float32, f64 for float64.
+func run[O opForms](op O, vals []gorgonia.Value, at int, f32 cpuForm[O, float32], f64 cpuForm[O, float64]) (gorgonia.Value, error) {
+	if out, ok := op.replayed(); ok {
+		return out, nil // replaying: the recorded op's run computed it
+	}
+	if op.onDevice() {
+		return op.deviceDo(vals)
+	}
+	x, err := dense(vals[at], op.String())
+	if err != nil {
+		return nil, err
+	}
+	if x.Dtype() == tensor.Float32 {
+		return f32(op, x, vals)
+	}
+	return f64(op, x, vals)
+}
+
+// opForms is what run needs of an op: its name, whether it replays a
+// recorded op or computes on a device, and its form there.
+type opForms interface {
+	String() string
+	replayed() (gorgonia.Value, bool)
+	onDevice() bool
+	deviceDo(vals []gorgonia.Value) (gorgonia.Value, error)
+}
+
+// cpuForm is an op's own work on the CPU in precision T: x is its input
+// that run read as a dense tensor, vals all its inputs.
+type cpuForm[O any, T float] func(op O, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error)
+
+// replayed is, for an op that replays a recorded one, that op's output;
+// the ops that can replay (Replay) say so in their own replayed.
+func (b base) replayed() (gorgonia.Value, bool) { return nil, false }
+
+// onDevice reports whether the op computes on a device.
+func (b base) onDevice() bool { return b.dev != nil }
+
+// scalarOf is v as a scalar value in precision T.
+func scalarOf[T float](v float64) gorgonia.Value {
+	if _, ok := any(T(0)).(float32); ok {
+		return gorgonia.NewF32(float32(v))
+	}
+	return gorgonia.NewF64(v)
 }
 
 // buffer is a tensor an op owns and returns from every run.

@@ -66,28 +66,24 @@ func (op *poolOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *poolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
+	return run(op, vals, 0, poolCPU[float32], poolCPU[float64])
+}
+
+func (op *poolOp) replayed() (gorgonia.Value, bool) {
+	if op.twin == nil {
+		return nil, false
 	}
+	return op.twin.out.t, true
+}
+
+// poolCPU is poolOp's run on the CPU in T.
+func poolCPU[T float](op *poolOp, x *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	g := op.g
-	if op.twin != nil {
-		return op.twin.out.t, nil // replaying: the recorded op's run computed it
-	}
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
 	out := op.out.get(x.Dtype(), false, g.n, g.c, g.oh, g.ow)
 	if op.folded {
 		return out, nil // the convolution whose output x is ran it
 	}
-	argmax := op.argmaxes(x.Dtype())
-	switch x.Dtype() {
-	case tensor.Float32:
-		poolPlanes(g, data[float32](x), data[float32](out), argmax)
-	default:
-		poolPlanes(g, data[float64](x), data[float64](out), argmax)
-	}
+	poolPlanes(g, data[T](x), data[T](out), op.argmaxes(x.Dtype()))
 	return out, nil
 }
 
@@ -256,24 +252,17 @@ func (op *poolGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *poolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	grad, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, poolGradCPU[float32], poolGradCPU[float64])
+}
+
+// poolGradCPU is poolGrad's run on the CPU in T.
+func poolGradCPU[T float](op *poolGrad, grad *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	g := op.fwd.g
 	out := op.out.get(grad.Dtype(), false, g.n, g.c, g.h, g.w) // poolBackward clears it
 	if op.folded {
 		return out, nil
 	}
-	switch grad.Dtype() {
-	case tensor.Float32:
-		poolBackward(g, op.fwd.argmax, data[float32](grad), data[float32](out))
-	default:
-		poolBackward(g, op.fwd.argmax, data[float64](grad), data[float64](out))
-	}
+	poolBackward(g, op.fwd.argmax, data[T](grad), data[T](out))
 	return out, nil
 }
 

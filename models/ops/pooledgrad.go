@@ -98,7 +98,7 @@ func poolToPooledRows(g geometry, pool *poolOp, dy, dst []float32, part [][4]flo
 				continue
 			}
 			o := o0
-			if p%4 == 0 && asm.UseAVX2 {
+			if asm.SumsFourPlanes(p) {
 				for ; o+4 <= o1; o += 4 {
 					for j := range 4 {
 						at := (n*g.o + o + j) * pp

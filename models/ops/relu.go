@@ -40,27 +40,24 @@ func (op *reluOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *reluOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.twin != nil {
-		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	return run(op, vals, 0, reluCPU[float32], reluCPU[float64])
+}
+
+func (op *reluOp) replayed() (gorgonia.Value, bool) {
+	if op.twin == nil {
+		return nil, false
 	}
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return op.twin.out.t, true
+}
+
+// reluCPU is reluOp's run on the CPU in T.
+func reluCPU[T float](op *reluOp, x *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(x.Dtype(), false, x.Shape()...)
 	var y gorgonia.Value
 	if op.add {
 		y = vals[1]
 	}
-	switch x.Dtype() {
-	case tensor.Float32:
-		reluForward(data[float32](x), biasData[float32](y), data[float32](out))
-	default:
-		reluForward(data[float64](x), biasData[float64](y), data[float64](out))
-	}
+	reluForward(data[T](x), biasData[T](y), data[T](out))
 	return out, nil
 }
 
@@ -120,20 +117,13 @@ func (op *reluGrad) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *reluGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	y, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, reluGradCPU[float32], reluGradCPU[float64])
+}
+
+// reluGradCPU is reluGrad's run on the CPU in T.
+func reluGradCPU[T float](op *reluGrad, y *tensor.Dense, vals []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(y.Dtype(), false, y.Shape()...)
-	switch y.Dtype() {
-	case tensor.Float32:
-		reluBackward(data[float32](y), vals[1].Data().([]float32), data[float32](out))
-	default:
-		reluBackward(data[float64](y), vals[1].Data().([]float64), data[float64](out))
-	}
+	reluBackward(data[T](y), vals[1].Data().([]T), data[T](out))
 	return out, nil
 }
 
@@ -179,24 +169,20 @@ func (op *avgPoolOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *avgPoolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.twin != nil {
-		return op.twin.out.t, nil // replaying: the recorded op's run computed it
+	return run(op, vals, 0, avgPoolCPU[float32], avgPoolCPU[float64])
+}
+
+func (op *avgPoolOp) replayed() (gorgonia.Value, bool) {
+	if op.twin == nil {
+		return nil, false
 	}
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	x, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return op.twin.out.t, true
+}
+
+// avgPoolCPU is avgPoolOp's run on the CPU in T.
+func avgPoolCPU[T float](op *avgPoolOp, x *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(x.Dtype(), false, op.shape[0], op.shape[1])
-	hw := op.shape[2] * op.shape[3]
-	switch x.Dtype() {
-	case tensor.Float32:
-		planeMeans(data[float32](x), hw, data[float32](out))
-	default:
-		planeMeans(data[float64](x), hw, data[float64](out))
-	}
+	planeMeans(data[T](x), op.shape[2]*op.shape[3], data[T](out))
 	return out, nil
 }
 
@@ -238,21 +224,13 @@ func (op *avgPoolGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *avgPoolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
-	if op.dev != nil {
-		return op.deviceDo(vals)
-	}
-	g, err := dense(vals[0], op.name)
-	if err != nil {
-		return nil, err
-	}
+	return run(op, vals, 0, avgPoolGradCPU[float32], avgPoolGradCPU[float64])
+}
+
+// avgPoolGradCPU is avgPoolGrad's run on the CPU in T.
+func avgPoolGradCPU[T float](op *avgPoolGrad, g *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(g.Dtype(), false, op.shape...)
-	hw := op.shape[2] * op.shape[3]
-	switch g.Dtype() {
-	case tensor.Float32:
-		spread(data[float32](g), hw, data[float32](out))
-	default:
-		spread(data[float64](g), hw, data[float64](out))
-	}
+	spread(data[T](g), op.shape[2]*op.shape[3], data[T](out))
 	return out, nil
 }
 

@@ -80,8 +80,6 @@ func (r *Recording) SavedPassBytes(elem int) (int, error) {
 	return bytes, nil
 }
 
-func (b base) onDevice() bool { return b.dev != nil }
-
 // swapScratch swaps s with the scratch of the same dtype held in *held.
 func swapScratch[T float](s *scratch[T], held *any) {
 	old, _ := (*held).(scratch[T])

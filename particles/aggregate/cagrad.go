@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -35,9 +36,12 @@ const DefaultCAGradC = 0.4
 // Aggregate returns an error if the gap is above 1e-11 (relative to the
 // largest squared gradient norm). Where the minimiser has g_w* = 0 (0 in
 // the convex hull of the gradients and c large enough that no
-// combination beats it, possible for any c > 0 with K ≥ 3) the
-// direction g_w*/‖g_w*‖ is undefined and so is d, and Aggregate returns
-// an error; it does so when ‖g_w*‖ ≤ 10⁻⁶ maxᵢ‖gᵢ‖.
+// combination beats it, possible for any c > 0 with K ≥ 3: a
+// Pareto-stationary point, which training reaches) the direction
+// g_w*/‖g_w*‖ is undefined, and d is the mean gradient g₀: the limit of
+// LibMTL's regularised form g₀ + c‖g₀‖·g_w/(‖g_w‖ + ε) as g_w → 0. It
+// is so when ‖g_w*‖ ≤ 10⁻⁶ maxᵢ‖gᵢ‖, or when the solver meets such a
+// vanishing combination on its way.
 //
 // Sign: the gradients are loss gradients and d is a descent direction
 // for θ ← θ − lr·d; negating G leaves the Gram matrix and w* unchanged
@@ -89,14 +93,20 @@ func (a *CAGrad) Aggregate(dst []float64, g [][]float64, s Step) error {
 		return nil
 	}
 	a.gram = gramInto(a.gram, g)
-	if err := a.barrier.solve(a.w, a.gram, k, c); err != nil {
+	err = a.barrier.solve(a.w, a.gram, k, c)
+	if errors.Is(err, errVanished) {
+		copy(dst, a.g0)
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("cagrad: %w", err)
 	}
 	a.gw = growFloats(a.gw, d)
 	combineRows(a.gw, a.w, g)
 	gwNorm := math.Sqrt(dotProduct(a.gw, a.gw))
 	if gwNorm <= 1e-6*math.Sqrt(largestDiagonal(a.gram, k)) {
-		return fmt.Errorf("cagrad: the direction is undefined: the minimising combination of the gradients has norm %.3g (0 is in their convex hull and no combination does better for c = %g)", gwNorm, c)
+		copy(dst, a.g0) // g_w* = 0: the direction is undefined
+		return nil
 	}
 	f := c * g0norm / gwNorm
 	for x := range dst {
@@ -104,6 +114,12 @@ func (a *CAGrad) Aggregate(dst []float64, g [][]float64, s Step) error {
 	}
 	return nil
 }
+
+// errVanished is the weight problem's answer when the minimising
+// combination of the gradients is 0 (or the solver cannot tell it from
+// 0 in floating point: the barrier's Hessian, positive semi-definite,
+// has entries that grow like 1/‖g_w‖ and their rounding with them).
+var errVanished = errors.New("cagrad: the minimising combination of the gradients vanished")
 
 // caGradBarrier solves CAGrad's weight problem
 //
@@ -153,7 +169,7 @@ func (p *caGradBarrier) solve(w, gram []float64, k int, c float64) error {
 	for range caGradMaxIter {
 		fw, ok := p.gradient(w, r, k)
 		if !ok {
-			return fmt.Errorf("the combination of the gradients vanished while solving for the weights: the direction is undefined")
+			return errVanished
 		}
 		final := mu <= caGradMuFinal
 		if final && fw <= caGradGapTol {
@@ -250,7 +266,7 @@ func (p *caGradBarrier) newton(w []float64, r, mu float64, k int) (float64, erro
 		// ∇²F is positive semi-definite, but its entries grow like 1/n
 		// and their rounding with them: only a vanishing combination
 		// makes the factorisation fail.
-		return 0, fmt.Errorf("the barrier's Hessian is not positive definite in floating point at ‖g_w‖ = %.3g·max‖gᵢ‖: the minimising combination may be 0, where the direction is undefined", n)
+		return 0, errVanished
 	}
 	// y = −A⁻¹(W∇Φ + νw), A = WHW + wwᵀ, ν chosen so that wᵀy = Σ Δᵢ = 0.
 	grad := mat.NewVecDense(k, nil)

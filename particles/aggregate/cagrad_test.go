@@ -203,18 +203,29 @@ func TestCAGradMaximisesWorstImprovement(t *testing.T) {
 	}
 }
 
-// TestCAGradUndefinedDirectionIsAnError checks the cases where the
-// minimising combination is 0 and d is undefined: a zero gradient
-// (F = 0 at the zero vertex, and g_wᵀg₀ + c‖g₀‖‖g_w‖ ≥ 0 along (1,0)),
-// and two opposite gradients with a third orthogonal one (every
-// combination points into the half-plane of g₀ = (0, ⅓)).
-func TestCAGradUndefinedDirectionIsAnError(t *testing.T) {
-	for name, g := range map[string][][]float64{
-		"zero":             {{1, 0}, {0, 0}},
-		"opposite + third": {{1, 0}, {-1, 0}, {0, 1}},
+// TestCAGradUndefinedDirectionIsTheMean checks the cases where the
+// minimising combination is 0 and g_w*/‖g_w*‖ is undefined: a zero
+// gradient (F = 0 at the zero vertex, and g_wᵀg₀ + c‖g₀‖‖g_w‖ ≥ 0 along
+// (1,0)), and two opposite gradients with a third orthogonal one (every
+// combination points into the half-plane of g₀ = (0, ⅓)). d is then the
+// mean gradient g₀ (hand-computed: (½, 0) and (0, ⅓)), exactly.
+func TestCAGradUndefinedDirectionIsTheMean(t *testing.T) {
+	for name, c := range map[string]struct {
+		g    [][]float64
+		want []float64
+	}{
+		"zero":             {[][]float64{{1, 0}, {0, 0}}, []float64{0.5, 0}},
+		"opposite + third": {[][]float64{{1, 0}, {-1, 0}, {0, 1}}, []float64{0, 1.0 / 3}},
 	} {
-		if d, err := aggregateOrErr(&CAGrad{}, g); err == nil {
-			t.Errorf("%s: direction %v, want an error", name, d)
+		d, err := aggregateOrErr(&CAGrad{}, c.g)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i := range d {
+			if d[i] != c.want[i] {
+				t.Errorf("%s: direction %v, want the mean %v", name, d, c.want)
+				break
+			}
 		}
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/mtsgd/mtsgd/particles/minnorm"
 )
 
-// ErrZeroInConvexHull is wrapped by the error of a method whose
-// direction does not exist when 0 is in the convex hull of the task
-// gradients (Nash-MTL: opposite gradients, or a zero one).
-var ErrZeroInConvexHull = errors.New("0 is in the convex hull of the task gradients")
+// errZeroInConvexHull is the weight solve's answer when 0 is in the
+// convex hull of the task gradients (opposite gradients, or a zero one),
+// where Nash-MTL's weights do not exist.
+var errZeroInConvexHull = errors.New("0 is in the convex hull of the task gradients")
 
 // NashMTL is Nash-MTL (Navon et al., "Multi-Task Learning as a
 // Bargaining Game", ICML 2022, Algorithm 1): the Nash bargaining
@@ -37,12 +37,15 @@ var ErrZeroInConvexHull = errors.New("0 is in the convex hull of the task gradie
 // ‖gᵢ‖), so that gradients of very different norms cost nothing in
 // accuracy. F has a minimiser if and only if 0 is not in the convex hull
 // of the gradients (otherwise it decreases without bound along the
-// weights of a vanishing combination): Aggregate returns an error
-// wrapping ErrZeroInConvexHull for a zero gradient, and when the
-// shortest vector of the unit gradients' convex hull, found by package
-// minnorm, has squared norm at most 1e-8. This covers opposite
-// gradients; near that limit the weights grow like the inverse of that
-// vector's norm.
+// weights of a vanishing combination). There the point is
+// Pareto-stationary, no direction improves every task, and d = 0, as
+// MGDA's min-norm direction is 0 there; the official code's solver
+// fails at such points and keeps its previous weights. It is so for a
+// zero gradient, and when the shortest vector of the unit gradients'
+// convex hull, found by package minnorm, has squared norm at most 1e-8
+// (opposite gradients, say; three gradients in a plane around 0, as on
+// the toy problems' Pareto sets). Near that limit the weights grow like
+// the inverse of that vector's norm.
 //
 // Sign: the gradients are loss gradients and d is a descent direction
 // (gᵢ·d = 1/αᵢ > 0 for every task) for θ ← θ − lr·d; negating G leaves M
@@ -66,7 +69,12 @@ func (a *NashMTL) Aggregate(dst []float64, g [][]float64, s Step) error {
 	a.gram = gramInto(a.gram, g)
 	a.alpha = growFloats(a.alpha, k)
 	a.hullWeights = growFloats(a.hullWeights, k)
-	if err := nashWeights(a.alpha, a.gram, k, &a.newton, &a.hull, a.hullWeights); err != nil {
+	err = nashWeights(a.alpha, a.gram, k, &a.newton, &a.hull, a.hullWeights)
+	if errors.Is(err, errZeroInConvexHull) {
+		clear(dst)
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("nash-mtl: %w", err)
 	}
 	combineRows(dst, a.alpha, g)
@@ -78,6 +86,10 @@ const (
 	nashHullTol  = 1e-8  // least squared distance to 0 of the unit gradients' hull
 	nashResidual = 1e-12 // max |αᵢ(Mα)ᵢ − 1| reached
 	nashMaxIter  = 500   // Newton steps
+	// nashDecrement is the Newton decrement below which α has converged
+	// (after a full step at λ the error is of order λ²), though the
+	// residual may not reach nashResidual in floating point.
+	nashDecrement = 1e-6
 )
 
 // nashNewton holds the buffers of the Newton solve.
@@ -101,7 +113,7 @@ func nashWeights(alpha, gram []float64, k int, p *nashNewton, hull *minnorm.Solv
 	for i := range k {
 		p.norm[i] = math.Sqrt(gram[i*k+i])
 		if p.norm[i] == 0 {
-			return fmt.Errorf("the gradient of task %d is zero: %w", i, ErrZeroInConvexHull)
+			return fmt.Errorf("the gradient of task %d is zero: %w", i, errZeroInConvexHull)
 		}
 	}
 	p.m = growFloats(p.m, k*k)
@@ -116,7 +128,7 @@ func nashWeights(alpha, gram []float64, k int, p *nashNewton, hull *minnorm.Solv
 		return fmt.Errorf("the distance of the gradients' convex hull to 0: %w", err)
 	}
 	if res.Value <= nashHullTol {
-		return fmt.Errorf("the shortest combination of the unit gradients has squared norm %.3g: %w", res.Value, ErrZeroInConvexHull)
+		return fmt.Errorf("the shortest combination of the unit gradients has squared norm %.3g: %w", res.Value, errZeroInConvexHull)
 	}
 	if err := p.solve(alpha, k); err != nil {
 		return err
@@ -179,6 +191,14 @@ func (p *nashNewton) solve(alpha []float64, k int) error {
 		}
 		for i := range k {
 			alpha[i] *= 1 + t*y.AtVec(i)
+		}
+		if lambda <= nashDecrement {
+			// That full step moved every αᵢ by a factor within 1e-6 of
+			// 1, and Newton's convergence is quadratic there (an error
+			// of order λ², 1e-12, remains): α is the solution, and the
+			// residual, whose rounding grows like α², is as small as
+			// floating point makes it (near a hull of 0, α is large).
+			return nil
 		}
 	}
 	return fmt.Errorf("nash-mtl: the weights did not converge in %d Newton steps", nashMaxIter)

@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"fmt"
@@ -65,7 +65,14 @@ func parseSpec(spec string) (methodSpec, error) {
 	return m, nil
 }
 
-// mustSpec parses a spec that parseFlags or readPlan has checked.
+// CheckSpec checks a method spec: its method and preset registered, its
+// own settings well formed.
+func CheckSpec(spec string) error {
+	_, err := parseSpec(spec)
+	return err
+}
+
+// mustSpec parses a spec that CheckSpec or Read has checked.
 func mustSpec(spec string) methodSpec {
 	m, err := parseSpec(spec)
 	if err != nil {

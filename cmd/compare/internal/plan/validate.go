@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"bytes"
@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/regfile"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -180,8 +178,8 @@ func checkScore(s metrics.Score) error {
 		in("Brier", c.Brier, 0, 2), in("NLL", c.NLL, 0, math.MaxFloat64))
 }
 
-// checkResults checks, before -aggregate writes anything, every result
-// file of plan p in OUT: each as checkHistory and readResult check it,
+// checkResults checks, before Aggregate writes anything, every result
+// file of plan p in OUT: each as checkHistory and ReadResult check it,
 // a run skipped only where the search skips (a cell above the grid), a
 // run diverged only under the tuned protocol, and every run with the
 // tasks of the others, in the same order (the tables pair the seeds'
@@ -192,13 +190,13 @@ func checkResults(out string, p Plan) error {
 	for _, c := range p.Cells {
 		dir := filepath.Join(out, c.Dir)
 		name := fmt.Sprintf("cell %d (%s)", c.Index, c.Dir)
-		res, ok, err := readResult(dir)
+		res, ok, err := ReadResult(dir)
 		switch {
 		case err != nil:
 			return fmt.Errorf("%s: %w", name, err)
 		case !ok:
 			continue
-		case res.Skipped != "" && (c.Stage != stageSearch || c.Level == 0):
+		case res.Skipped != "" && (c.Stage != StageSearch || c.Level == 0):
 			return fmt.Errorf("%s: %s marks the run skipped, which only a search cell above the grid can be", name, filepath.Join(dir, ResultFile))
 		case res.Diverged != "" && c.Stage == "":
 			return fmt.Errorf("%s: %s marks the run diverged, which only the tuned protocol records", name, filepath.Join(dir, ResultFile))
@@ -227,18 +225,4 @@ func taskList(tasks []taskKind) string {
 		names = append(names, t.Name)
 	}
 	return strings.Join(names, ", ")
-}
-
-// existingOut refuses an -out that is not a directory already: -aggregate
-// reads a sweep, and would otherwise create a mistyped OUT and its lock
-// before finding no plan there.
-func existingOut(out string) error {
-	st, err := os.Stat(out)
-	if err == nil && !st.IsDir() {
-		err = fmt.Errorf("%s: not a directory", out)
-	}
-	if err != nil {
-		return cli.Usage(fmt.Errorf("-out: %w (the sweep's directory)", err))
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 
 // tunedSweep is a committed sweep whose every cell has finished: 6
 // methods × 3 seeds of 3 epochs, two tasks, a validation split.
-const tunedSweep = "../../docs/results/tuned-multi-mnist"
+const tunedSweep = "../../../../docs/results/tuned-multi-mnist"
 
 // tableFiles are what -aggregate writes into OUT.
 var tableFiles = []string{"compare.md", "compare.csv", "compare.png", study.SummaryFile, "search.md", CurvesFile, TimeFile}
@@ -196,7 +196,7 @@ func TestAggregateRefusesUntrustedHistory(t *testing.T) {
 			out := t.TempDir()
 			copyResults(t, tunedSweep, out)
 			editResult(t, out, tc.dir, tc.edit)
-			err := aggregate(Options{Out: out}, &bytes.Buffer{})
+			err := Aggregate(out, &bytes.Buffer{})
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("aggregate: %v", err)
@@ -244,7 +244,7 @@ func TestAggregateRefusesTrailingData(t *testing.T) {
 				t.Fatal(err)
 			}
 			f.Close()
-			err = aggregate(Options{Out: out}, &bytes.Buffer{})
+			err = Aggregate(out, &bytes.Buffer{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), filepath.Join(out, tc.file)) {
 				t.Fatalf("aggregate: %v, want an error naming %s and saying %q", err, tc.file, tc.want)
 			}
@@ -289,7 +289,7 @@ func TestAggregateRefusesSpecialFiles(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			start := time.Now()
-			go func() { done <- aggregate(Options{Out: out}, &bytes.Buffer{}) }()
+			go func() { done <- Aggregate(out, &bytes.Buffer{}) }()
 			var err error
 			select {
 			case err = <-done:
@@ -321,11 +321,11 @@ func FuzzReadResult(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, ResultFile), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		r, ok, err := readResult(dir)
+		r, ok, err := ReadResult(dir)
 		if err != nil || !ok || r.Skipped != "" || len(r.History) == 0 {
 			return
 		}
-		last := lastTest(r.History)
+		last := LastTest(r.History)
 		if len(last) == 0 {
 			t.Fatalf("no test lines in the last epoch of a history of %d lines", len(r.History))
 		}
@@ -357,7 +357,7 @@ func FuzzReadPlan(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(out, PlanFile), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		p, err := readPlan(out)
+		p, err := Read(out)
 		if err != nil {
 			return
 		}
@@ -365,37 +365,4 @@ func FuzzReadPlan(f *testing.F) {
 			t.Fatalf("a plan of no cells read: %s", b)
 		}
 	})
-}
-
-// -aggregate with an -out that does not exist (a typo) or is a file is a
-// bad command line, and creates nothing.
-func TestAggregateNeedsExistingOut(t *testing.T) {
-	log.SetOutput(&bytes.Buffer{})
-	defer log.SetOutput(os.Stderr)
-	dir := t.TempDir()
-	file := filepath.Join(dir, "file")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, out := range []string{filepath.Join(dir, "typo", "sweep"), file} {
-		err := dispatch(t.Context(), Options{Out: out, Aggregate: true, Cell: -1}, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), out) {
-			t.Errorf("-aggregate -out %s: %v, want an error naming it", out, err)
-		}
-		if status := cli.Status(err); status != 2 {
-			t.Errorf("-aggregate -out %s: status %d, want 2", out, status)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "typo")); err == nil {
-		t.Error("-aggregate created the missing -out")
-	}
-}
-
-// compare has no -data flag, so -dataset files is refused as the command
-// line, pointing to train -data, not to a flag compare lacks.
-func TestRefusesOwnFiles(t *testing.T) {
-	_, err := parseFlags([]string{"-dataset", "files", "-out", t.TempDir()}, &bytes.Buffer{})
-	if err == nil || !strings.Contains(err.Error(), "-dataset files: compare runs the built-in data sets; train your own files with train -data DIR") {
-		t.Fatalf("error %v", err)
-	}
 }

@@ -1,15 +1,19 @@
-package main
+package plan
 
 import (
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	log "github.com/sirupsen/logrus"
+
+	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
 )
@@ -30,7 +34,7 @@ type Search struct {
 	// grid's edge says a larger rate may be better still.
 	Extend []float64 `json:"extend,omitempty"`
 	// ScoreScales are the candidate score scales of the kernel methods
-	// that do not take MT-SGD's presets (moo-svgd, svgd): the score
+	// that do not take MT-SGD's presets (moo-svgd, say): the score
 	// scale decides their step size as much as the learning rate does.
 	// MT-SGD keeps its preset's, the other methods the batch mean.
 	ScoreScales []experiment.ScoreScale `json:"score_scales"`
@@ -41,22 +45,20 @@ type Search struct {
 	Seed       uint64 `json:"seed"`
 }
 
-// tunedProtocol is -protocol tuned's budget: the search of 4 rates
+// Tuned is -protocol tuned's budget: the search of 4 rates
 // (and 2 score scales for MOO-SVGD) over 2 epochs on half the training
 // composites, then 3 epochs and 3 seeds at the choice; planned at about
 // 10 hours of a 2-core machine for the three Multi-* data sets
 // (docs/results-tuned.md).
-var tunedProtocol = struct {
-	Search  Search
-	Epochs  int
-	Seeds   string
-	Methods []string
+var Tuned = struct {
+	Search Search
+	Epochs int
+	Seeds  string // as -seeds takes them
 }{
 	Search: Search{LRs: []float64{1e-3, 3e-3, 1e-2, 3e-2}, Extend: []float64{0.1, 0.3},
 		ScoreScales: []experiment.ScoreScale{experiment.ScaleMean, experiment.ScaleNormalized}, Epochs: 2, TrainLimit: 55_000},
-	Epochs:  3,
-	Seeds:   "1,2,3",
-	Methods: []string{"mtsgd:" + experiment.DefaultPreset, "linear", "mgda", "pareto-mtl", "moo-svgd", "single"},
+	Epochs: 3,
+	Seeds:  "1,2,3",
 }
 
 // Candidate is one setting a search tries for a method.
@@ -151,8 +153,8 @@ func searchDir(method string, c Candidate) string {
 }
 
 // searchSettings are the settings of a method's search run for c.
-func (o Options) searchSettings(method string, c Candidate) experiment.Settings {
-	s := o.settings(method, o.Search.Seed)
+func (o Comparison) searchSettings(method string, c Candidate) experiment.Settings {
+	s := o.Settings(method, o.Search.Seed)
 	s.Epochs = o.Search.Epochs
 	if o.Search.TrainLimit > 0 && (s.TrainLimit == 0 || o.Search.TrainLimit < s.TrainLimit) {
 		s.TrainLimit = o.Search.TrainLimit
@@ -322,7 +324,7 @@ func searchRule(p Plan) string {
 	}
 	extend := ""
 	if len(s.Extend) > 0 {
-		extend = fmt.Sprintf(", then %s in turn while the best rate so far is the largest tried", strings.ReplaceAll(floats(s.Extend), ",", ", "))
+		extend = fmt.Sprintf(", then %s in turn while the best rate so far is the largest tried", strings.ReplaceAll(Rates(s.Extend), ",", ", "))
 	}
 	return fmt.Sprintf("Search: every method at learning rates %s%s (kernel methods without MT-SGD's presets also with score scales %s), "+
 		"%d epochs on %s, seed %d. Choice: the lowest mean over tasks of the validation NLL (MSE for regression) after the last epoch; "+
@@ -352,4 +354,153 @@ func chosenLabels(p Plan, ss searchState) map[string]string {
 		labels[m] = c.String()
 	}
 	return labels
+}
+
+// SkipExtension decides an extension cell of the search (Level > 0)
+// from its method's runs below its level, which must have finished: if
+// it does not extend their best, it writes the cell's result as skipped,
+// saying why, and returns true. Other cells are never skipped.
+func SkipExtension(out string, p Plan, c Cell) (bool, error) {
+	if c.Stage != StageSearch || c.Level == 0 {
+		return false, nil
+	}
+	dir := filepath.Join(out, c.Dir)
+	if res, ok, err := ReadResult(dir); err != nil || ok {
+		return ok && res.Skipped != "", err // decided already
+	}
+	var below []searched
+	var missing []string
+	for _, b := range p.Cells {
+		if b.Stage != StageSearch || b.Method != c.Method || b.Level >= c.Level {
+			continue
+		}
+		st, err := readCell(out, b, b.Settings)
+		if err != nil {
+			return false, err
+		}
+		if !st.Done {
+			missing = append(missing, fmt.Sprintf("%d %s: %s", b.Index, b.Dir, st.Why))
+			continue
+		}
+		r, err := searchedOf(b, st)
+		if err != nil {
+			return false, err
+		}
+		below = append(below, r)
+	}
+	if len(missing) > 0 {
+		return false, fmt.Errorf("the search of %s below this rate has not finished (cells %s): run them first", c.Method, strings.Join(missing, "; "))
+	}
+	ok, why := extends(c.Candidate, below)
+	if ok {
+		return false, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return false, err
+	}
+	release, err := cli.LockRun(dir, true)
+	if err != nil {
+		return false, err
+	}
+	defer release()
+	log.WithField("run", dir).Info(why)
+	return true, WriteResult(dir, Result{Settings: c.Settings, Skipped: why})
+}
+
+// searchedOf is a finished search cell as the choice sees it.
+func searchedOf(c Cell, st cellState) (searched, error) {
+	r := searched{Method: c.Method, Candidate: c.Candidate, Diverged: st.Diverged, Skipped: st.Skipped, Criterion: math.Inf(1),
+		Seconds: lastSeconds(st.History)}
+	if st.Diverged != "" || st.Skipped != "" {
+		return r, nil
+	}
+	var err error
+	if r.Criterion, r.Valid, err = criterion(st.History); err != nil {
+		return r, fmt.Errorf("cell %d: %w", c.Index, err)
+	}
+	return r, nil
+}
+
+// CellSettings are what cell c of p trains with: its own settings, or for
+// a final cell of the tuned protocol those with its method's choice
+// applied, which needs the method's search finished.
+func CellSettings(out string, p Plan, c Cell) (experiment.Settings, error) {
+	if c.Stage != StageFinal {
+		return c.Settings, nil
+	}
+	ss, err := readSearch(out, p)
+	if err != nil {
+		return experiment.Settings{}, err
+	}
+	cand, ok := ss.chosen[c.Method]
+	switch {
+	case ok:
+	case ss.failed[c.Method] != nil:
+		return experiment.Settings{}, fmt.Errorf("no rate to train %s at: %w", c.Method, ss.failed[c.Method])
+	default:
+		return experiment.Settings{}, fmt.Errorf("the search of %s has not finished (cells %s): run them first",
+			c.Method, strings.Join(ss.missing[c.Method], "; "))
+	}
+	s := c.Settings
+	cand.apply(&s)
+	return s, nil
+}
+
+// searchState is how far a plan's search has got.
+type searchState struct {
+	runs    map[string][]searched // method → its finished search runs, in the plan's order
+	chosen  map[string]Candidate  // method → its choice, once its search has finished
+	failed  map[string]error      // method → why its finished search chose nothing
+	missing map[string][]string   // method → its unfinished search cells, "I DIR: why"
+	pending map[int]string        // an unfinished search cell's index → "I DIR: why"
+}
+
+// readSearch reads the search cells of p in OUT and makes the choice of
+// every method whose search has finished. It reads validation scores
+// alone (criterion).
+func readSearch(out string, p Plan) (searchState, error) {
+	ss := searchState{runs: map[string][]searched{}, chosen: map[string]Candidate{},
+		failed: map[string]error{}, missing: map[string][]string{}, pending: map[int]string{}}
+	for _, c := range p.Cells {
+		if c.Stage != StageSearch {
+			continue
+		}
+		st, err := readCell(out, c, c.Settings)
+		if err != nil {
+			return ss, fmt.Errorf("cell %d: %w", c.Index, err)
+		}
+		if !st.Done {
+			why := fmt.Sprintf("%d %s: %s", c.Index, c.Dir, st.Why)
+			ss.missing[c.Method] = append(ss.missing[c.Method], why)
+			ss.pending[c.Index] = why
+			continue
+		}
+		r, err := searchedOf(c, st)
+		if err != nil {
+			return ss, err
+		}
+		ss.runs[c.Method] = append(ss.runs[c.Method], r)
+	}
+	for _, m := range p.Methods {
+		if len(ss.missing[m]) > 0 || len(ss.runs[m]) == 0 {
+			continue
+		}
+		c, err := choose(ss.runs[m])
+		if err != nil {
+			ss.failed[m] = err
+			continue
+		}
+		ss.chosen[m] = c
+	}
+	return ss, nil
+}
+
+// Rates prints learning rates as -lrs takes them: comma-separated, each
+// in its shortest form.
+func Rates(rates []float64) string {
+	var fs []string
+	for _, r := range rates {
+		fs = append(fs, strconv.FormatFloat(r, 'g', -1, 64))
+	}
+	return strings.Join(fs, ",")
 }

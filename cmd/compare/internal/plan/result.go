@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"encoding/json"
@@ -20,8 +20,8 @@ import (
 // tables.
 const ResultFile = "result.json"
 
-// runResult is what ResultFile holds.
-type runResult struct {
+// Result is what ResultFile holds.
+type Result struct {
 	Settings experiment.Settings      `json:"settings"`
 	History  []experiment.MetricsLine `json:"history"`
 	// Diverged is the error that stopped a run of the tuned protocol on
@@ -36,7 +36,8 @@ type runResult struct {
 	Assessed *study.Assessed `json:"assessed,omitempty"`
 }
 
-func writeResult(dir string, r runResult) error {
+// WriteResult writes r as dir's ResultFile, atomically.
+func WriteResult(dir string, r Result) error {
 	b, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, ResultFile), err)
@@ -49,33 +50,34 @@ func writeResult(dir string, r runResult) error {
 	return nil
 }
 
-// readResult reads dir's result; ok is false when it has none.
-func readResult(dir string) (r runResult, ok bool, err error) {
+// ReadResult reads dir's result and checks its history as the tables
+// read it; ok is false when it has none.
+func ReadResult(dir string) (r Result, ok bool, err error) {
 	path := filepath.Join(dir, ResultFile)
 	err = readJSONFile(path, &r)
 	if errors.Is(err, os.ErrNotExist) {
-		return runResult{}, false, nil
+		return Result{}, false, nil
 	}
 	if err != nil {
-		return runResult{}, false, err
+		return Result{}, false, err
 	}
 	switch {
 	case r.Diverged == "" && r.Skipped == "" && len(r.History) == 0:
-		return runResult{}, false, fmt.Errorf("%s: no scores", path)
+		return Result{}, false, fmt.Errorf("%s: no scores", path)
 	case r.Skipped != "" && len(r.History) > 0:
-		return runResult{}, false, fmt.Errorf("%s: a skipped run with %d lines of history", path, len(r.History))
+		return Result{}, false, fmt.Errorf("%s: a skipped run with %d lines of history", path, len(r.History))
 	}
 	if _, err := checkHistory(r.Settings, r.History, r.Diverged != "" || r.Skipped != ""); err != nil {
-		return runResult{}, false, fmt.Errorf("%s: %w", path, err)
+		return Result{}, false, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, true, nil
 }
 
-// sameRun says whether a run saved with settings saved is the run asked
+// SameRun says whether a run saved with settings saved is the run asked
 // for, but for its budget: the automatic repulsion weights are resolved
 // by the training set's size when a run starts (Settings.Resolve), so an
 // automatic weight asked for matches any saved one.
-func sameRun(saved, asked experiment.Settings) bool {
+func SameRun(saved, asked experiment.Settings) bool {
 	asked.Epochs = saved.Epochs
 	if asked.Repulsion == experiment.AutoRepulsion {
 		asked.Repulsion = saved.Repulsion
@@ -86,10 +88,25 @@ func sameRun(saved, asked experiment.Settings) bool {
 	return saved.Equal(asked)
 }
 
-// otherRun is the error for a run directory dir that holds a run saved
+// OtherRun is the error for a run directory dir that holds a run saved
 // with settings saved where settings asked were asked for.
-func otherRun(dir string, saved, asked experiment.Settings) error {
+func OtherRun(dir string, saved, asked experiment.Settings) error {
 	a, _ := json.Marshal(saved)
 	b, _ := json.Marshal(asked)
 	return fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out, or remove it", dir, a, b)
+}
+
+// LastTest returns the test lines of the last epoch in history.
+func LastTest(history []experiment.MetricsLine) []experiment.MetricsLine {
+	var out []experiment.MetricsLine
+	last := 0
+	for _, l := range history {
+		last = max(last, l.Epoch)
+	}
+	for _, l := range history {
+		if l.Epoch == last && l.Split == "test" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

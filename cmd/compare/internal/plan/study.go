@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
@@ -7,20 +7,20 @@ import (
 
 // A study is a comparison whose runs are listed one by one, each method
 // spec with its own seeds, rather than every method for every seed; its
-// finished runs are also assessed (Options.Assess, study.Assess): the
+// finished runs are also assessed (Comparison.Assess, study.Assess): the
 // checkpoints last/ and best/ are scored on the test split raw and after
 // temperature scaling, and against another data set's inputs, into the
 // result file.
 
-// plannedRun is one run of a study.
-type plannedRun struct {
+// Run is one run of a study.
+type Run struct {
 	Method string `json:"method"`
 	Seed   uint64 `json:"seed"`
 }
 
-// paperStudy is -protocol paper-study: the paper's protocol (100 epochs
-// of SGD at the data set's rate, halved every 15 epochs) run to its end,
-// every seed-1 run first so that a first reading exists early:
+// PaperStudy are -protocol paper-study's runs: the paper's protocol (100
+// epochs of SGD at the data set's rate, halved every 15 epochs) run to
+// its end, every seed-1 run first so that a first reading exists early:
 //
 //   - at the paper's rate: MT-SGD (authors-params), linear scalarisation
 //     with equal weights and with per-particle preferences (linear-pref),
@@ -36,7 +36,7 @@ type plannedRun struct {
 //     2 points beyond which the study needs its spread too;
 //   - seeds 2 and 3 of the three tuned-rate runs, so that the reading at
 //     each method's own rate has its spread as the paper's rate has.
-var paperStudy = []plannedRun{
+var PaperStudy = []Run{
 	{"mtsgd:authors-params", 1}, {"linear", 1}, {"linear-pref", 1}, {"mgda", 1}, {"pareto-mtl", 1},
 	{"moo-svgd@scale=normalized", 1},
 	{"mtsgd:authors-params@lr=0.01", 1}, {"linear@lr=0.1", 1}, {"moo-svgd@lr=0.01@scale=normalized", 1},
