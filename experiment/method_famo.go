@@ -14,11 +14,11 @@ var famoMethod = Method{
 		if decay == 0 {
 			decay = -1 // aggregate.FAMO's γ = 0
 		}
-		return &aggregate.FAMO{LearningRate: p.Param("lr", 0.025), WeightDecay: decay}
+		return &aggregate.FAMO{LearningRate: p.Param("weight-lr", 0.025), WeightDecay: decay}
 	}),
 	Heads: ownScore,
 	Params: []Param{
-		{Name: "lr", Default: 0.025, Min: 1e-12, Max: 10, Help: "Adam's step size on the task logits"},
+		{Name: "weight-lr", Default: 0.025, Min: 1e-12, Max: 10, Help: "Adam's step size on the task logits"},
 		{Name: "decay", Default: 0.01, Min: 0, Max: 10, Help: "the weight decay γ of the task logits (0: none)"},
 	},
 }

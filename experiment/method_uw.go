@@ -10,8 +10,8 @@ var uwMethod = Method{
 	Title: "uncertainty weighting",
 	Help:  "no interaction: each trunk follows its task gradients weighted ½e^(−s), s = log σ² learned per task and particle (uncertainty weighting, Kendall et al. 2018); each head its own task's score" + onHost,
 	Trunk: aggregatedTrunk(func(p RuleParams) aggregate.Aggregator {
-		return &aggregate.UncertaintyWeighting{LearningRate: p.Param("lr", 0.01)}
+		return &aggregate.UncertaintyWeighting{LearningRate: p.Param("weight-lr", 0.01)}
 	}),
 	Heads:  ownScore,
-	Params: []Param{{Name: "lr", Default: 0.01, Min: 1e-12, Max: 10, Help: "the SGD step size of the log variances s"}},
+	Params: []Param{{Name: "weight-lr", Default: 0.01, Min: 1e-12, Max: 10, Help: "the SGD step size of the log variances s"}},
 }

@@ -200,6 +200,21 @@ func checkMethod(m Method) {
 	if m.Trunk == nil && m.Toy {
 		panic(fmt.Sprintf("experiment: method %q has no Trunk rule to move the toy problems' points", m.Name))
 	}
+	for i, p := range m.Params {
+		// compare's method specs spell a parameter @NAME=VALUE beside
+		// their own @lr=, @scale= and @repel.
+		if p.Name == "" || p.Name == "lr" || p.Name == "scale" || p.Name == "repel" || strings.ContainsAny(p.Name, "@=:, ") {
+			panic(fmt.Sprintf("experiment: method %q has a parameter named %q", m.Name, p.Name))
+		}
+		for _, q := range m.Params[:i] {
+			if q.Name == p.Name {
+				panic(fmt.Sprintf("experiment: method %q has two parameters named %q", m.Name, p.Name))
+			}
+		}
+		if err := p.check(p.Default); err != nil {
+			panic(fmt.Sprintf("experiment: method %q parameter %s's default: %v", m.Name, p.Name, err))
+		}
+	}
 }
 
 // LookupMethod returns the method called name.

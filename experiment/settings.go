@@ -293,6 +293,16 @@ func (s Settings) check(own *Method) error {
 	return s.checkMethodOptions(method)
 }
 
+// CheckMethodOptions checks -repel and the method's own parameters
+// against what the settings' method takes.
+func (s Settings) CheckMethodOptions() error {
+	method, err := LookupMethod(s.Method)
+	if err != nil {
+		return fmt.Errorf("-%w", err)
+	}
+	return s.checkMethodOptions(method)
+}
+
 // checkMethodOptions checks -repel and the method's own parameters
 // against what the method takes.
 func (s Settings) checkMethodOptions(method Method) error {

@@ -14,14 +14,20 @@ import (
 // by settings of that method's own that replace the comparison's:
 // @lr=RATE (its learning rate) and @scale=mean|sum|normalized (its score
 // scale, as train's -score-scale; the repulsion weights then follow the
-// scale, as they do in train). For example moo-svgd@scale=normalized, or
-// mtsgd:authors-params@lr=0.01. The whole spec is the method's name in
-// the tables; its run directories write ":" as "-", "@lr=" as "-lr" and
-// "@scale=" as "-" (linear@lr=0.1 seed 1: linear-lr0.1-seed1).
+// scale, as they do in train), @repel (train's -repel: the method's
+// trunk directions drive an SVGD step across the particles) and
+// @PARAM=VALUE for each of the method's own parameters (train's
+// -METHOD-PARAM). For example moo-svgd@scale=normalized,
+// mtsgd:authors-params@lr=0.01 or cagrad@c=0.2@repel. The whole spec is
+// the method's name in the tables; its run directories write ":" as "-",
+// "@lr=" as "-lr", "@scale=" as "-", "@repel" as "-repel" and
+// "@PARAM=" as "-PARAM" (linear@lr=0.1 seed 1: linear-lr0.1-seed1).
 type methodSpec struct {
 	Name, Preset string
 	LR           float64               // 0: the comparison's
 	ScoreScale   experiment.ScoreScale // unnamed: the method's
+	Repel        bool
+	Params       map[string]float64 // the method's own, where given
 }
 
 // parseSpec reads a method spec and checks its parts against the
@@ -30,7 +36,8 @@ func parseSpec(spec string) (methodSpec, error) {
 	base, opts, _ := strings.Cut(spec, "@")
 	var m methodSpec
 	name, preset, hasPreset := strings.Cut(base, ":")
-	if _, err := experiment.LookupMethod(name); err != nil {
+	method, err := experiment.LookupMethod(name)
+	if err != nil {
 		return m, err
 	}
 	m.Name = name
@@ -58,11 +65,36 @@ func parseSpec(spec string) (methodSpec, error) {
 				return m, fmt.Errorf("%s: @scale=%s is not mean, sum or normalized", spec, value)
 			}
 			m.ScoreScale = scale
+		case opt == "repel" && !m.Repel:
+			m.Repel = true
+		case m.Params[key] == 0 && paramOf(method, key):
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				return m, fmt.Errorf("%s: @%s is not a number", spec, opt)
+			}
+			if m.Params == nil {
+				m.Params = map[string]float64{}
+			}
+			m.Params[key] = v
 		default:
-			return m, fmt.Errorf("%s: @%s is not @lr=RATE or @scale=SCALE, each at most once", spec, opt)
+			return m, fmt.Errorf("%s: @%s is not @lr=RATE, @scale=SCALE, @repel or one of %s's parameters @NAME=VALUE, each at most once", spec, opt, name)
 		}
 	}
+	s := experiment.Settings{Method: name, Repel: m.Repel, MethodParams: m.Params}
+	if err := s.CheckMethodOptions(); err != nil {
+		return m, fmt.Errorf("%s: %w", spec, err)
+	}
 	return m, nil
+}
+
+// paramOf reports whether key names one of m's own parameters.
+func paramOf(m experiment.Method, key string) bool {
+	for _, p := range m.Params {
+		if p.Name == key {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckSpec checks a method spec: its method and preset registered, its
@@ -90,7 +122,11 @@ func (m methodSpec) apply(s *experiment.Settings) {
 		s.ScoreScale = m.ScoreScale
 		s.Repulsion, s.HeadRepulsion = experiment.AutoRepulsion, experiment.AutoRepulsion
 	}
+	s.Repel = m.Repel
+	if len(m.Params) > 0 {
+		s.MethodParams = m.Params
+	}
 }
 
 // specDir is a spec as run directories write it.
-var specDir = strings.NewReplacer(":", "-", "@lr=", "-lr", "@scale=", "-")
+var specDir = strings.NewReplacer(":", "-", "@lr=", "-lr", "@scale=", "-", "@repel", "-repel", "@", "-", "=", "")
