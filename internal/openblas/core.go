@@ -19,14 +19,11 @@ type features struct {
 	avx512  bool // AVX-512 F, CD, BW, DQ and VL: SkylakeX's kernels
 }
 
-// thisCPU is the features of the processor the program runs on, as
-// internal/asm reads them.
+// thisCPU is the features of the processor the program runs on, from
+// the x86-64 level internal/asm reads.
 func thisCPU() features {
-	x := asm.CPU
-	return features{
-		avx2FMA: x.AVX2 && x.FMA,
-		avx512:  x.AVX512F && x.AVX512CD && x.AVX512BW && x.AVX512DQ && x.AVX512VL,
-	}
+	level := asm.X86Level()
+	return features{avx2FMA: level >= 3, avx512: level >= 4}
 }
 
 // betterCore returns the kernel set to use in place of chosen, the one
