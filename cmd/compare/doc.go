@@ -26,7 +26,13 @@
 // (sample deviation; none for a single seed), and the wall seconds per
 // epoch (steps and evaluation, summed over resumes). On the Multi-* data
 // sets the paper's ECE (its Table 2) and, where it can be read, its
-// accuracy stand beside ours. The table is printed and written to
+// accuracy stand beside ours. Under it, a table gives each method's Δm %
+// against single-task training (Maninis et al. 2019, as LibMTL reports
+// it): the mean over the tasks of its relative gain over the method spec
+// single on the task's test accuracy (MSE for regression, a fall in it
+// counting as a gain), from the means over the seeds; positive is better
+// than single-task, "—" where the comparison has no single run. The
+// tables are printed and written to
 // OUT/compare.md, as CSV to OUT/compare.csv, and for classification as a
 // bar chart of accuracy and ECE per method and task, ours beside the
 // paper's, to OUT/compare.png.
@@ -68,7 +74,7 @@
 // The search runs go to OUT/search/METHOD-lrRATE[-SCALE], the final ones
 // to OUT/METHOD-seedS; the tables name each method's choice, and OUT
 // also gets search.md (every candidate's validation figures),
-// summary.md (a line per method, a column per task; then, per task and
+// summary.md (a line per method, a column per task and one of Δm %; then, per task and
 // metric, MT-SGD against the best other method, and whether the gap is
 // larger than the sum of their seed standard deviations) and
 // compare-time.png (test NLL against seconds of training, mean ± sd over
@@ -122,7 +128,8 @@
 // data set's test inputs (Multi-Fashion for Multi-MNIST) from its own.
 // -aggregate then also writes OUT/study.md (every run at its last epoch,
 // at best/, and at the epoch of its best test accuracy, the authors'
-// rule, labelled as chosen on the test split; MT-SGD against the best
+// rule, labelled as chosen on the test split; each method spec's Δm %
+// against single-task training at those three; MT-SGD against the best
 // other method of its rate, per task and metric), OUT/study-readme.md
 // (the tables of these the READMEs show, a test checking that they do)
 // and OUT/study-calibration.png (test ECE and NLL per epoch on a log scale,

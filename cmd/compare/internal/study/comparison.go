@@ -25,13 +25,19 @@ type Comparison struct {
 	Chosen  map[string]string
 }
 
-// WriteComparison writes into dir compare.md (with note after the
-// table), compare.csv and compare.png (classification only) from each
+// WriteComparison writes into dir compare.md (a row per method and task,
+// then each method's Δm % against single-task training (deltam.go), then
+// note), compare.csv and compare.png (classification only) from each
 // method's per-seed last-epoch test lines, and for a tuned comparison
 // SummaryFile with MT-SGD's verdict; it prints the Markdown to stdout.
 func WriteComparison(dir string, c Comparison, results map[string][][]experiment.MetricsLine, note string, stdout io.Writer) error {
 	rows := summarise(c.Methods, results)
-	md, csv := markdown(c.Dataset, rows, c.Chosen)+note, csvTable(rows, c.Chosen)
+	md := markdown(c.Dataset, rows, c.Chosen)
+	if len(rows) > 0 {
+		md += "\n" + deltaMTable(c.Methods, []deltaMColumn{{deltaMHead, comparisonPrimaries(rows)}})
+	}
+	md += note
+	csv := csvTable(rows, c.Chosen)
 	files := map[string]string{"compare.md": md, "compare.csv": csv}
 	if c.Chosen != nil {
 		files[SummaryFile] = summary(c.Dataset, c.Methods, rows, c.Chosen)
@@ -152,33 +158,42 @@ func markdown(dataset string, rows []row, chosen map[string]string) string {
 // rule is the Markdown separator row of a header's leading cells.
 func rule(head string) string { return strings.Repeat("|---", strings.Count(head, "|")-1) + "|" }
 
-// csvTable is the rows as CSV, one column per figure; with chosen (the
-// tuned protocol) a column before the seconds gives each method's choice.
+// csvTable is the rows as CSV, one column per figure, then the method's
+// Δm % against single-task training (empty where not defined); with
+// chosen (the tuned protocol) a column before the seconds gives each
+// method's choice.
 func csvTable(rows []row, chosen map[string]string) string {
 	var b strings.Builder
 	col := ""
 	if chosen != nil {
 		col = "chosen,"
 	}
-	b.WriteString("method,task,seeds,accuracy_mean,accuracy_sd,brier_mean,brier_sd,ece_mean,ece_sd,nll_mean,nll_sd,mse_mean,mse_sd," + col + "seconds_per_epoch\n")
+	b.WriteString("method,task,seeds,accuracy_mean,accuracy_sd,brier_mean,brier_sd,ece_mean,ece_sd,nll_mean,nll_sd,mse_mean,mse_sd,delta_m_percent," + col + "seconds_per_epoch\n")
 	g := func(s stat) string {
 		if s.N == 0 {
 			return ","
 		}
 		return fmt.Sprintf("%.6g,%.6g", s.Mean, s.SD)
 	}
+	primaries := comparisonPrimaries(rows)
 	for _, r := range rows {
 		if chosen != nil {
 			col = fmt.Sprintf("%q,", chosen[r.Method])
 		}
-		fmt.Fprintf(&b, "%s,%s,%d,%s,%s,%s,%s,%s,%s%.2f\n", r.Method, r.Task, r.Seeds, g(r.Accuracy), g(r.Brier), g(r.ECE), g(r.NLL), g(r.MSE), col, r.SecondsPerEpoch)
+		dm := ""
+		if v, ok := deltaM(primaries[r.Method], primaries[singleTask]); ok {
+			dm = fmt.Sprintf("%.6g", v)
+		}
+		fmt.Fprintf(&b, "%s,%s,%d,%s,%s,%s,%s,%s,%s,%s%.2f\n", r.Method, r.Task, r.Seeds, g(r.Accuracy), g(r.Brier), g(r.ECE), g(r.NLL), g(r.MSE), dm, col, r.SecondsPerEpoch)
 	}
 	return b.String()
 }
 
 // summary is the rows as one line per method: its choice, then per task
 // the test accuracy, ECE in percent with the paper's in brackets, and
-// NLL (MSE for regression), each mean ± sd over the seeds.
+// NLL (MSE for regression), each mean ± sd over the seeds, then its Δm %
+// against single-task training; noSingleTaskNote under it where the
+// comparison has no single-task run.
 func summary(dataset string, methods []string, rows []row, chosen map[string]string) string {
 	var tasks []string
 	for _, r := range rows {
@@ -186,6 +201,7 @@ func summary(dataset string, methods []string, rows []row, chosen map[string]str
 			tasks = append(tasks, r.Task)
 		}
 	}
+	primaries := comparisonPrimaries(rows)
 	var b strings.Builder
 	b.WriteString("| " + dataset + " | chosen | seeds |")
 	for _, t := range tasks {
@@ -195,7 +211,7 @@ func summary(dataset string, methods []string, rows []row, chosen map[string]str
 			b.WriteString(" " + t + ": accuracy / ECE % [paper] / NLL |")
 		}
 	}
-	b.WriteString(" s/epoch |\n|---|---|---|" + strings.Repeat("---|", len(tasks)) + "---|\n")
+	b.WriteString(" Δm % | s/epoch |\n|---|---|---|" + strings.Repeat("---|", len(tasks)) + "---|---|\n")
 	f := func(s stat, scale float64, digits int) string {
 		if s.N < 2 {
 			return fmt.Sprintf("%.*f", digits, scale*s.Mean)
@@ -229,7 +245,10 @@ func summary(dataset string, methods []string, rows []row, chosen map[string]str
 				fmt.Fprintf(&b, " %s / %s%s / %s |", f(r.Accuracy, 1, 3), f(r.ECE, 100, 2), paperECE, f(r.NLL, 1, 3))
 			}
 		}
-		fmt.Fprintf(&b, " %.0f |\n", mine[0].SecondsPerEpoch)
+		fmt.Fprintf(&b, " %s | %.0f |\n", deltaMCell(m, primaries), mine[0].SecondsPerEpoch)
+	}
+	if len(primaries[singleTask]) == 0 {
+		b.WriteString("\n" + noSingleTaskNote)
 	}
 	return b.String()
 }

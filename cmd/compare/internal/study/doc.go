@@ -4,7 +4,8 @@
 // (WriteStudy). Both set MT-SGD against the best other method per task
 // and metric by one rule, the seed spread (verdict.go), so that the
 // READMEs' sentences follow from the result files and not from a reading
-// of them.
+// of them; and both give each method's Δm % against single-task training,
+// the literature's one figure per method (deltam.go).
 //
 // The package reads no run directory and trains nothing: cmd/compare
 // collects the runs' histories and assessments, and hands them here.

@@ -64,15 +64,22 @@ func studyFigures(rows []studyRow) []figures {
 }
 
 // markdown is File's tables: each method spec at its last epoch, at
-// best/ and at its best test epoch, and MT-SGD against the other methods
-// of its learning rate, the paper's and the tuned ones apart.
+// best/ and at its best test epoch, each method spec's Δm % against
+// single-task training at those three (deltam.go), and MT-SGD against the
+// other methods of its learning rate, the paper's and the tuned ones
+// apart.
 func (r report) markdown() string {
 	dataset := r.study.Dataset
 	var b strings.Builder
 	fmt.Fprintf(&b, "## At the last epoch (last/)\n\n%s\n", studyTable(dataset, r.last))
 	fmt.Fprintf(&b, "## At best/ (the epoch of best validation accuracy)\n\n%s\n", studyTable(dataset, r.best))
+	bestTest := bestTestRows(r.study.specs(), r.runs)
 	fmt.Fprintf(&b, "## At the epoch of best test accuracy\n\nThe rule of the authors' script, chosen on the test split: for setting our figures beside the paper's only; no choice of ours is made here.\n\n%s\n",
-		studyTable(dataset, bestTestRows(r.study.specs(), r.runs)))
+		studyTable(dataset, bestTest))
+	fmt.Fprintf(&b, "## Δm %% against single-task training\n\n"+
+		"Per method spec, at each checkpoint above: the mean over the tasks of the relative gain in mean test accuracy over the method spec `single` (Maninis et al. 2019), in percent; positive is better than single-task training.\n\n%s\n",
+		deltaMTable(r.study.specs(), []deltaMColumn{
+			{"last epoch", studyPrimaries(r.last)}, {"best/", studyPrimaries(r.best)}, {"best test epoch", studyPrimaries(bestTest)}}))
 	b.WriteString("## MT-SGD against the best other method of its learning rate\n\n" +
 		"Per task and metric (conf − acc: nearest 0 is best); beyond the seed spread when the means differ by more than the sum of their standard deviations, a rough reading with three seeds.\n\n")
 	for _, v := range r.verdicts {
