@@ -89,8 +89,19 @@ func (s Settings) shapeMemory(cfg *engine.Config, evalExamples, workers int) sha
 		p.classesSetting = fmt.Sprintf("%s: classes %d (task %s) with %s", files.TasksFile, t.Classes, t.Name, p.particleSetting)
 		p.lower = fmt.Sprintf("classes in %s, or -particles", files.TasksFile)
 	}
-	if method, err := LookupMethod(s.Method); err == nil && method.Kernels {
+	method, err := LookupMethod(s.Method)
+	if err == nil && method.Kernels {
 		p.rules = 2 * particles.KernelMemory(s.Particles) // the trunks' and the heads' rules
+	}
+	if err == nil && method.Trunk != nil {
+		if rule, err := method.Trunk(RuleParams{Settings: s, Tasks: len(cfg.Tasks)}); err == nil {
+			if _, ok := rule.(*particles.Aggregated); ok {
+				p.rules += 8 * (k + 1) * trunk // one particle's task gradients and direction at a time
+			}
+		}
+	}
+	if s.Repel {
+		p.rules += particles.KernelMemory(s.Particles) + 8*particleCount*trunk // the kernel, the repelled directions
 	}
 	p.workers = min(max(1, workers), s.Particles) // as engine.New
 	p.graphs = float64(p.workers) * 2 * (trunk + heads) * float64(cfg.Dtype.Size())
@@ -102,7 +113,8 @@ func (s Settings) shapeMemory(cfg *engine.Config, evalExamples, workers int) sha
 // directions, optimiser state, batch statistics), one trunk score per
 // task (float32 or float64, engine.Config.ScoreSize) and, for a
 // heads-first step, its trunk's forward pass (engine.KeptBytes), what
-// the update rules keep (the kernel matrices), the workers' graphs, their
+// the update rules keep (the kernel matrices, an aggregator's task
+// gradients), the workers' graphs, their
 // particles' stacked passes (engine.AcrossBytes) and the batch, and the
 // evaluation's predictions (every particle's, for every
 // example of a set).
