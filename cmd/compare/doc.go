@@ -150,7 +150,9 @@
 // plan first; the cells can then run anywhere that sees OUT, each in its
 // own process, and the tables be made once they are done:
 //
-//	-plan              write OUT/plan.json and stop
+//	-plan              write OUT/plan.json and stop; an OUT/plan.json of
+//	                   another comparison (other than by cells appended) is
+//	                   refused, status 2, unless -replace-plan
 //	-cell I            run cell I of OUT/plan.json (needs -out; takes only
 //	                   -data-dir, -workers and -device besides): trains it unless
 //	                   finished, resumes it if interrupted; locks its run

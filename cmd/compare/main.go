@@ -42,10 +42,13 @@ type Options struct {
 	// What to do instead of running the whole comparison (a sweep, see
 	// sweep.go): write OUT/plan.json only; run one cell of it (-1: none);
 	// tabulate its finished cells; write the Slurm and Kubernetes files.
-	Plan      bool
-	Cell      int
-	Aggregate bool
-	Slurm     SlurmOptions
+	Plan bool
+	Cell int
+	// ReplacePlan lets -plan (or -slurm) replace an OUT/plan.json that
+	// differs from the flags' other than by cells appended.
+	ReplacePlan bool
+	Aggregate   bool
+	Slurm       SlurmOptions
 
 	device gpu.Device // opened from Device for the runs; nil: the CPU
 }
@@ -253,6 +256,7 @@ func newFlagSet(o *Options, c *lists, stderr io.Writer) *flag.FlagSet {
 	cli.Workers(fs, &o.Workers, "")
 	cli.Device(fs, &o.Device, "")
 	fs.BoolVar(&o.Plan, "plan", false, "write OUT/"+plan.PlanFile+", the comparison's cells, and stop")
+	fs.BoolVar(&o.ReplacePlan, "replace-plan", false, "with -plan or -slurm: replace an OUT/"+plan.PlanFile+" of another comparison (its runs' result files then no longer count)")
 	fs.IntVar(&o.Cell, "cell", -1, "run cell `I` of OUT/"+plan.PlanFile+" only (the comparison flags come from the plan)")
 	fs.BoolVar(&o.Aggregate, "aggregate", false, "tabulate the finished cells of OUT/"+plan.PlanFile+"; status 5 when some are missing")
 	fs.BoolVar(&o.Slurm.Write, "slurm", false, "write the plan, OUT/"+plan.SbatchFile+" (a Slurm job array over it) and OUT/"+JobFile+" (a Kubernetes Indexed Job)")
@@ -411,6 +415,9 @@ func checkModes(o Options, set map[string]bool) error {
 	}
 	if len(modes) > 1 {
 		return fmt.Errorf("%s: give one at most", strings.Join(modes, " and "))
+	}
+	if set["replace-plan"] && !set["plan"] && !set["slurm"] {
+		return errors.New("-replace-plan goes with -plan or -slurm, which write the plan")
 	}
 	if set["cell"] && o.Cell < 0 {
 		return fmt.Errorf("-cell %d: cells are numbered from 0", o.Cell)

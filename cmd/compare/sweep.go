@@ -27,6 +27,11 @@ func makePlan(o Options, stdout io.Writer) (plan.Plan, error) {
 	}
 	defer release()
 	p := o.plan()
+	if !o.ReplacePlan {
+		if err := plan.CheckReplace(o.Out, p); err != nil {
+			return plan.Plan{}, cli.Usage(err)
+		}
+	}
 	if err := plan.Write(o.Out, p); err != nil {
 		return plan.Plan{}, err
 	}

@@ -331,3 +331,40 @@ func killInSecondEpoch(t *testing.T, out string, i int, dir string) {
 		t.Fatalf("cell %d finished before SIGKILL reached it:\n%s", i, logs.String())
 	}
 }
+
+// -plan refuses to replace another comparison's plan in OUT, naming the
+// flag that differs and writing nothing, unless -replace-plan says so;
+// the same flags, and a protocol that appends cells, write it again.
+func TestPlanRefusesAnotherPlan(t *testing.T) {
+	out := t.TempDir()
+	write := func(extra ...string) error {
+		o, err := parseFlags(append(append(sweepArgs("1"), "-plan", "-out", out), extra...), &bytes.Buffer{})
+		if err != nil {
+			return err
+		}
+		return dispatch(context.Background(), o, &bytes.Buffer{})
+	}
+	if err := write(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, plan.PlanFile))
+	if err := write(); err != nil {
+		t.Errorf("the same plan again: %v", err)
+	}
+	err := write("-epochs", "2")
+	if err == nil || !strings.Contains(err.Error(), "-epochs") || !strings.Contains(err.Error(), "-replace-plan") || cli.Status(err) != cli.ExitUsage {
+		t.Fatalf("another comparison's plan: %v (status %d), want a usage error naming -epochs and -replace-plan", err, cli.Status(err))
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, plan.PlanFile)); !bytes.Equal(before, after) {
+		t.Error("the refused plan was written")
+	}
+	if err := write("-epochs", "2", "-replace-plan"); err != nil {
+		t.Fatalf("-replace-plan: %v", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, plan.PlanFile)); bytes.Equal(before, after) {
+		t.Error("-replace-plan did not replace the plan")
+	}
+	if _, err := parseFlags(append(sweepArgs("1"), "-aggregate", "-out", out, "-replace-plan"), &bytes.Buffer{}); err == nil {
+		t.Error("-replace-plan with -aggregate: no error")
+	}
+}

@@ -148,6 +148,12 @@ func collect(dir string, p Plan, ss searchState) (collected, error) {
 			notDone(cell, st.Why)
 			continue
 		}
+		if p.Assess && st.Diverged == "" && st.Assessed == nil {
+			// Its tables would count it nowhere: a finished run of a
+			// study counts once its checkpoints are assessed.
+			notDone(cell, "finished but not assessed (compare -cell assesses it)")
+			continue
+		}
 		c.spent += lastSeconds(st.History)
 		if st.Diverged != "" {
 			c.diverged = append(c.diverged, fmt.Sprintf("%s: %s", cell.Dir, st.Diverged))

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
@@ -193,6 +195,44 @@ func Write(out string, p Plan) error {
 
 // Read reads OUT/plan.json and checks that this binary derives the same
 // cells from its flags.
+// CheckReplace refuses to write p over a plan in out that differs from
+// it other than by cells appended at its end (a protocol's new runs),
+// naming the first field that differs as its flag: the finished runs of
+// the plan in out would otherwise be counted, extended or replaced under
+// another comparison. A plan in out that cannot be read is refused too.
+func CheckReplace(out string, p Plan) error {
+	path := filepath.Join(out, PlanFile)
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	old, err := Read(out)
+	if err != nil {
+		return fmt.Errorf("%w (-replace-plan replaces it)", err)
+	}
+	if len(old.Cells) <= len(p.Cells) && slices.EqualFunc(old.Cells, p.Cells[:len(old.Cells)], Cell.Equal) {
+		return nil
+	}
+	a, _ := json.Marshal(old.Comparison)
+	b, _ := json.Marshal(p.Comparison)
+	var was, is map[string]any
+	_ = json.Unmarshal(a, &was)
+	_ = json.Unmarshal(b, &is)
+	keys := slices.Sorted(maps.Keys(is))
+	for k := range was {
+		if _, ok := is[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		if !reflect.DeepEqual(was[k], is[k]) {
+			return fmt.Errorf("-%s: %s holds another comparison's plan (%s %v, here %v); use another -out, or -replace-plan to replace it",
+				strings.ReplaceAll(k, "_", "-"), path, k, was[k], is[k])
+		}
+	}
+	return fmt.Errorf("%s holds a plan whose cells differ from these flags' (another version of the defaults?); use another -out, or -replace-plan to replace it", path)
+}
+
+// Read reads the plan in out.
 func Read(out string) (Plan, error) {
 	path := filepath.Join(out, PlanFile)
 	var p Plan

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/regfile"
 	"github.com/mtsgd/mtsgd/metrics"
@@ -183,7 +184,8 @@ func checkScore(s metrics.Score) error {
 // a run skipped only where the search skips (a cell above the grid), a
 // run diverged only under the tuned protocol, and every run with the
 // tasks of the others, in the same order (the tables pair the seeds'
-// lines by place). Cells without a result file are left to readCell.
+// lines by place), and a study's assessments as checkAssessment checks
+// them. Cells without a result file are left to readCell.
 func checkResults(out string, p Plan) error {
 	var tasks []taskKind
 	first := -1
@@ -206,6 +208,12 @@ func checkResults(out string, p Plan) error {
 		got, err := checkHistory(res.Settings, res.History, res.Diverged != "")
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", name, filepath.Join(dir, ResultFile), err)
+		}
+		if p.Assess && res.Assessed != nil {
+			epochs := res.History[len(res.History)-1].Epoch
+			if err := checkAssessment(res.Assessed, res.History, got, epochs, study.OODDataset(p.Dataset)); err != nil {
+				return fmt.Errorf("%s: %s: %w", name, filepath.Join(dir, ResultFile), err)
+			}
 		}
 		if first < 0 {
 			tasks, first = got, c.Index
