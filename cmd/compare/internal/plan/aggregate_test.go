@@ -51,7 +51,7 @@ func TestResultsShowTunedTables(t *testing.T) {
 	}
 }
 
-func readJSON(t *testing.T, path string, v any) {
+func readJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
