@@ -368,3 +368,21 @@ func TestPlanRefusesAnotherPlan(t *testing.T) {
 		t.Error("-replace-plan with -aggregate: no error")
 	}
 }
+
+// Two method specs that train the same runs under two names are refused
+// before anything is planned, naming both: the same rate written two
+// ways, a spec's rate that is the comparison's, the same options in
+// another order.
+func TestSpecsTrainingTheSameRunsRefused(t *testing.T) {
+	for _, methods := range []string{"linear@lr=0.01,linear@lr=1e-2", "linear,linear@lr=0.05", "cagrad@c=0.2@repel,cagrad@repel@c=0.2"} {
+		args := []string{"-dataset", "multi-mnist", "-methods", methods, "-seeds", "1", "-lr", "0.05", "-plan", "-out", t.TempDir()}
+		_, err := parseFlags(args, &bytes.Buffer{})
+		first, second, _ := strings.Cut(methods, ",")
+		if err == nil || !strings.Contains(err.Error(), first) || !strings.Contains(err.Error(), second) {
+			t.Errorf("-methods %s: error %v, want one naming both", methods, err)
+		}
+	}
+	if _, err := parseFlags([]string{"-dataset", "multi-mnist", "-methods", "linear,linear@lr=0.1", "-lr", "0.05", "-plan", "-out", t.TempDir()}, &bytes.Buffer{}); err != nil {
+		t.Errorf("two rates: %v", err)
+	}
+}

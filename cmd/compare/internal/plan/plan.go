@@ -162,6 +162,9 @@ func (o Comparison) Settings(method string, seed uint64) experiment.Settings {
 // Check checks the settings the comparison trains with: those of its
 // first method and seed, or with a search those of every search run.
 func (o Comparison) Check() error {
+	if err := o.checkDistinct(); err != nil {
+		return err
+	}
 	if o.Search == nil {
 		return o.Settings(o.Methods[0], o.Seeds[0]).Check()
 	}
@@ -170,6 +173,27 @@ func (o Comparison) Check() error {
 		for _, c := range cs {
 			if err := o.searchSettings(m, c).Check(); err != nil {
 				return fmt.Errorf("%s at %s: %w", m, c, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkDistinct refuses two method specs that train the same runs under
+// two names (linear@lr=0.01 and linear@lr=1e-2, a spec's @lr= at the
+// comparison's own rate, the same options in another order), which
+// would train them twice and count them as two methods. Without a
+// search the specs' settings are compared; with one, the specs
+// themselves, each option read as its value.
+func (o Comparison) checkDistinct() error {
+	for i, a := range o.Methods {
+		for _, b := range o.Methods[:i] {
+			same := o.Settings(a, 1).Equal(o.Settings(b, 1))
+			if o.Search != nil {
+				same = reflect.DeepEqual(mustSpec(a), mustSpec(b))
+			}
+			if same {
+				return fmt.Errorf("-methods: %s and %s train the same runs; give one", b, a)
 			}
 		}
 	}
