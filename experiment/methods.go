@@ -76,8 +76,8 @@ func (p Param) check(v float64) error {
 	return nil
 }
 
-// param returns the method's parameter called name.
-func (m Method) param(name string) (Param, bool) {
+// Param returns the method's parameter called name.
+func (m Method) Param(name string) (Param, bool) {
 	for _, p := range m.Params {
 		if p.Name == name {
 			return p, true

@@ -317,7 +317,7 @@ func (s Settings) checkMethodOptions(method Method) error {
 		}
 	}
 	for name, v := range s.MethodParams {
-		p, ok := method.param(name)
+		p, ok := method.Param(name)
 		if !ok {
 			return fmt.Errorf("%s takes no parameter %q (%s)", method.Name, name, method.paramNames())
 		}

@@ -67,7 +67,7 @@ func parseSpec(spec string) (methodSpec, error) {
 			m.ScoreScale = scale
 		case opt == "repel" && !m.Repel:
 			m.Repel = true
-		case m.Params[key] == 0 && paramOf(method, key):
+		case m.Params[key] == 0 && hasParam(method, key):
 			v, err := strconv.ParseFloat(value, 64)
 			if err != nil {
 				return m, fmt.Errorf("%s: @%s is not a number", spec, opt)
@@ -87,14 +87,10 @@ func parseSpec(spec string) (methodSpec, error) {
 	return m, nil
 }
 
-// paramOf reports whether key names one of m's own parameters.
-func paramOf(m experiment.Method, key string) bool {
-	for _, p := range m.Params {
-		if p.Name == key {
-			return true
-		}
-	}
-	return false
+// hasParam reports whether key names one of m's own parameters.
+func hasParam(m experiment.Method, key string) bool {
+	_, ok := m.Param(key)
+	return ok
 }
 
 // CheckSpec checks a method spec: its method and preset registered, its
