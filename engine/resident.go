@@ -352,6 +352,10 @@ func (tr *Trainer) Close() error {
 		errs = append(errs, tr.res.free())
 		tr.res = nil
 	}
+	if tr.held != nil {
+		errs = append(errs, tr.held.free())
+		tr.held = nil
+	}
 	if tr.lanes != nil {
 		for _, mc := range tr.lanes.machines {
 			errs = append(errs, mc.closeDevices())

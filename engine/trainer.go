@@ -46,6 +46,7 @@ type Trainer struct {
 	shares []workerShare
 	res    *resident // the ensemble on Config.Device, between steps that keep it there
 	lanes  *lanes    // the particles' lanes on Config.Device, made with the first res
+	held   *heldSet  // the training set on Config.Device (Hold); nil when the steps upload their batches
 	next   nextMoves // what the moves after the next evaluation move, for res
 	// failed is set when a step of the ensemble on the device moved the
 	// parameters along a non-finite direction (found by the check that
@@ -305,6 +306,11 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 	}
 	if err := tr.in.Load(tr.cfg, b); err != nil {
 		return nil, err
+	}
+	if tr.held != nil {
+		if err := tr.held.prepare(tr.in, b); err != nil {
+			return nil, err
+		}
 	}
 	keep := u.HeadsFirst && tr.keepTrunks()
 	tr.next = nextMoves{u: u, trunks: !u.HeadsFirst, heads: true}
