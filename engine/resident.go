@@ -33,9 +33,12 @@ type resident struct {
 	trunkScore matrix   // K·M × d_α: row j·M + i is task j's gradient (−score) at particle i
 	trunkDir   matrix   // M × d_α: −φ
 	heads      []matrix // per task: M × d_β
-	headScore  []matrix // per task: M × d_β, gradients (−scores)
-	headDir    []matrix // per task: M × d_β, −φ
-	ones       gpu.Ptr  // the widest row's length of ones, for row sums
+	headScore  []matrix // per task: M × d_β, gradients (−scores), in headScores
+	headDir    []matrix // per task: M × d_β, −φ, in headDirs
+	// headScores and headDirs are the allocations of every task's
+	// headScore, and headDir, one after another.
+	headScores, headDirs gpu.Ptr
+	ones                 gpu.Ptr // the widest row's length of ones, for row sums
 	// back is what a step reads back after its passes, in one copy, in
 	// float64: every particle's losses (M rows of K), its batch
 	// statistics (M rows of S), M values no one reads (each particle's
@@ -211,16 +214,30 @@ func newResident(tr *Trainer) (r *resident, err error) {
 	if r.trunkDir, err = newMatrix(m, d); err != nil {
 		return nil, err
 	}
+	// The heads' scores of every task lie one after another in one
+	// allocation, as do their directions, so that their row sums are
+	// one product (rowSums) where the heads have one width.
+	heads := 0
+	for j := range k {
+		heads += len(tr.Particles[0].Heads[j])
+	}
+	for _, b := range []*gpu.Ptr{&r.headScores, &r.headDirs} {
+		if *b, err = dev.Alloc(8 * max(1, m*heads)); err != nil {
+			return nil, err
+		}
+	}
+	at := 0
 	for j := range k {
 		d := len(tr.Particles[0].Heads[j])
 		widest = max(widest, d)
-		for _, x := range []*[]matrix{&r.heads, &r.headScore, &r.headDir} {
-			mat, err := newMatrix(m, d)
-			*x = append(*x, mat)
-			if err != nil {
-				return nil, err
-			}
+		mat, err := newMatrix(m, d)
+		r.heads = append(r.heads, mat)
+		if err != nil {
+			return nil, err
 		}
+		r.headScore = append(r.headScore, matrix{p: r.headScores + gpu.Ptr(8*at), rows: m, cols: d})
+		r.headDir = append(r.headDir, matrix{p: r.headDirs + gpu.Ptr(8*at), rows: m, cols: d})
+		at += m * d
 	}
 	if r.ones, err = dev.Alloc(8 * widest); err != nil {
 		return nil, err
@@ -281,12 +298,12 @@ func (r *resident) download(v []float64, x matrix, i int) error {
 // free releases the device memory.
 func (r *resident) free() error {
 	var errs []error
-	for _, x := range append([]matrix{r.trunk, r.trunkScore, r.trunkDir}, append(append(r.heads, r.headScore...), r.headDir...)...) {
+	for _, x := range append([]matrix{r.trunk, r.trunkScore, r.trunkDir}, r.heads...) {
 		if x.p != 0 {
 			errs = append(errs, r.dev.Free(x.p))
 		}
 	}
-	for _, p := range []gpu.Ptr{r.ones, r.back} {
+	for _, p := range []gpu.Ptr{r.headScores, r.headDirs, r.ones, r.back} {
 		if p != 0 {
 			errs = append(errs, r.dev.Free(p))
 		}
@@ -368,20 +385,28 @@ func (tr *Trainer) Close() error {
 	return errors.Join(errs...)
 }
 
-// rowSums writes the row sums x·1 of the matrices xs to dst, one matrix
-// product each, and returns how many there are. A row's sum is finite
-// unless the row holds a NaN or Inf (or the sum overflows, which the
-// row's own check then clears: firstNotFinite).
+// rowSums writes the row sums x·1 of the matrices xs to dst, one after
+// another, and returns how many there are: one matrix product for each
+// run of matrices of one width that lie one after another in memory (the
+// heads' scores, or their directions, of every task: newResident), which
+// is a matrix of their rows. A row's sum is finite unless the row holds a
+// NaN or Inf (or the sum overflows, which the row's own check then
+// clears: firstNotFinite).
 func (r *resident) rowSums(dst gpu.Ptr, xs []matrix) (int, error) {
 	n := 0
-	for _, x := range xs {
+	for i := 0; i < len(xs); {
+		x := xs[i]
+		rows := x.rows
+		for i++; x.cols > 0 && i < len(xs) && xs[i].cols == x.cols && xs[i].p == x.p+gpu.Ptr(8*rows*x.cols); i++ {
+			rows += xs[i].rows
+		}
 		if x.cols == 0 {
 			continue
 		}
-		if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, dst+gpu.Ptr(8*n), 1); err != nil {
+		if err := r.dev.Gemm(gpu.Float64, false, false, rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, dst+gpu.Ptr(8*n), 1); err != nil {
 			return 0, err
 		}
-		n += x.rows
+		n += rows
 	}
 	return n, nil
 }
