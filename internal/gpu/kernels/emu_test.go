@@ -258,3 +258,25 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestEveryKernelInPTX reads the committed PTX (package gpu/cuda's
+// kernels.ptx, which `go generate ./internal/gpu/cuda` makes with nvcc):
+// every kernel of the source must have an entry there, so that a kernel
+// added without remaking the PTX fails here, on any machine, and not at
+// its first launch on a GPU (cuModuleGetFunction's "named symbol not
+// found").
+func TestEveryKernelInPTX(t *testing.T) {
+	ptx, err := os.ReadFile("../cuda/kernels.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\.entry (\w+)\(`).FindAllSubmatch(ptx, -1) {
+		entries[string(m[1])] = true
+	}
+	for _, k := range kernels.Kernels() {
+		if !entries[k] {
+			t.Errorf("kernel %s is not in internal/gpu/cuda/kernels.ptx: remake it (go generate ./internal/gpu/cuda, docs/gpu.md)", k)
+		}
+	}
+}
