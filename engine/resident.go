@@ -214,30 +214,8 @@ func newResident(tr *Trainer) (r *resident, err error) {
 	if r.trunkDir, err = newMatrix(m, d); err != nil {
 		return nil, err
 	}
-	// The heads' scores of every task lie one after another in one
-	// allocation, as do their directions, so that their row sums are
-	// one product (rowSums) where the heads have one width.
-	heads := 0
-	for j := range k {
-		heads += len(tr.Particles[0].Heads[j])
-	}
-	for _, b := range []*gpu.Ptr{&r.headScores, &r.headDirs} {
-		if *b, err = dev.Alloc(8 * max(1, m*heads)); err != nil {
-			return nil, err
-		}
-	}
-	at := 0
-	for j := range k {
-		d := len(tr.Particles[0].Heads[j])
-		widest = max(widest, d)
-		mat, err := newMatrix(m, d)
-		r.heads = append(r.heads, mat)
-		if err != nil {
-			return nil, err
-		}
-		r.headScore = append(r.headScore, matrix{p: r.headScores + gpu.Ptr(8*at), rows: m, cols: d})
-		r.headDir = append(r.headDir, matrix{p: r.headDirs + gpu.Ptr(8*at), rows: m, cols: d})
-		at += m * d
+	if err := r.allocHeads(tr, newMatrix, &widest); err != nil {
+		return nil, err
 	}
 	if r.ones, err = dev.Alloc(8 * widest); err != nil {
 		return nil, err
@@ -273,6 +251,38 @@ func newResident(tr *Trainer) (r *resident, err error) {
 		r.rows = append(r.rows, rows)
 	}
 	return r, nil
+}
+
+// allocHeads allocates each task's heads (newMatrix), and their scores
+// and directions, which lie one after another in one allocation each
+// (headScores, headDirs), so that their row sums are one product
+// (rowSums) where the heads have one width. It widens *widest to the
+// widest head.
+func (r *resident) allocHeads(tr *Trainer, newMatrix func(rows, cols int) (matrix, error), widest *int) error {
+	m, heads := r.m, 0
+	for j := range r.k {
+		heads += len(tr.Particles[0].Heads[j])
+	}
+	for _, b := range []*gpu.Ptr{&r.headScores, &r.headDirs} {
+		var err error
+		if *b, err = r.dev.Alloc(8 * max(1, m*heads)); err != nil {
+			return err
+		}
+	}
+	at := 0
+	for j := range r.k {
+		d := len(tr.Particles[0].Heads[j])
+		*widest = max(*widest, d)
+		mat, err := newMatrix(m, d)
+		r.heads = append(r.heads, mat)
+		if err != nil {
+			return err
+		}
+		r.headScore = append(r.headScore, matrix{p: r.headScores + gpu.Ptr(8*at), rows: m, cols: d})
+		r.headDir = append(r.headDir, matrix{p: r.headDirs + gpu.Ptr(8*at), rows: m, cols: d})
+		at += m * d
+	}
+	return nil
 }
 
 // headLen is the number of values back holds before the products: the
