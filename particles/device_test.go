@@ -205,12 +205,20 @@ func TestDirectionOnDeviceKeepsWork(t *testing.T) {
 				}
 				ptrs[name] = p
 			}
-			de := DeviceEnsemble{Theta: ptrs["theta"], Scores: ptrs["scores"], M: m, K: k, D: d}
-			if err := rule.new().DirectionOnDevice(dev, ptrs["own"], de); err != nil {
+			// Pareto MTL's objective values and preference vectors.
+			values, prefs := [][]float64{{0.5, 1, 2}, {1.5, 0.5, 1}}, [][]float64{{1, 0}, {0.6, 0.8}, {0, 1}}
+			fit := func(r DeviceRule) DeviceRule {
+				if p, ok := r.(*ParetoMTL); ok {
+					p.Prefs = prefs
+				}
+				return r
+			}
+			de := DeviceEnsemble{Theta: ptrs["theta"], Scores: ptrs["scores"], M: m, K: k, D: d, Values: values}
+			if err := fit(rule.new()).DirectionOnDevice(dev, ptrs["own"], de); err != nil {
 				t.Fatal(err)
 			}
 			de.Work = &DeviceWork{}
-			r := rule.new()
+			r := fit(rule.new())
 			for call := range 2 {
 				before := dev.Counts()
 				if err := r.DirectionOnDevice(dev, ptrs["kept"], de); err != nil {
