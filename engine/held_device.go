@@ -64,6 +64,15 @@ func heldBytes(cfg *Config, d data.Dataset) int {
 // the step reads); Close frees the set.
 func (tr *Trainer) Hold(d data.Dataset) (bool, error) {
 	dev := tr.cfg.Device
+	if tr.held != nil {
+		// A set held before is let go whatever becomes of d: the steps
+		// to come take d's batches.
+		err := tr.held.free()
+		tr.held = nil
+		if err != nil {
+			return false, err
+		}
+	}
 	if dev == nil || d.Len() == 0 {
 		return false, nil
 	}
@@ -81,12 +90,6 @@ func (tr *Trainer) Hold(d data.Dataset) (bool, error) {
 	}
 	if heldBytes(tr.cfg, d) > limit {
 		return false, nil
-	}
-	if tr.held != nil {
-		if err := tr.held.free(); err != nil {
-			return false, err
-		}
-		tr.held = nil
 	}
 	h := &heldSet{d: d, dev: dev, n: d.Len(), host: make([]int32, tr.cfg.Batch)}
 	if err := h.upload(tr.cfg); err != nil {
@@ -213,10 +216,11 @@ func tensorBytes(t *tensor.Dense) []byte {
 	panic(fmt.Sprintf("engine: tensor of %v", t.Dtype()))
 }
 
-// prepare sends the device b's indices (the step's one upload) and tells
+// prepare sends the device b's indices (the step's one upload; lanes
+// with work recorded run it first, gpu.Ensemble) and tells
 // in, which Load has laid b out on the host, where each of its tensors
 // comes from on the device (Inputs.bind).
-func (h *heldSet) prepare(in *Inputs, b *data.Batch) error {
+func (h *heldSet) prepare(in *Inputs, b *data.Batch, lanes *gpu.Ensemble) error {
 	for r := range h.host {
 		h.host[r] = -1
 	}
@@ -225,6 +229,11 @@ func (h *heldSet) prepare(in *Inputs, b *data.Batch) error {
 			return fmt.Errorf("engine: example %d of a batch is not one of the %d of the held %s", i, h.n, h.d.Name())
 		}
 		h.host[r] = int32(i)
+	}
+	if lanes != nil {
+		if err := lanes.Flush(); err != nil {
+			return err
+		}
 	}
 	if err := h.dev.Upload(h.idx, gpu.Bytes(h.host)); err != nil {
 		return fmt.Errorf("engine: the batch's indices: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/internal/asm"
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models/ops"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
@@ -308,7 +309,11 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 		return nil, err
 	}
 	if tr.held != nil {
-		if err := tr.held.prepare(tr.in, b); err != nil {
+		var lanes *gpu.Ensemble
+		if tr.lanes != nil {
+			lanes = tr.lanes.ens
+		}
+		if err := tr.held.prepare(tr.in, b, lanes); err != nil {
 			return nil, err
 		}
 	}
