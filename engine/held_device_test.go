@@ -1,3 +1,5 @@
+//go:build cgo
+
 package engine
 
 import (
@@ -54,28 +56,31 @@ func (s *memorySet) Example(i int, x, y []float32) error {
 // the batch's indices in place of the batch: Config.Batch int32s, the
 // other uploads (the rules' small matrices) the same as without it.
 func TestHeldStepOnDevice(t *testing.T) {
+	for name, dev := range testDevices(t) {
+		t.Run(name, func(t *testing.T) { heldStep(t, dev) })
+	}
+}
+
+func heldStep(t *testing.T, device gpu.Device) {
 	const batch, n, m = 5, 13, 3
 	set := newMemorySet(rand.New(rand.NewPCG(4, 0)), n)
 	type run struct {
 		tr     *Trainer
 		dev    *gpu.Counting
-		emu    *kernels.Emulator
-		live   int          // the emulator's allocations before the trainer
+		live   gpu.Counts   // before the trainer
 		counts []gpu.Counts // per step
 	}
 	runs := map[bool]*run{}
 	for _, held := range []bool{false, true} {
-		emu := kernels.NewEmulator()
-		defer emu.Close()
-		dev := gpu.NewCounting(emu)
+		dev := gpu.NewCounting(device)
 		cfg := testConfig(batch, tensor.Float32)
 		cfg.Device = dev
-		live := emu.Live()
+		live := dev.Counts()
 		tr, err := New(cfg, m, 1, sgd(0.01), 2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &run{tr: tr, dev: dev, emu: emu, live: live}
+		r := &run{tr: tr, dev: dev, live: live}
 		runs[held] = r
 		if held {
 			if ok, err := tr.Hold(set); err != nil || !ok {
@@ -129,8 +134,8 @@ func TestHeldStepOnDevice(t *testing.T) {
 		if err := r.tr.Close(); err != nil {
 			t.Error(err)
 		}
-		if n := r.emu.Live(); n != r.live {
-			t.Errorf("held %v: %d device allocations after Close, %d before the trainer", held, n, r.live)
+		if c := r.dev.Counts().Sub(r.live); c.Allocs != c.Frees {
+			t.Errorf("held %v: %d device allocations and %d frees by the time Close returned", held, c.Allocs, c.Frees)
 		}
 	}
 }

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package engine
 
 import (
@@ -7,7 +9,6 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/mtsgd/mtsgd/internal/gpu"
-	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
 	"github.com/mtsgd/mtsgd/particles"
 )
 
@@ -22,6 +23,7 @@ func TestMinNormStepsOnDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	devices := testDevices(t)
 	for _, c := range []struct {
 		name  string
 		rule  particles.Rule
@@ -32,41 +34,46 @@ func TestMinNormStepsOnDevice(t *testing.T) {
 		{"pareto-mtl", &particles.ParetoMTL{Prefs: prefs, InitSteps: 1}, m * k * k},
 		{"moo-svgd", &particles.MOOSVGD{Repulsion: 0.5}, m*k*k + m*m},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			emu := kernels.NewEmulator()
-			defer emu.Close()
-			dev := gpu.NewCounting(emu)
-			cfg := testConfig(5, tensor.Float32)
-			cfg.Device = dev
-			tr, err := New(cfg, m, 1, sgd(0.01), 2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			u := Update{Trunk: c.rule, Head: &particles.Linear{}}
-			rng := rand.New(rand.NewPCG(3, 0))
-			var steps []gpu.Counts
-			for range 3 {
-				before := dev.Counts()
-				if _, err := tr.Step(randomBatch(rng, 5, k), u); err != nil {
-					t.Fatal(err)
-				}
-				if tr.res == nil {
-					t.Fatal("the ensemble left the device")
-				}
-				steps = append(steps, dev.Counts().Sub(before))
-			}
-			back := tr.res.headLen() // linear scalarisation's copy back
-			trunk := 8 * len(tr.Particles[0].Trunk)
-			for i, got := range steps[1:] {
-				t.Logf("step %d: %v; a trunk is %d B", i+1, got, trunk)
-				if want := 8 * (back + c.extra); got.Downloads != 1 || got.DownloadBytes != want {
-					t.Errorf("step %d: %d downloads of %d B, want 1 of %d", i+1, got.Downloads, got.DownloadBytes, want)
-				}
-				if got.Allocs != 0 || got.Frees != 0 {
-					t.Errorf("step %d: %d allocations, %d frees on the device", i+1, got.Allocs, got.Frees)
-				}
-			}
-		})
+		for name, device := range devices {
+			t.Run(name+"/"+c.name, func(t *testing.T) { minNormStep(t, device, c.rule, c.extra) })
+		}
+	}
+}
+
+// minNormStep is TestMinNormStepsOnDevice's check of rule on device, which
+// reads back extra values beyond linear scalarisation's.
+func minNormStep(t *testing.T, device gpu.Device, rule particles.Rule, extra int) {
+	const m, k = 3, 2
+	dev := gpu.NewCounting(device)
+	cfg := testConfig(5, tensor.Float32)
+	cfg.Device = dev
+	tr, err := New(cfg, m, 1, sgd(0.01), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	u := Update{Trunk: rule, Head: &particles.Linear{}}
+	rng := rand.New(rand.NewPCG(3, 0))
+	var steps []gpu.Counts
+	for range 3 {
+		before := dev.Counts()
+		if _, err := tr.Step(randomBatch(rng, 5, k), u); err != nil {
+			t.Fatal(err)
+		}
+		if tr.res == nil {
+			t.Fatal("the ensemble left the device")
+		}
+		steps = append(steps, dev.Counts().Sub(before))
+	}
+	back := tr.res.headLen() // linear scalarisation's copy back
+	trunk := 8 * len(tr.Particles[0].Trunk)
+	for i, got := range steps[1:] {
+		t.Logf("step %d: %v; a trunk is %d B", i+1, got, trunk)
+		if want := 8 * (back + extra); got.Downloads != 1 || got.DownloadBytes != want {
+			t.Errorf("step %d: %d downloads of %d B, want 1 of %d", i+1, got.Downloads, got.DownloadBytes, want)
+		}
+		if got.Allocs != 0 || got.Frees != 0 {
+			t.Errorf("step %d: %d allocations, %d frees on the device", i+1, got.Allocs, got.Frees)
+		}
 	}
 }
