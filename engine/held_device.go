@@ -59,9 +59,10 @@ func heldBytes(cfg *Config, d data.Dataset) int {
 // Hold uploads the training set d to the device, once, so that every
 // later Step sends the device only its batch's indices; it reports
 // whether it did. It holds nothing on the CPU, or where d would not fit
-// (HoldLimit), and nothing is then changed: steps upload their batches.
-// Every batch that Step takes afterwards must be d's (its Index is what
-// the step reads); Close frees the set.
+// (HoldLimit): steps then upload their batches. A set held before is
+// freed first, whatever the outcome. Every batch that Step takes
+// afterwards must be d's (its Index is what the step reads); Close frees
+// the set.
 func (tr *Trainer) Hold(d data.Dataset) (bool, error) {
 	dev := tr.cfg.Device
 	if tr.held != nil {
