@@ -140,7 +140,9 @@ func heldStep(t *testing.T, device gpu.Device) {
 	}
 }
 
-// Hold keeps nothing on the CPU, and refuses a set of other tasks.
+// Hold keeps nothing on the CPU, refuses a set of other tasks, and
+// frees a set held before whatever becomes of the next (here an empty
+// one, which it does not hold).
 func TestHoldRefuses(t *testing.T) {
 	tr, err := New(testConfig(5, tensor.Float32), 2, 1, sgd(0.01), 1)
 	if err != nil {
@@ -162,5 +164,19 @@ func TestHoldRefuses(t *testing.T) {
 	defer tr.Close()
 	if ok, err := tr.Hold(set); ok || err == nil {
 		t.Errorf("Hold of a set of 2 tasks for 1: %v, %v; want an error", ok, err)
+	}
+	cfg = testConfig(5, tensor.Float32)
+	cfg.Device = emu
+	two, err := New(cfg, 2, 1, sgd(0.01), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer two.Close()
+	live := emu.Live()
+	if ok, err := two.Hold(set); !ok || err != nil {
+		t.Fatalf("Hold: %v, %v; want true, nil", ok, err)
+	}
+	if ok, err := two.Hold(newMemorySet(rand.New(rand.NewPCG(5, 0)), 0)); ok || err != nil || two.held != nil || emu.Live() != live {
+		t.Errorf("Hold of an empty set after one: %v, %v, %d allocations for %d before; want false, nil, the first set freed", ok, err, emu.Live(), live)
 	}
 }
