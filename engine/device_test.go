@@ -204,9 +204,11 @@ func allOnDevice(t *testing.T, g *gorgonia.ExprGraph, devs ...*ops.Device) {
 // device (testDevices) leave the particles and the optimisers' state where
 // the same steps on the CPU leave them, for LeNet and the small ResNet-18
 // with its running statistics, in float64. The cases cover each device
-// rule, score scale and optimiser, the heads-first order, and steps whose
-// rule has no device form (MGDA, the kernel over the outputs), before
-// which the ensemble leaves the device and after which it returns; each
+// rule (MGDA, MOO-SVGD and Pareto MTL, which read each particle's K×K
+// Gram matrix, among them), score scale and optimiser, the heads-first
+// order, and steps that cannot keep the ensemble on the device (the
+// kernel over the outputs), before which it leaves the device and after
+// which it returns; each
 // step is checked to have kept the ensemble on the device exactly when it
 // could. Then both evaluate a small data set (the prediction graphs with
 // the running statistics).
@@ -238,6 +240,12 @@ func TestStepOnDevice(t *testing.T) {
 	headsFirst.HeadsFirst = true
 	warmup := Update{Trunk: particles.Warmup{}, Head: &particles.Linear{}, Scale: ScoreNormalized}
 	mgda := Update{Trunk: &particles.MGDA{}, Head: &particles.Linear{}}
+	mooSVGD := Update{Trunk: &particles.MOOSVGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}}
+	prefs, err := particles.Preferences(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pareto := Update{Trunk: &particles.ParetoMTL{Prefs: prefs, InitSteps: 1}, Head: &particles.Linear{}}
 	outputs := authors
 	outputs.Kernel, outputs.OutputKernel, outputs.HeadsFirst = KernelOutputs, particles.RBF{}, true
 	adam := func() optim.Optimizer { return optim.NewAdam(0.01) }
@@ -257,6 +265,7 @@ func TestStepOnDevice(t *testing.T) {
 		{"lenet/warmup-authors/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{warmup, authors, authors}, nil},
 		{"lenet/heads-first/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{headsFirst, headsFirst}, nil},
 		{"lenet/mgda-between/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mgda, mtsgd, outputs, mtsgd}, images},
+		{"lenet/moo-svgd-pareto/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{mooSVGD, pareto, pareto, mooSVGD}, nil},
 		{"resnet/mtsgd-svgd/sgd", smallResNet(8), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 8, 2, 3) }, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}, colour},
 	} {
 		for name, device := range testDevices(t) {
@@ -287,7 +296,7 @@ func TestStepOnDevice(t *testing.T) {
 					for j := range want {
 						closeTo(t, fmt.Sprintf("step %d loss %d", step, j), got[j], want[j], tol)
 					}
-					if resident := dev.res != nil; resident != (u.Kernel == KernelParams && u.Trunk != mgda.Trunk) {
+					if resident := dev.res != nil; resident != (u.Kernel == KernelParams) {
 						t.Fatalf("step %d: ensemble on the device: %v", step, resident)
 					}
 				}

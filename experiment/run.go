@@ -64,8 +64,11 @@ type Run struct {
 	parts Components // what the caller built, nil where the settings name it
 
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
-	seconds      float64
-	history      []MetricsLine
+	// holdAsked says that the trainer was asked to hold the training set
+	// on its device (engine.Trainer.Hold), which it does once per run.
+	holdAsked bool
+	seconds   float64
+	history   []MetricsLine
 	// lastSave is when last/ was last saved at an epoch's end;
 	// pendingBest, a copy of the state of the best epoch since, not yet
 	// in best/ (SaveEvery).
