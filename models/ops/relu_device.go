@@ -1,6 +1,10 @@
 package ops
 
-import "gorgonia.org/gorgonia"
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+)
 
 func (op *reluOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	x, dt := vals[0], vals[0].Dtype()
@@ -28,7 +32,12 @@ func (op *reluGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 	return l.result(op.name, out)
 }
 
+// The device has the global average pool's kernels only: a windowed
+// pool is refused there, naming itself.
 func (op *avgPoolOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	if !op.global() {
+		return nil, fmt.Errorf("ops: %v: the %d×%d average pool has no device kernel", op, op.kh, op.kw)
+	}
 	s, dt := op.shape, vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, s[0], s[1])
@@ -39,6 +48,9 @@ func (op *avgPoolOp) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func (op *avgPoolGrad) deviceDo(vals []gorgonia.Value) (gorgonia.Value, error) {
+	if !op.global() {
+		return nil, fmt.Errorf("ops: %v: the %d×%d average pool has no device kernel", op, op.kh, op.kw)
+	}
 	s, dt := op.shape, vals[0].Dtype()
 	l := op.dev.launcher(dt)
 	out := l.out(&op.out, dt, s...)
