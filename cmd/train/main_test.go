@@ -443,7 +443,7 @@ func TestTrainCelebAFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Model != "resnet18" || o.Optimizer != experiment.OptimizerAdam || o.LR != 5e-4 || o.Schedule != experiment.ScheduleExponential || o.Gamma != 0.85 ||
+	if o.Model != "resnet18-cifar" || o.Optimizer != experiment.OptimizerAdam || o.LR != 5e-4 || o.Schedule != experiment.ScheduleExponential || o.Gamma != 0.85 ||
 		o.Every != 10 || o.Tasks != "10" || o.TrainLimit != 40000 || o.BestMetric != "accuracy" {
 		t.Errorf("CelebA defaults: %+v", o.Settings)
 	}
