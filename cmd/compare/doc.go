@@ -230,8 +230,9 @@
 //	compare -dataset multi-mnist -protocol reduced -out runs/compare-reduced
 //	compare -dataset multi-mnist -protocol paper -out runs/compare-paper
 //
-// and the paper's CelebA table as a Slurm job array, a cell per run
-// (docs/data.md says where CelebA's files go, and what a cell needs):
+// and the paper's CelebA table as a Slurm job array on GPU nodes, a cell
+// per run (docs/data.md says where CelebA's files go, and what a cell
+// needs on the CPU):
 //
-//	compare -dataset celeba -protocol paper-celeba -out /shared/celeba -slurm -slurm-mem 32G -submit
+//	compare -dataset celeba -protocol paper-celeba -device cuda -out /shared/celeba -slurm -submit
 package main
