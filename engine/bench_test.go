@@ -247,7 +247,7 @@ func BenchmarkResNetStep(b *testing.B) {
 // bench/peers/torch_paper_resnet_step.py, the same step in torch.nn on
 // that trunk. paper is the paper's setup (5 particles, batch 64 of
 // 3×64×64, 10 tasks; some 30 GB, see docs/performance.md); quick is the
-// same code at width 8 on batch 16, a smoke run of a minute or two:
+// same code at width 8 on batch 16 (a 256th of the work), a smoke run:
 //
 //	go test -tags openblas ./engine -run '^$' -bench 'PaperResNetStep/quick' -benchtime 1x
 func BenchmarkPaperResNetStep(b *testing.B) {
