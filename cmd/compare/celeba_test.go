@@ -60,6 +60,10 @@ func TestPaperCelebAPlan(t *testing.T) {
 		!strings.Contains(err.Error(), "needs -dataset celeba") {
 		t.Errorf("paper-celeba on multi-mnist: %v", err)
 	}
+	if _, err := parseFlags([]string{"-dataset", "celeba", "-protocol", "paper-celeba", "-model", "vgg"}, &bytes.Buffer{}); err == nil ||
+		!strings.Contains(err.Error(), `-model: model "vgg" is not one of`) {
+		t.Errorf("-model vgg: %v", err)
+	}
 }
 
 // The paper's CelebA protocol end to end on a fixture in CelebA's official

@@ -172,6 +172,11 @@ func comparisonFlags(o *Options, c *lists, args []string, set map[string]bool) e
 	if err := applyProtocol(o, c, set); err != nil {
 		return err
 	}
+	if o.Model != "" {
+		if _, err := experiment.LookupModel(o.Model); err != nil {
+			return fmt.Errorf("-model: %w", err)
+		}
+	}
 	for _, f := range []string{"lrs", "extend-lrs", "search-epochs", "search-train-limit"} {
 		if set[f] && c.proto != "tuned" {
 			return fmt.Errorf("-%s needs -protocol tuned", f)
