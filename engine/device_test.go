@@ -20,6 +20,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
 	"github.com/mtsgd/mtsgd/models/mlp"
 	"github.com/mtsgd/mtsgd/models/ops"
+	"github.com/mtsgd/mtsgd/models/resnet18"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -47,7 +48,8 @@ func testDevices(t *testing.T) map[string]gpu.Device {
 // A particle's whole gradient computation (every task's loss, its trunk
 // and head gradients, the batch statistics, the features and outputs)
 // gives on a device (testDevices) what it gives on the CPU, for LeNet,
-// ResNet-18 (small) and the regression MLP, in float64 and float32, with
+// ResNet-18 (small, in torchvision's layout and in the paper's, whose
+// last pool takes 4×4 windows) and the regression MLP, in float64 and float32, with
 // padded batches. Tolerance: |dev − cpu| ≤ tol·(1 + max|cpu|)
 // per vector, tol 1e-10 in float64 (the kernels sum in the CPU ops'
 // order; matrix products may not) and 2e-4 in float32 (products summed
@@ -69,6 +71,18 @@ func TestGradientsOnDevice(t *testing.T) {
 	}{
 		{"lenet", func(dt tensor.Dtype) *Config { return testConfig(5, dt) }, func(rng *rand.Rand, n int) *data.Batch { return randomBatch(rng, n, 2) }, 4},
 		{"resnet", func(dt tensor.Dtype) *Config { c := smallResNet(3); c.Dtype = dt; return c }, func(rng *rand.Rand, n int) *data.Batch { return imageBatch(rng, n, 2, 3) }, 2},
+		{"paper-resnet", func(dt tensor.Dtype) *Config {
+			c := smallResNet(3)
+			c.Model, c.Dtype = resnet18.PaperSmall(2, resnet18.Side, 2, 3), dt
+			return c
+		}, func(rng *rand.Rand, n int) *data.Batch {
+			b := imageBatch(rng, n, 2, 3)
+			b.Inputs = make([]float32, n*3*resnet18.Side*resnet18.Side)
+			for i := range b.Inputs {
+				b.Inputs[i] = rng.Float32()
+			}
+			return b
+		}, 2},
 		{"mlp", func(dt tensor.Dtype) *Config {
 			return &Config{Model: mlp.New(5, []int{8, 6}, 1, 1, 1), Tasks: regression, Batch: 7, Dtype: dt}
 		}, func(rng *rand.Rand, n int) *data.Batch { return regressionBatch(rng, n, 5, 2) }, 6},

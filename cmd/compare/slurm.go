@@ -281,11 +281,17 @@ func shellQuote(s string) string {
 
 // k8sJob is a Kubernetes Indexed Job over the plan: pod I runs compare
 // -cell I on a volume holding OUT (the PersistentVolumeClaim named after
-// OUT's folder, mounted at /sweep).
+// OUT's folder, mounted at /sweep). With -device cuda each pod runs its
+// cell there and asks for one NVIDIA GPU (the device plugin's
+// nvidia.com/gpu resource).
 func k8sJob(p plan.Plan, s SlurmOptions, name string) (string, error) {
 	mem, err := k8sQuantity(s.Mem)
 	if err != nil {
 		return "", err
+	}
+	device, gpu := "", ""
+	if s.Device == "cuda" {
+		device, gpu = `, "-device", "cuda"`, "\n              nvidia.com/gpu: 1"
 	}
 	jobName := k8sName("compare-" + p.Dataset + "-" + name)
 	var b strings.Builder
@@ -310,13 +316,13 @@ spec:
         - name: cell
           image: %q
           command: ["compare"]
-          args: ["-cell", "$(JOB_COMPLETION_INDEX)", "-out", "/sweep", "-workers", "%d"]
+          args: ["-cell", "$(JOB_COMPLETION_INDEX)", "-out", "/sweep", "-workers", "%d"%s]
           resources:
             requests:
               cpu: "%d"
               memory: %s
             limits:
-              memory: %s
+              memory: %s%s
           volumeMounts:
             - name: sweep
               mountPath: /sweep
@@ -324,7 +330,7 @@ spec:
         - name: sweep
           persistentVolumeClaim:
             claimName: %s
-`, len(p.Cells), jobName, JobFile, jobName, len(p.Cells), len(p.Cells), 2*len(p.Cells), s.Image, s.CPUs, s.CPUs, mem, mem, jobName)
+`, len(p.Cells), jobName, JobFile, jobName, len(p.Cells), len(p.Cells), 2*len(p.Cells), s.Image, s.CPUs, device, s.CPUs, mem, mem, gpu, jobName)
 	return b.String(), nil
 }
 

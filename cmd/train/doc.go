@@ -28,9 +28,11 @@
 //	celeba CelebA face attributes (Section 4.3): binary tasks from
 //	       DATA/celeba in the official layout (img_align_celeba/,
 //	       list_attr_celeba.txt, list_eval_partition.txt; package
-//	       data/celeba), images resized to 64×64; each particle is a
-//	       ResNet-18 trunk with batch normalisation and one linear 512→2
-//	       head per task (package models/resnet18). By default the main
+//	       data/celeba), images resized to 64×64; each particle is the
+//	       paper's ResNet-18 trunk (-model resnet18-cifar: 3×3 stem, no
+//	       max-pool, 2,048 features) with batch normalisation and one
+//	       linear 2048→2 head per task (package models/resnet18;
+//	       -model resnet18 is torchvision's layout). By default the main
 //	       table's protocol: the first 10 attributes, the first 40,000
 //	       training images. Best checkpoint by validation accuracy.
 //	files  your own data, -data DIR: DIR/train.npz (optionally valid.npz

@@ -39,6 +39,13 @@ type Comparison struct {
 	// assessed into its result file.
 	Runs   []Run `json:"runs,omitempty"`
 	Assess bool  `json:"assess,omitempty"`
+	// Tasks and Model replace the data set's -tasks and -model in every
+	// run; "": its defaults.
+	Tasks string `json:"tasks,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Attributes: Aggregate also writes CelebA's per-attribute tables
+	// and radar charts (study.WriteAttributes).
+	Attributes bool `json:"attributes,omitempty"`
 }
 
 // Plan is a comparison as a list of independent cells, each one run
@@ -146,6 +153,12 @@ func (o Comparison) Settings(method string, seed uint64) experiment.Settings {
 		p.Apply(&s)
 	}
 	s.Seed, s.Particles, s.TrainLimit, s.TestLimit = seed, o.Particles, o.TrainLimit, o.TestLimit
+	if o.Tasks != "" {
+		s.Tasks = o.Tasks
+	}
+	if o.Model != "" {
+		s.Model = o.Model
+	}
 	if o.Epochs > 0 {
 		s.Epochs = o.Epochs
 	}
