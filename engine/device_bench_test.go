@@ -13,6 +13,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
+	"github.com/mtsgd/mtsgd/models/resnet18"
 	"github.com/mtsgd/mtsgd/optim"
 )
 
@@ -20,7 +21,7 @@ import (
 // held there (see resident): the LeNet step of BenchmarkStep (5
 // particles, batch 256, two tasks, float32, MT-SGD and SVGD, SGD) and the
 // ResNet-18 step of BenchmarkResNetStep (5 particles, batch 64 of 3×64×64,
-// ten tasks, Adam). It reports ms/step and s/step, and what each step
+// ten tasks, Adam) and the paper's CelebA trunk (40 tasks). It reports ms/step and s/step, and what each step
 // asks of the device (stepCounts); compare the times with BenchmarkStep
 // and BenchmarkResNetStep, the CPU's, run on the same host one after the
 // other. It needs a binary built with -tags gpu and a GPU
@@ -75,6 +76,23 @@ var deviceBenchCases = []deviceBenchCase{
 			batch = 2
 		}
 		return celebaStep(batch, 10)
+	}, func() optim.Optimizer { return optim.NewAdam(5e-4) }, 1, "s/step"},
+	// The paper's CelebA trunk (resnet18.Paper) as the paper trains it:
+	// 40 tasks, batch 64, Adam. Counting on the emulator, it runs at width
+	// 2 on 2 examples: launches and copies do not depend on either.
+	{"paper-trunk", 5, func(counting bool) (*Config, *data.Batch) {
+		const k = 40
+		batch, width := 64, 64
+		if counting {
+			batch, width = 2, 2
+		}
+		cfg, in := celebaStep(batch, k)
+		classes := make([]int, k)
+		for j := range classes {
+			classes[j] = 2
+		}
+		cfg.Model = resnet18.PaperSmall(width, resnet18.Side, classes...)
+		return cfg, in
 	}, func() optim.Optimizer { return optim.NewAdam(5e-4) }, 1, "s/step"},
 }
 
