@@ -208,7 +208,11 @@
 //	                    changed, missing or new since is refused by name
 //	                    (status 1); -data DIR names the directory the
 //	                    files have moved to, the hashes deciding whether
-//	                    they are the same
+//	                    they are the same. A DIR/last that is not the
+//	                    run's (its settings or history differ from
+//	                    DIR/best's: another run's, another data set's) is
+//	                    refused, naming what differs (status 1); a copy
+//	                    of DIR/best is the run's
 //	-overwrite          train into a -out that holds a run (last/, best/ or
 //	                    metrics.jsonl), deleting them when training starts;
 //	                    without it such a -out is refused before any data

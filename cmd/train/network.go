@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 	"github.com/mtsgd/mtsgd/cmd/internal/progress"
@@ -146,6 +148,9 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	if dev != nil {
 		defer dev.Close()
 	}
+	if err := checkOwnLast(o.Resume); err != nil {
+		return err
+	}
 	var (
 		r   *experiment.Run
 		dir string
@@ -165,6 +170,29 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "step": r.Trainer.Steps, "epochs": r.Settings.Epochs}).Info("resuming")
 	return trainNetwork(ctx, o, r)
+}
+
+// checkOwnLast refuses a run directory whose last/ is not the run's own
+// (experiment.CheckSameRun), judged by its best/. Without a best/ (a run
+// interrupted in its first epoch) there is nothing to judge by; a best/
+// that cannot be read is said, and the resume goes on: last/ is what it
+// reads.
+func checkOwnLast(runDir string) error {
+	last, best := filepath.Join(runDir, "last"), filepath.Join(runDir, "best")
+	if _, err := os.Stat(filepath.Join(last, checkpoints.ManifestName)); err != nil {
+		return nil // OpenFiles says what is wrong with last/
+	}
+	if _, err := os.Lstat(best); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	err := experiment.CheckSameRun(last, best)
+	switch {
+	case errors.Is(err, experiment.ErrOtherRun):
+		return fmt.Errorf("-resume %s: %w", runDir, err)
+	case err != nil:
+		log.WithField("best", best).Warnf("cannot check that last/ is this run's: %v", err)
+	}
+	return nil
 }
 
 // errLoadInterrupted is interruptible's error when the context ends
