@@ -402,6 +402,10 @@ func (s Settings) checkDataset() error {
 		return errors.New("-dataset files needs -data DIR, the directory of your files")
 	case s.Dataset != files.Name && s.Files != nil:
 		return fmt.Errorf("-data DIR trains on the files in DIR; it cannot be given with -dataset %s", s.Dataset)
+	case s.Files != nil:
+		if err := s.Files.CheckTasks(); err != nil {
+			return err
+		}
 	}
 	if known && d.CheckTasks != nil {
 		if err := d.CheckTasks(s.Tasks); err != nil {
