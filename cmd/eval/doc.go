@@ -47,10 +47,13 @@
 // softmax(log p̄ / T), T fitted to minimise the validation split's NLL
 // (metrics.FitTemperature). The checkpoint records the temperatures
 // training fitted at its epoch; for a checkpoint that records none, eval
-// fits them on the validation split itself and says so. The test split never
-// takes part in a fit; a run without a validation split of at least
-// 100 examples has no temperature. -json gives them as "temperatures" and the scaled scores as
-// "calibrated".
+// fits them on the validation split itself and says so, as predict does.
+// The test split never takes part in a fit; a run without a validation
+// split of at least 100 examples has no temperature. A regression task's
+// temperature is 1 (a checkpoint recording another is refused); one at
+// the bound of the search (0.05 or 20), where the fit found no minimum,
+// is warned about. -json gives them as "temperatures" and the scaled
+// scores as "calibrated".
 //
 // Out-of-distribution detection (-ood): every example of both test
 // splits gets the ensemble's predictive entropy and its mutual

@@ -204,12 +204,18 @@ func calibrate(ctx context.Context, r *experiment.Run, tasks []data.Task, out []
 		return err
 	}
 	if temps == nil {
-		log.Infof("no temperature scaling: the run has no validation split of %d examples to fit it on", experiment.MinCalibrationExamples)
+		validSize := 0
+		if r.ValidSet != nil {
+			validSize = r.ValidSet.Len()
+		}
+		log.Info(experiment.NoTemperatures(validSize))
 		return nil
 	}
-	if source != "checkpoint" {
+	if source != experiment.TemperatureSourceCheckpoint {
 		log.WithField("temperatures", temps).Info("the checkpoint records no temperatures: " + source)
-		source += " now"
+	}
+	for _, w := range experiment.TemperatureWarnings(tasks, temps) {
+		log.Warn(w)
 	}
 	cal, err := experiment.Calibrated(tasks, out, labels, temps)
 	if err != nil {
@@ -217,6 +223,15 @@ func calibrate(ctx context.Context, r *experiment.Run, tasks []data.Task, out []
 	}
 	rep.Temperatures, rep.TemperatureSource, rep.Calibrated = temps, source, cal
 	return nil
+}
+
+// temperatureFootnote says in words where a report's temperatures come
+// from.
+func temperatureFootnote(source string) string {
+	if source == experiment.TemperatureSourceCheckpoint {
+		return "temperatures from the checkpoint"
+	}
+	return "temperatures " + source + " now: the checkpoint records none"
 }
 
 // divergence says which parameters or scores are not finite, wrapping
@@ -323,7 +338,7 @@ func writeTable(w io.Writer, rep Report) error {
 		return err
 	}
 	if rep.Calibrated != nil {
-		fmt.Fprintf(w, "\nT=: the ensemble after temperature scaling (temperatures from the %s)\n", rep.TemperatureSource)
+		fmt.Fprintf(w, "\nT=: the ensemble after temperature scaling (%s)\n", temperatureFootnote(rep.TemperatureSource))
 	}
 	if o := rep.OOD; o != nil {
 		fmt.Fprintf(w, "\nout of distribution: %s test split (%d examples) against this %s split (%d)\n", o.Dataset, o.OutExamples, rep.Split, o.InExamples)
