@@ -149,6 +149,13 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 	if err := s.check(own); err != nil {
 		return nil, err
 	}
+	if own == nil {
+		// The tasks are known now, whatever the data set.
+		method, _ := LookupMethod(s.Method)
+		if err := s.checkFits(method, len(d.Train.Tasks())); err != nil {
+			return nil, unfit{err}
+		}
+	}
 	r := &Run{Settings: s, TrainSet: d.Train, ValidSet: d.Valid, TestSet: d.Test, Best: DefaultBest(s.Dataset), full: d, parts: c}
 	if s.TrainLimit > 0 {
 		r.TrainSet = data.Limit(d.Train, s.TrainLimit)

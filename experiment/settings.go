@@ -273,6 +273,13 @@ func (s Settings) check(own *Method) error {
 	if err := s.checkDataset(); err != nil {
 		return err
 	}
+	if err := s.checkFits(method, TaskCount(s)); err != nil {
+		return err
+	}
+	if s.Preset != "" && !method.Presets && own == nil {
+		return fmt.Errorf("-preset %s sets the choices of %s; -method %s takes none of them",
+			s.Preset, strings.Join(MethodNames(func(m Method) bool { return m.Presets }), ", "), s.Method)
+	}
 	if _, err := s.LRSchedule(); err != nil {
 		return err
 	}

@@ -131,7 +131,8 @@
 //	                    A flag below given with a preset overrides that
 //	                    choice alone; other methods than mtsgd take no
 //	                    preset (batch-mean scores, no warm-up, kernels over
-//	                    the parameters). See docs/mtsgd-choices.md.
+//	                    the parameters), and -preset with one is refused
+//	                    (status 2). See docs/mtsgd-choices.md.
 //	-kernel-on SPACE    params (the kernels compare the parameter vectors) or
 //	                    outputs (the trunk's features and each head's outputs
 //	                    on the batch; the repulsion goes back to the

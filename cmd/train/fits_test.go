@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mtsgd/mtsgd/data/files"
+)
+
+// A method that cannot train the ensemble asked for is a bad command
+// line, refused before any data load: linear-pref with one particle, on
+// SARCOS's 7 tasks, on a directory whose tasks.json names 3 (its data
+// files are not even there); -preset with a method other than MT-SGD.
+func TestRefusesUnfitMethodBeforeLoading(t *testing.T) {
+	three := t.TempDir()
+	if err := files.WriteDescription(three, files.Description{Tasks: []files.TaskSpec{
+		{Name: "a", Kind: "regression"}, {Name: "b", Kind: "regression"}, {Name: "c", Kind: "regression"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-dataset", "multi-mnist", "-method", "linear-pref", "-particles", "1"}, "it needs at least 2 particles, not 1"},
+		{[]string{"-dataset", "sarcos", "-method", "linear-pref"}, "on sarcos (7 tasks): it weighs two tasks against each other: it needs exactly 2, not 7"},
+		{[]string{"-data", three, "-method", "linear-pref"}, "on files (3 tasks)"},
+		{[]string{"-dataset", "multi-mnist", "-method", "pcgrad", "-preset", "paper"}, "-preset paper sets the choices of mtsgd; -method pcgrad takes none of them"},
+	} {
+		out := filepath.Join(t.TempDir(), "run")
+		_, err := parseFlags(append(tc.args, "-out", out), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
