@@ -34,7 +34,12 @@
 //	-ood DATASET        also score out-of-distribution detection: the
 //	                    test split against DATASET's test inputs (same
 //	                    input shape and tasks, e.g. multi-fashion for a
-//	                    multi-mnist run), by AUROC
+//	                    multi-mnist run), by AUROC. A built-in data set
+//	                    only (not files); the name, the run's own data
+//	                    set, another number of tasks and a run on your
+//	                    own files are refused before anything loads
+//	                    (status 2); fewer than 100 examples on a side
+//	                    (-limit) give a warning
 //
 // The table has one row per task: each particle's accuracy, then the
 // ensemble's accuracy, Brier score, ECE, NLL and mean confidence minus

@@ -17,6 +17,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/engine"
@@ -66,7 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	cli.Workers(fs, &o.Workers, "")
 	cli.Device(fs, &o.Device, "")
 	cli.Temperature(fs, &o.Temperature, "reported beside the raw scores")
-	fs.StringVar(&o.OOD, "ood", "", "score out-of-distribution detection against this data set's test inputs (AUROC of entropy and mutual information)")
+	fs.StringVar(&o.OOD, "ood", "", "score out-of-distribution detection against this data set's test inputs (AUROC of entropy and mutual information): "+strings.Join(experiment.OODDatasets(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -86,10 +87,37 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	case o.Workers < 1:
 		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
 	}
+	if o.OOD != "" {
+		if err := experiment.CheckOOD(experiment.Settings{}, o.OOD); err != nil {
+			return o, err
+		}
+	}
 	if err := sysmem.CheckEnv(); err != nil {
 		return o, err
 	}
 	return o, cuda.CheckName(o.Device)
+}
+
+// checkOOD refuses, from the checkpoint's settings alone and before its
+// data load, an -ood data set that cannot be scored against the run
+// (experiment.CheckOOD): a bad command line. A checkpoint that cannot be
+// read is left to the load to report.
+func checkOOD(o Options) error {
+	if o.OOD == "" {
+		return nil
+	}
+	c, err := checkpoints.LoadManifest(checkpoints.Locate(o.Checkpoint))
+	if err != nil {
+		return nil
+	}
+	var s experiment.Settings
+	if json.Unmarshal(c.Settings, &s) != nil {
+		return nil
+	}
+	if err := experiment.CheckOOD(s, o.OOD); err != nil {
+		return cli.Usage(err)
+	}
+	return nil
 }
 
 // Report is what -json prints.
@@ -122,6 +150,9 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	}
 	if dev != nil {
 		defer dev.Close()
+	}
+	if err := checkOOD(o); err != nil {
+		return err
 	}
 	r, dir, err := experiment.OpenFiles(o.Checkpoint, o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
 	if err != nil {
@@ -165,6 +196,9 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		res, err := experiment.DetectOOD(o.OOD, set.Tasks(), out, oodOut)
 		if err != nil {
 			return fmt.Errorf("-ood %s: %w", o.OOD, err)
+		}
+		if w := res.Warning(); w != "" {
+			log.Warn(w)
 		}
 		rep.OOD = &res
 	}
