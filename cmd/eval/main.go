@@ -14,15 +14,18 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	log "github.com/sirupsen/logrus"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
+	"github.com/mtsgd/mtsgd/cmd/internal/runlock"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/sysmem"
@@ -98,6 +101,37 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	return o, cuda.CheckName(o.Device)
 }
 
+// openRun restores the run of the checkpoint -ckpt names. A checkpoint
+// of a run that a train is writing (its directory locked: runlock.Holder)
+// may be read in the middle of a save, its files and its manifest from
+// two epochs: eval reads it again, a few times, and if it still cannot,
+// says that the train is writing it rather than that it is damaged.
+func openRun(o Options, dev gpu.Device) (*experiment.Run, string, error) {
+	const attempts = 4
+	for i := 1; ; i++ {
+		r, dir, err := experiment.OpenFiles(o.Checkpoint, o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
+		if err == nil {
+			return r, dir, nil
+		}
+		runDir := filepath.Dir(filepath.Clean(dir))
+		pid, held := runlock.Holder(runDir)
+		if !held {
+			return nil, dir, err
+		}
+		if i == attempts {
+			return nil, dir, fmt.Errorf("%s could not be read while process %d (a train; lock file %s) writes the run: evaluate it once the run ends, or %s between saves: %w",
+				dir, pid, filepath.Join(runDir, runlock.Name), filepath.Join(runDir, "best"), err)
+		}
+		log.WithField("checkpoint", dir).Warnf("process %d is writing this run; reading the checkpoint again", pid)
+		time.Sleep(checkpointRetry)
+	}
+}
+
+// checkpointRetry is how long eval waits before reading again a
+// checkpoint that a train is saving: a save of the paper's checkpoints
+// takes well under a second.
+var checkpointRetry = time.Second
+
 // checkOOD refuses, from the checkpoint's settings alone and before its
 // data load, an -ood data set that cannot be scored against the run
 // (experiment.CheckOOD): a bad command line. A checkpoint that cannot be
@@ -154,7 +188,7 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	if err := checkOOD(o); err != nil {
 		return err
 	}
-	r, dir, err := experiment.OpenFiles(o.Checkpoint, o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
+	r, dir, err := openRun(o, dev)
 	if err != nil {
 		return err
 	}
