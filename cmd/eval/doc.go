@@ -18,7 +18,11 @@
 //	                    the run's -test-limit or -train-limit; 0: all)
 //	-json               print one JSON object instead of the table
 //	-reliability DIR    write a reliability diagram per task to
-//	                    DIR/reliability-TASK.png
+//	                    DIR/reliability-TASK.png; DIR (or the nearest
+//	                    directory above it) must be a directory eval can
+//	                    write in, checked before anything loads (status
+//	                    2); the diagrams are all written or none, and a
+//	                    DIR eval made goes with them
 //	-data-dir DIR       where data sets are looked for (default
 //	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
 //	-data DIR           a run on your own files (-dataset files): read

@@ -185,6 +185,9 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	if dev != nil {
 		defer dev.Close()
 	}
+	if err := checkReliability(o.Reliability); err != nil {
+		return err
+	}
 	if err := checkOOD(o); err != nil {
 		return err
 	}
@@ -483,20 +486,84 @@ func classRow(e metrics.Score) []string {
 }
 
 // writeDiagrams writes one reliability diagram per classification task.
-func writeDiagrams(dir string, rep Report) error {
+func writeDiagrams(dir string, rep Report) (err error) {
+	created := firstMissing(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return fmt.Errorf("-reliability %s: %w", dir, err)
 	}
+	var written []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		// All or nothing: what this call wrote goes, and so does the
+		// directory it made.
+		for _, path := range written {
+			os.Remove(path)
+		}
+		if created != "" {
+			os.RemoveAll(created)
+		}
+	}()
 	for _, t := range rep.Tasks {
 		if t.Ensemble.Classification == nil {
 			continue
 		}
 		path := filepath.Join(dir, "reliability-"+t.Task+".png")
 		title := fmt.Sprintf("%s, %s, epoch %d: %s (ECE %.4f)", rep.Dataset, rep.Split, rep.Epoch, t.Task, t.Ensemble.ECE)
-		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return plotReliability(w, t.Ensemble.Classification, title) }); err != nil {
-			return err
+		if err := writeFile(path, 0o644, func(w io.Writer) error { return plotReliability(w, t.Ensemble.Classification, title) }); err != nil {
+			return fmt.Errorf("-reliability %s: %w", dir, err)
 		}
+		written = append(written, path)
+	}
+	for _, path := range written {
 		log.WithField("file", path).Info("wrote reliability diagram")
 	}
+	return nil
+}
+
+// writeFile writes a diagram whole or not at all (a variable, so that a
+// test can make it fail as a full disk would).
+var writeFile = atomicfile.Write
+
+// firstMissing is the outermost directory of path that does not exist
+// (what MkdirAll(path) would create first), "" where path exists.
+func firstMissing(path string) string {
+	missing := ""
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil {
+			return missing
+		}
+		missing = p
+		if filepath.Dir(p) == p {
+			return missing
+		}
+	}
+}
+
+// checkReliability checks -reliability DIR before anything is computed:
+// DIR, or the nearest directory above it that exists, must be a
+// directory this process can write in.
+func checkReliability(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	at := filepath.Clean(dir)
+	if m := firstMissing(at); m != "" {
+		at = filepath.Dir(m)
+	}
+	st, err := os.Stat(at)
+	if err != nil {
+		return cli.Usage(fmt.Errorf("-reliability %s: %w", dir, err))
+	}
+	if !st.IsDir() {
+		return cli.Usage(fmt.Errorf("-reliability %s: %s is not a directory", dir, at))
+	}
+	f, err := os.CreateTemp(at, ".eval-")
+	if err != nil {
+		return cli.Usage(fmt.Errorf("-reliability %s: cannot write in %s: %w", dir, at, err))
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }
