@@ -32,3 +32,52 @@ func TestSplitThereButUnopenable(t *testing.T) {
 		})
 	}
 }
+
+// A CSV file in UTF-16, as R writes it with fileEncoding = "UTF-16LE"
+// (with or without a byte-order mark) or big-endian, is refused as not
+// UTF-8, naming the encoding, not as a quoting error.
+func TestCSVUTF16(t *testing.T) {
+	text := "x,kind\n1,dog\n2,cat\n3,dog\n4,cat\n"
+	utf16 := func(bigEndian bool, mark bool) []byte {
+		var b []byte
+		if mark {
+			if bigEndian {
+				b = append(b, 0xFE, 0xFF)
+			} else {
+				b = append(b, 0xFF, 0xFE)
+			}
+		}
+		for _, c := range []byte(text) {
+			if bigEndian {
+				b = append(b, 0, c)
+			} else {
+				b = append(b, c, 0)
+			}
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name    string
+		content []byte
+		want    string
+	}{
+		{"little-endian with a mark", utf16(false, true), "not UTF-8 (UTF-16 little-endian: its byte-order mark is FF FE)"},
+		{"big-endian with a mark", utf16(true, true), "not UTF-8 (UTF-16 big-endian: its byte-order mark is FE FF)"},
+		{"little-endian without", utf16(false, false), "not UTF-8 (UTF-16, by the NUL byte beside its first character)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := WriteDescription(dir, Description{Tasks: []TaskSpec{{Name: "kind", Kind: "classification"}}}); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "train.csv")
+			if err := os.WriteFile(path, tc.content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(dir, Options{Valid: 1, Seed: 1})
+			if !errors.Is(err, data.ErrInvalid) || !strings.Contains(err.Error(), path+": "+tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
