@@ -174,20 +174,20 @@ func run(ctx context.Context, o Options) error {
 
 	tmp, err := os.MkdirTemp(filepath.Dir(o.Out[0]), ".predict-")
 	if err != nil {
-		return err
+		return o.outputError(err)
 	}
 	defer os.RemoveAll(tmp)
 	w, err := newWriter(tmp, tasks, in.Len(), s.Files.ID, noiseVariances(r, tasks))
 	if err != nil {
-		return err
+		return o.outputError(err)
 	}
 	defer w.close()
 	w.temps = temps
 	if err := predictAll(ctx, o, r, in, first, w, top); err != nil {
-		return err
+		return o.outputError(err)
 	}
 	if err := writeOutputs(ctx, o, w, top, tasks); err != nil {
-		return err
+		return o.outputError(err)
 	}
 	for _, out := range o.outputs() {
 		log.WithField("file", out).Info("wrote")
