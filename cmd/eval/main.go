@@ -222,22 +222,9 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		if diverged != nil {
 			return errors.Join(fmt.Errorf("-ood: not scored"), diverged)
 		}
-		oodSet, err := r.OODSplit(ctx, o.OOD, o.DataDir, o.Limit)
-		if err != nil {
+		if rep.OOD, err = detectOOD(ctx, o, r, set.Tasks(), out); err != nil {
 			return err
 		}
-		oodOut, _, err := r.Trainer.Outputs(ctx, oodSet)
-		if err != nil {
-			return fmt.Errorf("-ood %s: %w", o.OOD, err)
-		}
-		res, err := experiment.DetectOOD(o.OOD, set.Tasks(), out, oodOut)
-		if err != nil {
-			return fmt.Errorf("-ood %s: %w", o.OOD, err)
-		}
-		if w := res.Warning(); w != "" {
-			log.Warn(w)
-		}
-		rep.OOD = &res
 	}
 	if o.Reliability != "" {
 		if err := writeDiagrams(o.Reliability, rep); err != nil {
@@ -260,6 +247,28 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		return errors.Join(err, diverged)
 	}
 	return diverged
+}
+
+// detectOOD scores -ood's test inputs against out, the ensemble's
+// outputs on the evaluated split, warning where the AUROCs rest on few
+// examples.
+func detectOOD(ctx context.Context, o Options, r *experiment.Run, tasks []data.Task, out [][][]float64) (*experiment.OOD, error) {
+	oodSet, err := r.OODSplit(ctx, o.OOD, o.DataDir, o.Limit)
+	if err != nil {
+		return nil, err
+	}
+	oodOut, _, err := r.Trainer.Outputs(ctx, oodSet)
+	if err != nil {
+		return nil, fmt.Errorf("-ood %s: %w", o.OOD, err)
+	}
+	res, err := experiment.DetectOOD(o.OOD, tasks, out, oodOut)
+	if err != nil {
+		return nil, fmt.Errorf("-ood %s: %w", o.OOD, err)
+	}
+	if w := res.Warning(); w != "" {
+		log.Warn(w)
+	}
+	return &res, nil
 }
 
 // calibrate fills rep's temperatures and calibrated scores: the
