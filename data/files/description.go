@@ -67,6 +67,9 @@ func ReadDescription(path string) (Description, error) {
 	if len(b) > maxDescription {
 		return desc, fmt.Errorf("%w: %s: more than %d bytes; it names the tasks only", data.ErrInvalid, path, maxDescription)
 	}
+	if err := checkKeys(bytes.TrimPrefix(b, bom)); err != nil {
+		return desc, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(b, bom)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&desc); err != nil {

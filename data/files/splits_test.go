@@ -81,3 +81,25 @@ func TestCSVUTF16(t *testing.T) {
 		})
 	}
 }
+
+// tasks.json's keys are case-sensitive: "Tasks", "Kind" or "Class_Names"
+// would otherwise be taken for the fields, and a second key differing in
+// case silently replace the first. The refusal names the file, the task
+// and the spelling to write.
+func TestDescriptionKeysCaseSensitive(t *testing.T) {
+	for _, tc := range []struct{ content, want string }{
+		{`{"Tasks": [{"name": "a", "kind": "regression"}]}`, `key "Tasks": keys are case-sensitive; write "tasks"`},
+		{`{"tasks": [{"name": "a", "Kind": "regression"}]}`, `task 0: key "Kind": keys are case-sensitive; write "kind"`},
+		{`{"tasks": [{"name": "a", "kind": "classification", "Class_Names": ["x", "y"]}]}`, `task 0: key "Class_Names"`},
+		{`{"tasks": [{"name": "a", "kind": "regression"}], "tasks ": []}`, `json: unknown field "tasks "`},
+	} {
+		path := filepath.Join(t.TempDir(), TasksFile)
+		if err := os.WriteFile(path, []byte(tc.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadDescription(path)
+		if !errors.Is(err, data.ErrInvalid) || !strings.Contains(err.Error(), path+": "+tc.want) {
+			t.Errorf("%s: %v, want %q", tc.content, err, tc.want)
+		}
+	}
+}
