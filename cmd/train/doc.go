@@ -200,7 +200,8 @@
 //	                    follows, and warns when the validation split has
 //	                    fewer than 30 examples
 //	-resume DIR         continue the run in DIR (or DIR/last) from DIR/last;
-//	                    only -epochs (at least 1, to extend the run),
+//	                    only -epochs (at least 1, to extend the run; fewer
+//	                    than the run has done is refused, status 2),
 //	                    -workers, -device, -data-dir, -progress,
 //	                    -checkpoint-every, -best-metric and -data may be
 //	                    given with it. A run on your own files resumes on

@@ -99,3 +99,25 @@ func copyFile(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// train -resume -epochs N on a run that has done more than N epochs is
+// refused as the command line (status 2), saying so, and changes
+// nothing; -epochs equal to those done resumes to no further epoch.
+func TestResumeFewerEpochs(t *testing.T) {
+	captureLog(t)
+	data := t.TempDir()
+	writeLabelled(t, data, "npz", 60, false)
+	runDir, _ := trainFiles(t, "-data", data, "-hidden", "8", "-particles", "2", "-batch", "16", "-epochs", "2")
+	before, _ := os.ReadFile(filepath.Join(runDir, "last", checkpoints.ManifestName))
+	o, err := parseFlags([]string{"-resume", runDir, "-epochs", "1", "-progress=false", "-workers", "1"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run(context.Background(), o)
+	if cli.Status(err) != cli.ExitUsage || !strings.Contains(err.Error(), "-epochs 1 with -resume: "+runDir+" has done 2 epochs already") {
+		t.Errorf("status %d, error %v", cli.Status(err), err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(runDir, "last", checkpoints.ManifestName)); !bytes.Equal(before, after) {
+		t.Error("refused, but last/ changed")
+	}
+}

@@ -165,6 +165,10 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	if f := r.Settings.Files; f != nil && f.SHA256 == nil {
 		log.WithField("checkpoint", dir).Warn("the checkpoint records no hashes of its data files (it predates them): a change of their content is not detected")
 	}
+	if o.Epochs > 0 && o.Epochs < r.Epoch() {
+		r.Close()
+		return cli.Usage(fmt.Errorf("-epochs %d with -resume: %s has done %d epochs already; -epochs N with N above that extends it", o.Epochs, o.Resume, r.Epoch()))
+	}
 	if o.Epochs > 0 {
 		r.Settings.Epochs = o.Epochs
 	}
