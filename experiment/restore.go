@@ -173,6 +173,10 @@ func RestoreWith(c *checkpoints.Checkpoint, d Data, comps Components, workers in
 		r.temperatures = state.Temperatures
 	}
 	r.ruleState = state.RuleState
+	if state.CheckpointEvery < 0 {
+		return nil, fmt.Errorf("checkpoint metrics: checkpoint_every %d is negative", state.CheckpointEvery)
+	}
+	r.CheckpointEvery = state.CheckpointEvery
 	switch {
 	case state.BestEpoch == nil:
 		r.bestEpoch = -1

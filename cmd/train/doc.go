@@ -185,7 +185,8 @@
 //	-stats              print both splits' sizes and label histograms and exit
 //	                    (not with -preview)
 //	-checkpoint-every N also save DIR/last every N steps (default 0: at the
-//	                    end of each epoch only)
+//	                    end of each epoch only); the checkpoint records it,
+//	                    and -resume without it keeps the run's
 //	-best-metric NAME   the metric, averaged over tasks, that selects DIR/best
 //	                    on the validation split: accuracy (higher is
 //	                    better), nll, brier, ece or mse (lower is better)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,5 +120,48 @@ func TestResumeFewerEpochs(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(filepath.Join(runDir, "last", checkpoints.ManifestName)); !bytes.Equal(before, after) {
 		t.Error("refused, but last/ changed")
+	}
+}
+
+// -checkpoint-every is the run's: the checkpoint records it, and
+// train -resume without the flag keeps it (the resumed run's checkpoint
+// records it still); -checkpoint-every 0 on -resume turns it off.
+func TestResumeKeepsCheckpointEvery(t *testing.T) {
+	captureLog(t)
+	data := t.TempDir()
+	writeLabelled(t, data, "npz", 60, false)
+	runDir, _ := trainFiles(t, "-data", data, "-hidden", "8", "-particles", "2", "-batch", "16", "-epochs", "1", "-checkpoint-every", "2")
+	every := func() any {
+		t.Helper()
+		c, err := checkpoints.LoadManifest(filepath.Join(runDir, "last"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(c.Metrics, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m["checkpoint_every"]
+	}
+	if got := every(); got != 2.0 {
+		t.Fatalf("the run's checkpoint records checkpoint_every %v, want 2", got)
+	}
+	for _, tc := range []struct {
+		args []string
+		want any
+	}{
+		{[]string{"-epochs", "2"}, 2.0},
+		{[]string{"-epochs", "3", "-checkpoint-every", "0"}, nil},
+	} {
+		o, err := parseFlags(append([]string{"-resume", runDir, "-progress=false", "-workers", "1"}, tc.args...), &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if got := every(); got != tc.want {
+			t.Errorf("%q: checkpoint_every %v after the resume, want %v", tc.args, got, tc.want)
+		}
 	}
 }

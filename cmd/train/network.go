@@ -269,7 +269,10 @@ func loadData(s experiment.Settings, dataDir string) (experiment.Data, error) {
 
 // trainNetwork runs r to its last epoch with progress and log lines.
 func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
-	r.Out, r.CheckpointEvery, r.SaveEvery = o.Out, o.CheckpointEvery, saveEvery
+	r.Out, r.SaveEvery = o.Out, saveEvery
+	if !o.keepCheckpointEvery {
+		r.CheckpointEvery = o.CheckpointEvery
+	}
 	if o.BestMetric != "" {
 		r.Best = o.BestMetric
 	}
