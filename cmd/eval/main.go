@@ -496,7 +496,7 @@ func classRow(e metrics.Score) []string {
 
 // writeDiagrams writes one reliability diagram per classification task.
 func writeDiagrams(dir string, rep Report) (err error) {
-	created := firstMissing(dir)
+	created := cli.FirstMissing(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("-reliability %s: %w", dir, err)
 	}
@@ -535,21 +535,6 @@ func writeDiagrams(dir string, rep Report) (err error) {
 // test can make it fail as a full disk would).
 var writeFile = atomicfile.Write
 
-// firstMissing is the outermost directory of path that does not exist
-// (what MkdirAll(path) would create first), "" where path exists.
-func firstMissing(path string) string {
-	missing := ""
-	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
-		if _, err := os.Lstat(p); err == nil {
-			return missing
-		}
-		missing = p
-		if filepath.Dir(p) == p {
-			return missing
-		}
-	}
-}
-
 // checkReliability checks -reliability DIR before anything is computed:
 // DIR, or the nearest directory above it that exists, must be a
 // directory this process can write in.
@@ -558,7 +543,7 @@ func checkReliability(dir string) error {
 		return nil
 	}
 	at := filepath.Clean(dir)
-	if m := firstMissing(at); m != "" {
+	if m := cli.FirstMissing(at); m != "" {
 		at = filepath.Dir(m)
 	}
 	st, err := os.Stat(at)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,5 +36,35 @@ func TestRefusesUnfitMethodBeforeLoading(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// A train refused after it locked a -out it created (its data missing)
+// leaves no -out behind holding the lock file alone, nor the folders it
+// made above it; a -out that was there stays.
+func TestRefusedRunLeavesNoOut(t *testing.T) {
+	captureLog(t)
+	root := t.TempDir()
+	missing := filepath.Join(root, "no-data")
+	for _, out := range []string{filepath.Join(root, "run"), filepath.Join(root, "a", "b", "run")} {
+		o, err := parseFlags([]string{"-data", missing, "-out", out, "-progress=false"}, &bytes.Buffer{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := run(context.Background(), o); err == nil {
+			t.Fatalf("-data %s: trained", missing)
+		}
+		if entries, _ := os.ReadDir(root); len(entries) != 0 {
+			t.Errorf("-out %s: %s holds %v after the refusal", out, root, entries)
+		}
+	}
+	there := filepath.Join(root, "there")
+	os.Mkdir(there, 0o755)
+	o, _ := parseFlags([]string{"-data", missing, "-out", there, "-progress=false"}, &bytes.Buffer{})
+	if err := run(context.Background(), o); err == nil {
+		t.Fatal("trained")
+	}
+	if _, err := os.Stat(there); err != nil {
+		t.Errorf("the -out that was there: %v", err)
 	}
 }

@@ -34,16 +34,18 @@ import (
 var runFiles = []string{"last", "best", experiment.MetricsFile}
 
 // runNetwork handles the data sets that train networks.
-func runNetwork(ctx context.Context, o Options) error {
+func runNetwork(ctx context.Context, o Options) (err error) {
 	trains := !o.Stats && o.Preview == ""
 	if trains {
 		// Before the data loads (seconds to minutes), so that a locked
-		// or refused -out fails at once.
-		release, err := cli.LockRun(o.Out, true)
-		if err != nil {
+		// or refused -out fails at once. A run refused before it wrote
+		// anything leaves no -out holding the lock file alone.
+		var unlock func(error)
+		if unlock, err = cli.LockNewRun(o.Out); err != nil {
 			return err
 		}
-		defer release()
+		// err is the named result here: what runNetwork returns.
+		defer func() { unlock(err) }()
 		if err := checkFresh(o); err != nil {
 			return err
 		}
