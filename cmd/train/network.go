@@ -150,9 +150,6 @@ func resumeNetwork(ctx context.Context, o Options) error {
 	if dev != nil {
 		defer dev.Close()
 	}
-	if err := checkOwnLast(o.Resume); err != nil {
-		return err
-	}
 	var (
 		r   *experiment.Run
 		dir string
@@ -161,7 +158,19 @@ func resumeNetwork(ctx context.Context, o Options) error {
 		r, dir, err = experiment.OpenFiles(filepath.Join(o.Resume, "last"), o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
 		return err
 	})
+	// Whether last/ is the run's is judged once it has loaded, so that
+	// a damaged one is reported as such; where it did not load, a last/
+	// of another run is said too.
 	if err != nil {
+		if !errors.Is(err, errLoadInterrupted) {
+			if other := checkOwnLast(o.Resume); other != nil {
+				return errors.Join(err, other)
+			}
+		}
+		return err
+	}
+	if err := checkOwnLast(o.Resume); err != nil {
+		r.Close()
 		return err
 	}
 	if f := r.Settings.Files; f != nil && f.SHA256 == nil {
