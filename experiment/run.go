@@ -150,7 +150,7 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 		return nil, err
 	}
 	if own == nil {
-		// The tasks are known now, whatever the data set.
+		// Once the data have loaded, every data set's tasks are known.
 		method, _ := LookupMethod(s.Method)
 		if err := s.checkFits(method, len(d.Train.Tasks())); err != nil {
 			return nil, unfit{err}

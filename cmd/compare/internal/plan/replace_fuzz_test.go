@@ -17,7 +17,7 @@ func fuzzPlan() Plan {
 
 // Whatever plan.json an -out holds, CheckReplace with another plan
 // either refuses it, naming plan.json, or it reads as a plan whose cells
-// begin the new plan's: the finished runs of another comparison are
+// begin the replacing plan's: the finished runs of another comparison are
 // never taken over.
 func FuzzCheckReplace(f *testing.F) {
 	p := fuzzPlan()
