@@ -294,8 +294,8 @@ func Read(out string) (Plan, error) {
 	}
 	for i, c := range p.Cells {
 		if !c.Equal(want.Cells[i]) {
-			return Plan{}, fmt.Errorf("%s: cell %d (%s) differs from what this compare makes of the plan's flags (another version?) in %s here",
-				path, i, c.Dir, firstDiffer(c, want.Cells[i]))
+			return Plan{}, fmt.Errorf("%s: cell %d differs from what this compare makes of the plan's flags (another version?) in %s here (run %s)",
+				path, i, firstDiffer(c, want.Cells[i]), c.Dir)
 		}
 	}
 	return p, nil

@@ -49,7 +49,7 @@ func TestReadNamesDifferingField(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Read(out)
-	want := "cell 2 (" + p.Cells[2].Dir + ") differs from what this compare makes of the plan's flags (another version?) in settings.lr: 0.25 against 0.001 here"
+	want := "cell 2 differs from what this compare makes of the plan's flags (another version?) in settings.lr: 0.25 against 0.001 here (run " + p.Cells[2].Dir + ")"
 	if err == nil || !strings.Contains(err.Error(), want) || len(err.Error()) > 300 || strings.Contains(err.Error(), "\n") {
 		t.Errorf("error %v\nwant %q, one line under 300 bytes", err, want)
 	}
