@@ -39,6 +39,9 @@ type Dataset struct {
 	// validation, when not 0; nil for a data set that has its own
 	// validation split (or none), where -valid must be 0.
 	CheckValid func(n int) error
+	// Tasks is how many tasks a run of settings s has, as far as is
+	// known before the data load (0: not known); nil: not known.
+	Tasks func(s Settings) int
 }
 
 // builtinDatasets are the paper's data sets and a user's own files, in
@@ -129,6 +132,7 @@ func multiDataset(v multimnist.Variant) Dataset {
 			return d, nil
 		},
 		Model:    "lenet",
+		Tasks:    func(Settings) int { return 2 },
 		Defaults: func(s *Settings) { s.Valid = DefaultValid },
 		Best:     "accuracy",
 		CheckValid: func(n int) error {
@@ -152,6 +156,7 @@ var sarcosDataset = Dataset{
 		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, nil
 	},
 	Model: "mlp",
+	Tasks: func(Settings) int { return sarcos.Targets },
 	Defaults: func(s *Settings) {
 		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, OptimizerAdam, ScheduleConstant
 	},
@@ -185,6 +190,7 @@ var celebADataset = Dataset{
 	},
 	Best:       "accuracy",
 	CheckTasks: celeba.CheckTasks,
+	Tasks:      celebATasks,
 }
 
 // filesDataset is a user's own data (package data/files): the directory
@@ -214,7 +220,8 @@ var filesDataset = Dataset{
 		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 30, 128, 1e-3, OptimizerAdam, ScheduleConstant
 		s.Valid = files.AutoValid
 	},
-	Best: "accuracy",
+	Tasks: filesTasks,
+	Best:  "accuracy",
 	CheckValid: func(n int) error {
 		if n < 0 && n != files.AutoValid {
 			return fmt.Errorf("-valid must be %d (a tenth), 0 (none) or a number of examples, got %d", files.AutoValid, n)

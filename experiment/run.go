@@ -152,6 +152,13 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 	if err := s.check(own); err != nil {
 		return nil, err
 	}
+	if own == nil {
+		// Once the data have loaded, every data set's tasks are known.
+		method, _ := LookupMethod(s.Method)
+		if err := s.checkFits(method, len(d.Train.Tasks())); err != nil {
+			return nil, unfit{err}
+		}
+	}
 	r := &Run{Settings: s, TrainSet: d.Train, ValidSet: d.Valid, TestSet: d.Test, Best: DefaultBest(s.Dataset), full: d, parts: c}
 	if s.TrainLimit > 0 {
 		r.TrainSet = data.Limit(d.Train, s.TrainLimit)

@@ -133,7 +133,10 @@
 //
 // -protocol paper-study trains the methods at the paper's rate and at
 // their tuned rates, with seeds 2 and 3 for MT-SGD, linear
-// scalarisation and MOO-SVGD (plan.PaperStudy lists them). When a run finishes,
+// scalarisation and MOO-SVGD (plan.PaperStudy lists them); on a data set
+// whose tasks a method cannot take (linear-pref weighs two; SARCOS has
+// 7) that method's runs are left out, with a warning, and -methods
+// naming it there is refused (status 2). When a run finishes,
 // its checkpoints last/ and best/ are assessed into its result.json: the
 // ensemble's test scores raw and after temperature scaling (eval's, the
 // temperatures fitted on the validation split), and the AUROC with which

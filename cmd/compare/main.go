@@ -298,8 +298,12 @@ func applyProtocol(o *Options, c *lists, set map[string]bool) error {
 			if set["methods"] || set["seeds"] {
 				return fmt.Errorf("-protocol %s lists its runs: -methods and -seeds cannot change them", c.proto)
 			}
+			runs, left := p.RunsFor(o.Dataset)
+			for _, why := range left {
+				log.Warn("-protocol " + c.proto + ": " + why)
+			}
 			var ms, ss []string
-			for _, r := range p.Runs {
+			for _, r := range runs {
 				if !slices.Contains(ms, r.Method) {
 					ms = append(ms, r.Method)
 				}
@@ -308,7 +312,7 @@ func applyProtocol(o *Options, c *lists, set map[string]bool) error {
 				}
 			}
 			c.methods, c.seeds = strings.Join(ms, ","), strings.Join(ss, ",")
-			o.Runs, o.Assess = p.Runs, p.Assess
+			o.Runs, o.Assess = runs, p.Assess
 		}
 	}
 	return nil

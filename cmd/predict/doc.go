@@ -66,8 +66,12 @@
 // the CSV's second column is each input row's id. The probs are
 // those eval's ensemble scores, after temperature scaling: where the
 // checkpoint records temperatures (a run with a validation split of at
-// least 100 examples fits one per task on it, go doc ./cmd/eval), probs and confidence are
-// softmax(log p̄ / T), which keeps the label; the three entropies are
+// least 100 examples fits one per task on it, go doc ./cmd/eval), probs
+// and confidence are softmax(log p̄ / T), which keeps the label. A
+// checkpoint of such a run that records none has them fitted on the
+// run's validation split, loaded from its files, as eval does; where
+// those cannot be loaded predict refuses (status 1) and
+// -temperature=false gives the raw probabilities; the three entropies are
 // always those of the particles' own probabilities. -temperature=false
 // writes p̄ as it is. The CSV has a header and one row per
 // example: index, then each task's columns, named TASK/probs's classes,

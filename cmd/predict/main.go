@@ -163,27 +163,31 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	var temps []float64
+	if o.Temperature {
+		if temps, err = temperatures(ctx, dir, r, s); err != nil {
+			return err
+		}
+	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "model": r.Settings.Model, "particles": len(r.Trainer.Particles),
 		"inputs": o.Data, "examples": in.Len()}).Info("predicting")
 
 	tmp, err := os.MkdirTemp(filepath.Dir(o.Out[0]), ".predict-")
 	if err != nil {
-		return err
+		return o.outputError(err)
 	}
 	defer os.RemoveAll(tmp)
 	w, err := newWriter(tmp, tasks, in.Len(), s.Files.ID, noiseVariances(r, tasks))
 	if err != nil {
-		return err
+		return o.outputError(err)
 	}
 	defer w.close()
-	if o.Temperature {
-		w.useTemperatures(r.Temperatures())
-	}
+	w.temps = temps
 	if err := predictAll(ctx, o, r, in, first, w, top); err != nil {
-		return err
+		return o.outputError(err)
 	}
 	if err := writeOutputs(ctx, o, w, top, tasks); err != nil {
-		return err
+		return o.outputError(err)
 	}
 	for _, out := range o.outputs() {
 		log.WithField("file", out).Info("wrote")
@@ -230,17 +234,6 @@ func showFor(o *Options, shape []int, tasks []data.Task) (*topMI, error) {
 		return nil, cli.Usage(err)
 	}
 	return top, nil
-}
-
-// useTemperatures applies temps, the checkpoint's, to the ensemble's
-// probabilities; nil: none recorded.
-func (w *writer) useTemperatures(temps []float64) {
-	w.temps = temps
-	if temps == nil {
-		log.Info("the checkpoint records no temperatures (a run without a validation split of 100 examples): probabilities as the ensemble gives them")
-		return
-	}
-	log.WithField("temperatures", temps).Info("temperature scaling")
 }
 
 // predictAll runs the ensemble on every chunk of in, first already

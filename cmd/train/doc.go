@@ -133,7 +133,8 @@
 //	                    A flag below given with a preset overrides that
 //	                    choice alone; other methods than mtsgd take no
 //	                    preset (batch-mean scores, no warm-up, kernels over
-//	                    the parameters). See docs/mtsgd-choices.md.
+//	                    the parameters), and -preset with one is refused
+//	                    (status 2). See docs/mtsgd-choices.md.
 //	-kernel-on SPACE    params (the kernels compare the parameter vectors) or
 //	                    outputs (the trunk's features and each head's outputs
 //	                    on the batch; the repulsion goes back to the
@@ -186,7 +187,8 @@
 //	-stats              print both splits' sizes and label histograms and exit
 //	                    (not with -preview)
 //	-checkpoint-every N also save DIR/last every N steps (default 0: at the
-//	                    end of each epoch only)
+//	                    end of each epoch only); the checkpoint records it,
+//	                    and -resume without it keeps the run's
 //	-best-metric NAME   the metric, averaged over tasks, that selects DIR/best
 //	                    on the validation split: accuracy (higher is
 //	                    better), nll, brier, ece or mse (lower is better)
@@ -201,7 +203,8 @@
 //	                    follows, and warns when the validation split has
 //	                    fewer than 30 examples
 //	-resume DIR         continue the run in DIR (or DIR/last) from DIR/last;
-//	                    only -epochs (at least 1, to extend the run),
+//	                    only -epochs (at least 1, to extend the run; fewer
+//	                    than the run has done is refused, status 2),
 //	                    -workers, -device, -data-dir, -progress,
 //	                    -checkpoint-every, -best-metric and -data may be
 //	                    given with it. A run on your own files resumes on
@@ -210,7 +213,11 @@
 //	                    changed, missing or new since is refused by name
 //	                    (status 1); -data DIR names the directory the
 //	                    files have moved to, the hashes deciding whether
-//	                    they are the same
+//	                    they are the same. A DIR/last that is not the
+//	                    run's (its settings or history differ from
+//	                    DIR/best's: another run's, another data set's) is
+//	                    refused, naming what differs (status 1); a copy
+//	                    of DIR/best is the run's
 //	-overwrite          train into a -out that holds a run (last/, best/ or
 //	                    metrics.jsonl), deleting them when training starts;
 //	                    without it such a -out is refused before any data

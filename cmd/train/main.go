@@ -50,6 +50,9 @@ type Options struct {
 	filesRead    *filesFlags                   // how -data's files are read
 	choices      choiceFlags                   // the settings' named choices as given
 	methodParams map[string]map[string]float64 // -METHOD-PARAM as given: method → parameter → value
+	// keepCheckpointEvery: -resume without -checkpoint-every keeps the
+	// run's own (the checkpoint records it).
+	keepCheckpointEvery bool
 }
 
 // choiceFlags are the flags of the settings' named choices as the command
@@ -216,6 +219,7 @@ func resumeOptions(o Options, set map[string]bool) (Options, error) {
 		return o, err
 	}
 	o.Resume, o.Out = dir, dir
+	o.keepCheckpointEvery = !set["checkpoint-every"]
 	if !set["epochs"] {
 		o.Epochs = 0 // keep the checkpoint's
 	} else if o.Epochs < 1 {

@@ -230,6 +230,10 @@ func openCSV(path string, sep rune, whole bool) (*os.File, *csv.Reader, []string
 		f.Close()
 		return nil, nil, nil, err
 	}
+	if err := checkUTF8(f, path); err != nil {
+		f.Close()
+		return nil, nil, nil, err
+	}
 	r, lim := csvReader(f, sep)
 	header, err := r.Read()
 	if err != nil {
@@ -239,4 +243,27 @@ func openCSV(path string, sep rune, whole bool) (*os.File, *csv.Reader, []string
 	header = slices.Clone(header)
 	lim.columns(len(header))
 	return f, r, header, nil
+}
+
+// checkUTF8 refuses a CSV file in UTF-16 (what R's fileEncoding =
+// "UTF-16LE" or Excel's "Unicode text" writes), by its byte-order mark or
+// the NUL byte beside each ASCII character, which the CSV reader would
+// report as a quoting error.
+func checkUTF8(f *os.File, path string) error {
+	var b [2]byte
+	if n, _ := f.ReadAt(b[:], 0); n < 2 {
+		return nil
+	}
+	what := ""
+	switch {
+	case b == [2]byte{0xFF, 0xFE}:
+		what = "UTF-16 little-endian: its byte-order mark is FF FE"
+	case b == [2]byte{0xFE, 0xFF}:
+		what = "UTF-16 big-endian: its byte-order mark is FE FF"
+	case (b[0] == 0) != (b[1] == 0):
+		what = "UTF-16, by the NUL byte beside its first character"
+	default:
+		return nil
+	}
+	return csvError(path, "not UTF-8 (%s): save it as UTF-8 (R: write.csv(..., fileEncoding = \"UTF-8\"); pandas: to_csv(..., encoding = \"utf-8\"))", what)
 }

@@ -175,6 +175,11 @@ func (sc *schema) taskClasses(path string, lay *layout, cols []column, names []s
 			if err != nil {
 				return err
 			}
+			for _, name := range cs {
+				if err := CheckClassName(name); err != nil {
+					return csvError(path, "column %q: task %s's label: %v", names[c], t.Name, err)
+				}
+			}
 			if t.Classes != 0 && t.Classes != len(cs) {
 				return csvError(path, "column %q: task %s has %d distinct labels (%s), tasks.json says %d classes; give its \"class_names\"",
 					names[c], t.Name, len(cs), listShort(cs), t.Classes)

@@ -67,6 +67,9 @@ func ReadDescription(path string) (Description, error) {
 	if len(b) > maxDescription {
 		return desc, fmt.Errorf("%w: %s: more than %d bytes; it names the tasks only", data.ErrInvalid, path, maxDescription)
 	}
+	if err := checkKeys(bytes.TrimPrefix(b, bom)); err != nil {
+		return desc, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(b, bom)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&desc); err != nil {
@@ -135,6 +138,9 @@ func (t TaskSpec) check() error {
 	}
 	names := map[string]bool{}
 	for _, n := range t.ClassNames {
+		if err := CheckClassName(n); err != nil {
+			return err
+		}
 		if names[n] {
 			return fmt.Errorf("class name %q twice", n)
 		}
@@ -175,9 +181,27 @@ func (desc *Description) checkColumns(tasks map[string]bool) error {
 // without commas, slashes, backslashes or quotes, and without
 // surrounding spaces.
 func CheckTaskName(name string) error {
-	if name == "" || !utf8.ValidString(name) || strings.ContainsAny(name, ",/\\\"") || strings.TrimSpace(name) != name ||
-		strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+	if !printable(name) || strings.ContainsAny(name, ",/\\\"") {
 		return fmt.Errorf("name %q (names are non-empty printable UTF-8, without commas, slashes, quotes, control characters or surrounding spaces)", name)
 	}
 	return nil
+}
+
+// CheckClassName refuses a class name that would not stay one value in
+// predict's outputs (pred.csv's TASK/label column, -show's captions) or
+// would act on a terminal that shows them: the rule of task names but
+// for commas, slashes and quotes, which a quoted CSV field holds.
+func CheckClassName(name string) error {
+	if !printable(name) {
+		return fmt.Errorf("class name %q (class names are non-empty printable UTF-8, without control characters, line or paragraph separators, or surrounding spaces)", name)
+	}
+	return nil
+}
+
+// printable reports whether name is non-empty UTF-8 of printable
+// characters (a space, but no control character, line or paragraph
+// separator, or other space), without surrounding spaces.
+func printable(name string) bool {
+	return name != "" && utf8.ValidString(name) && strings.TrimSpace(name) == name &&
+		!strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) })
 }

@@ -47,7 +47,8 @@
 //
 // Without a validation split, Options.Valid training examples, drawn at random
 // with the seed, are held out for validation; without a test split, the
-// validation split is the test split too.
+// validation split is the test split too. A split's file that is there
+// but cannot be opened (a dangling symlink) is an error, not no split.
 //
 // Everything is checked while loading, and an inconsistency (a shape or
 // type, a label out of range, a non-finite input or regression target,

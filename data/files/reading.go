@@ -32,24 +32,47 @@ func (rd *reading) note(format string, args ...any) {
 }
 
 // split reads the split base of the directory, from base.npz or
-// base.csv; nil where there is neither.
+// base.csv; nil where there is neither. A name that is there but cannot
+// be opened (a dangling symlink, a file without read permission) is an
+// error: taking it as no split would score the validation split as the
+// test split, or hold out training examples, without a word.
 func (rd *reading) split(base string) (*Set, error) {
 	npzPath, csvPath := filepath.Join(rd.dir, base+".npz"), filepath.Join(rd.dir, base+".csv")
-	_, errNPZ := os.Stat(npzPath)
-	_, errCSV := os.Stat(csvPath)
+	hasNPZ, err := present(npzPath)
+	if err != nil {
+		return nil, err
+	}
+	hasCSV, err := present(csvPath)
+	if err != nil {
+		return nil, err
+	}
 	switch {
-	case errNPZ == nil && errCSV == nil:
+	case hasNPZ && hasCSV:
 		return nil, fmt.Errorf("%w: %s has both %s.npz and %s.csv: keep one", data.ErrInvalid, rd.dir, base, base)
-	case errNPZ == nil:
+	case hasNPZ:
 		return rd.npz(npzPath, base)
-	case errCSV == nil:
+	case hasCSV:
 		return rd.csvSplit(csvPath, base)
-	case !errors.Is(errNPZ, fs.ErrNotExist):
-		return nil, errNPZ
-	case !errors.Is(errCSV, fs.ErrNotExist):
-		return nil, errCSV
 	}
 	return nil, nil
+}
+
+// present says whether a directory entry named path exists, a symlink
+// included whatever it points to; one that exists but whose target
+// cannot be reached is an error naming it.
+func present(path string) (bool, error) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("%w: %s is there but cannot be opened (a symlink to a file that does not exist?): %w", data.ErrInvalid, path, err)
+		}
+		return false, fmt.Errorf("%w: %s is there but cannot be opened: %w", data.ErrInvalid, path, err)
+	}
+	return true, nil
 }
 
 // npz reads a split's archive; the training split's decides the classes

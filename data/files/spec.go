@@ -1,6 +1,10 @@
 package files
 
-import "github.com/mtsgd/mtsgd/data"
+import (
+	"fmt"
+
+	"github.com/mtsgd/mtsgd/data"
+)
 
 // Scale is how a regression task's targets are standardised: the
 // network learns (y − Mean)/Std, the mean and standard deviation of the
@@ -77,6 +81,27 @@ func (s *Spec) DataTasks() []data.Task {
 		}
 	}
 	return tasks
+}
+
+// CheckTasks checks the spec's tasks as ReadDescription checks
+// tasks.json's: names, kinds, classes and class names. A checkpoint's
+// spec is all predict knows of a run's tasks, and its names reach
+// pred.csv.
+func (s *Spec) CheckTasks() error {
+	seen := map[string]bool{}
+	for j, t := range s.Tasks {
+		if err := CheckTaskName(t.Name); err != nil {
+			return fmt.Errorf("files: task %d: %w", j, err)
+		}
+		if seen[t.Name] {
+			return fmt.Errorf("files: task %d: name %q used twice", j, t.Name)
+		}
+		seen[t.Name] = true
+		if err := t.check(); err != nil {
+			return fmt.Errorf("files: task %s: %w", t.Name, err)
+		}
+	}
+	return nil
 }
 
 // SpecVersion is the version of the specs Load writes.

@@ -1,6 +1,11 @@
 package plan
 
-import "github.com/mtsgd/mtsgd/data/celeba"
+import (
+	"fmt"
+
+	"github.com/mtsgd/mtsgd/data/celeba"
+	"github.com/mtsgd/mtsgd/experiment"
+)
 
 // Protocol is a budget: epochs and seeds, or for a study the runs one by
 // one; a protocol of one data set's paper table also fixes that data
@@ -52,4 +57,27 @@ var PaperCelebA = Protocol{
 		{"mgda", 2}, {"mgda", 3}, {"mgda", 4}, {"mgda", 5},
 	},
 	Attributes: true,
+}
+
+// RunsFor are the protocol's runs that a run on dataset can train, and
+// why each method left out is (one that cannot take the data set's
+// tasks: linear-pref on more than two).
+func (p Protocol) RunsFor(dataset string) (runs []Run, left []string) {
+	s := experiment.Defaults(dataset)
+	refused := map[string]bool{}
+	for _, r := range p.Runs {
+		spec, err := parseSpec(r.Method)
+		if err == nil {
+			err = s.CheckFits(spec.Name)
+		}
+		if err != nil {
+			if !refused[r.Method] {
+				left = append(left, fmt.Sprintf("%s left out: %v", r.Method, err))
+			}
+			refused[r.Method] = true
+			continue
+		}
+		runs = append(runs, r)
+	}
+	return runs, left
 }
