@@ -45,6 +45,9 @@ type Options struct {
 	// Temperature applies the checkpoint's temperatures to the
 	// ensemble's probabilities.
 	Temperature bool
+	// skipped is where the rows left out for a missing input are listed,
+	// for a run trained with -missing drop; "" otherwise.
+	skipped string
 }
 
 // prepared is called with each output once it is written, before any is
@@ -126,6 +129,9 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if s.Files.Missing == files.MissingDrop {
+		o.skipped = skippedPath(o.Out[0])
+	}
 	if err := checkOutputs(o, s.Files.Dir); err != nil {
 		return err
 	}
@@ -171,7 +177,7 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	w, err := newWriter(tmp, tasks, in.Len(), s.Files.ID, noiseVariances(r, tasks))
+	w, err := newWriter(tmp, tasks, in.Len(), in.IDName(), noiseVariances(r, tasks))
 	if err != nil {
 		return err
 	}
@@ -182,7 +188,7 @@ func run(ctx context.Context, o Options) error {
 	if err := predictAll(ctx, o, r, in, first, w, top); err != nil {
 		return err
 	}
-	if err := writeOutputs(ctx, o, w, top, tasks); err != nil {
+	if err := writeOutputs(ctx, o, w, top, tasks, in); err != nil {
 		return err
 	}
 	for _, out := range o.outputs() {
@@ -287,7 +293,7 @@ func predictAll(ctx context.Context, o Options, r *experiment.Run, in *files.Inp
 // writeOutputs writes every output to a temporary file beside it and
 // puts them all in place only once all were written and no signal came
 // meanwhile.
-func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks []data.Task) error {
+func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks []data.Task, in *files.Inputs) error {
 	var pending []*atomicfile.Pending
 	defer func() {
 		for _, p := range pending {
@@ -300,6 +306,8 @@ func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks [
 		switch {
 		case out == o.Show:
 			p, err = atomicfile.Prepare(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) })
+		case out == o.skipped:
+			p, err = atomicfile.Prepare(o.skipped, 0o644, func(out io.Writer) error { return writeSkipped(out, in.Skipped(), in.IDName()) })
 		case filepath.Ext(out) == ".csv":
 			p, err = w.writeCSV(ctx, out)
 		default:
@@ -634,6 +642,9 @@ func (w *writer) writeNPZ(path string) (*atomicfile.Pending, error) {
 					return err
 				}
 			}
+		}
+		if err := w.writeNPZIDs(z); err != nil {
+			return err
 		}
 		return z.Close()
 	})

@@ -130,9 +130,9 @@ func TestFormatsTrain(t *testing.T) {
 			}
 		})
 	}
-	// R's NA input, without -missing drop, is bad input that names the
+	// R's NA input under -missing refuse is bad input that names the
 	// file, the line and the column.
-	o, err := parseFlags([]string{"-data", filepath.Join(formats, "r-write-csv"), "-out", t.TempDir(), "-progress=false", "-epochs", "1"}, &bytes.Buffer{})
+	o, err := parseFlags([]string{"-data", filepath.Join(formats, "r-write-csv"), "-missing", "refuse", "-out", t.TempDir(), "-progress=false", "-epochs", "1"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ type reading struct {
 	id      string // asked for; "" takes a column named "id"
 	tasks   []data.Task
 	missing string
+	na      naSet
 	shape   []int   // the training split's inputs; nil before it
 	csv     *schema // the training split's, where it is a CSV file
 	legacy  bool    // Options.Legacy
@@ -83,11 +84,10 @@ func (rd *reading) npz(path, base string) (*Set, error) {
 // once to decide how (schema), once to read it.
 func (rd *reading) csvSplit(path, base string) (*Set, error) {
 	if rd.shape == nil {
-		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id, rd.legacy)
+		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id, rd.legacy, rd.na, rd.missing)
 		if err != nil {
 			return nil, err
 		}
-		sc.missing = rd.missing
 		s, dropped, err := readCSV(path, base, rd.sep, sc, lay)
 		if err != nil {
 			return nil, err
@@ -100,7 +100,10 @@ func (rd *reading) csvSplit(path, base string) (*Set, error) {
 	if sc == nil {
 		// A CSV split beside a training archive: numeric columns, as
 		// many as the archive's features.
-		sc = &schema{tasks: rd.tasks, ignore: rd.desc.Ignore, missing: rd.missing, id: rd.id}
+		sc = &schema{tasks: rd.tasks, ignore: rd.desc.Ignore, missing: rd.missing, id: rd.id, na: rd.na}
+		if sc.missing == MissingImpute {
+			sc.missing = MissingRefuse // no training median to fill from
+		}
 		f, _, header, err := openCSV(path, rd.sep, true)
 		if err != nil {
 			return nil, err
