@@ -177,7 +177,7 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	w, err := newWriter(tmp, tasks, in.Len(), in.IDName(), noiseVariances(r, tasks))
+	w, err := newWriter(tmp, tasks, in.Len(), in.IDName(), noiseVariances(r, tasks, s.Files.Valid))
 	if err != nil {
 		return err
 	}
@@ -381,10 +381,16 @@ type writer struct {
 // without a validation split). The predictive standard deviation is
 // sqrt(spread² + noise): the spread alone is the particles' disagreement,
 // far below the error it claims to measure.
-func noiseVariances(r *experiment.Run, tasks []data.Task) []float64 {
+func noiseVariances(r *experiment.Run, tasks []data.Task, valid int) []float64 {
 	noise := make([]float64, len(tasks))
 	for j := range noise {
 		noise[j] = math.NaN()
+	}
+	if valid < experiment.MinNoiseExamples {
+		if slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Regression }) && valid > 0 {
+			log.WithField("valid_examples", valid).Warnf("the validation split has fewer than %d examples, too few to estimate the noise: each regression std is the particles' spread alone, which understates the error", experiment.MinNoiseExamples)
+		}
+		return noise
 	}
 	for _, l := range r.History() {
 		if l.Epoch != r.Epoch() || l.Split != "valid" || l.Regression == nil {
