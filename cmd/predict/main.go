@@ -182,7 +182,7 @@ func run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer w.close()
-	if o.Temperature {
+	if o.Temperature && slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Classification }) {
 		w.useTemperatures(r.Temperatures())
 	}
 	if err := predictAll(ctx, o, r, in, first, w, top); err != nil {

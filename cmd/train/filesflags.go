@@ -1,8 +1,11 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
+	"path/filepath"
 
 	"github.com/mtsgd/mtsgd/data/files"
 )
@@ -57,4 +60,17 @@ func (f *filesFlags) spec(dir string) *files.Spec {
 		s.Missing = f.missing
 	}
 	return s
+}
+
+// dataName names a data directory in a default run directory: its last
+// element and 6 hex digits of the SHA-256 of its absolute path, so that
+// two directories of the same name (data/a/penguins, data/b/penguins)
+// never share a default, and one directory always gets the same.
+func dataName(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = filepath.Clean(dir)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Base(abs) + "-" + hex.EncodeToString(sum[:3])
 }

@@ -160,7 +160,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&o.KernelScale, "kernel-scale", 1, "multiplies the median-heuristic RBF bandwidth")
 	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term; for networks, of the trunks' (default 1 toy problems; networks: the score scale's, see -score-scale)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed: fixes data generation, initialisation and shuffling")
-	cli.Out(fs, "output directory (default runs/DATASET-METHOD-seedN; -data DIR: runs/NAME-METHOD-seedN, NAME the last element of DIR)", func(v string) error { o.Out = v; return nil })
+	cli.Out(fs, "output directory (default runs/DATASET-METHOD-seedN; -data DIR: runs/NAME-HASH-METHOD-seedN, NAME the last element of DIR, HASH 6 hex digits of the SHA-256 of its absolute path)", func(v string) error { o.Out = v; return nil })
 	cli.Progress(fs, &o.Progress)
 
 	fs.IntVar(&o.Steps, "steps", 1000, "toy problems: optimiser steps")
@@ -284,8 +284,7 @@ func newRunOptions(o Options, set map[string]bool) (Options, error) {
 	if o.Out == "" {
 		name := o.Dataset
 		if o.Files != nil {
-			// Runs on two data directories must not share a default.
-			name = filepath.Base(o.Files.Dir)
+			name = dataName(o.Files.Dir)
 		}
 		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", name, o.Method, o.Seed)
 	}
