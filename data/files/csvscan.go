@@ -146,6 +146,8 @@ func (sc *schema) inputCategories(path string, lay *layout, cols []column, names
 		case col.text > 0 && col.numbers > 0 && !forced:
 			return csvError(path, "column %q mixes numbers (line %d: %s) and text (line %d: %s); correct the value, or list the column in tasks.json's \"categorical\" to one-hot encode it",
 				name, col.numLine, short(col.numText), col.textLine, short(col.firstText))
+		case col.text > 0 && !forced && checkNearUnique(path, name, col) != nil:
+			return checkNearUnique(path, name, col)
 		case col.text > 0 || forced:
 			cs, err := col.categories(path, name, "column")
 			if err != nil {

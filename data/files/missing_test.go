@@ -1,6 +1,7 @@
 package files
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -219,6 +220,36 @@ func TestPredictMissing(t *testing.T) {
 			}
 			if in.IDName() != "id" {
 				t.Errorf("id name %q, want id", in.IDName())
+			}
+		})
+	}
+}
+
+// A text column with a value of its own in nearly every row (here R's
+// dates) is refused by name with the way out; listed as categorical it
+// is encoded; a column of a few values in as many rows is a category.
+func TestNearUniqueText(t *testing.T) {
+	var dates, few strings.Builder
+	dates.WriteString("\"\",\"date\",\"y\"\n")
+	few.WriteString("\"\",\"kind\",\"y\"\n")
+	for i := range 30 {
+		fmt.Fprintf(&dates, "\"%d\",\"2024-01-%02d\",%d\n", i+1, i+1, i%2)
+		fmt.Fprintf(&few, "\"%d\",\"k%d\",%d\n", i+1, i%5, i%2)
+	}
+	for _, tc := range []struct {
+		name, train, tasks, want string
+	}{
+		{"dates", dates.String(), imputeTasks, `train.csv: column "date" has a distinct value in nearly every row (30 distinct of 30; line 2: "2024-01-01")`},
+		{"dates as categorical", dates.String(), `{"tasks": [{"name": "y", "kind": "classification"}], "categorical": ["date"]}`, ""},
+		{"five kinds", few.String(), imputeTasks, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeDir(t, map[string]string{TasksFile: tc.tasks, "train.csv": tc.train, "test.csv": tc.train}), Options{})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"ignore"`)):
+				t.Errorf("error %v, want %q and the \"ignore\" hint", err, tc.want)
 			}
 		})
 	}
