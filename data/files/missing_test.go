@@ -254,3 +254,19 @@ func TestNearUniqueText(t *testing.T) {
 		})
 	}
 }
+
+// Loading says which columns are inputs, and names a column that is
+// neither an input nor a task.
+func TestColumnNotes(t *testing.T) {
+	train := "a,comment,y\n1,fine,0\n2,odd,1\n3,fine,0\n"
+	d, err := Load(writeDir(t, map[string]string{TasksFile: `{"tasks": [{"name": "y", "kind": "classification"}], "ignore": ["comment"]}`, "train.csv": train, "test.csv": train}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(d.Notes, "\n")
+	for _, want := range []string{"train.csv: 1 input columns, 1 features: a (every column but the tasks'", `train.csv: column "comment" is neither an input nor a task`} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

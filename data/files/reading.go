@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/data"
@@ -145,7 +146,12 @@ func (rd *reading) csvNotes(path string, sc *schema, lay *layout, names []string
 		}
 		cols = append(cols, c)
 	}
-	rd.note("%s: %d input columns, %d features: %s", base, len(sc.columns), sc.width, strings.Join(cols, ", "))
+	rd.note("%s: %d input columns, %d features: %s (every column but the tasks', the id and those ignored; a target missing from %s is among them)", base, len(sc.columns), sc.width, strings.Join(cols, ", "), TasksFile)
+	for _, c := range names {
+		if slices.Contains(sc.ignore, c) {
+			rd.note("%s: column %q is neither an input nor a task (tasks.json's \"ignore\")", base, c)
+		}
+	}
 	for j, t := range sc.tasks {
 		if rd.desc.Tasks[j].ClassNames == nil && t.ClassNames != nil {
 			rd.note("task %s: %d classes from the training split's labels, in sorted order: %s", t.Name, t.Classes, listShort(t.ClassNames))
