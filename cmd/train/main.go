@@ -168,7 +168,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	cli.Data(fs, &o.Data, "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name+"; with -resume, the directory a run's files have moved to")
 	o.filesRead = addFilesFlags(fs)
 	fs.StringVar(&o.Model, "model", "", "networks: the model, "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's; "+files.Name+": picked from the input shape)")
-	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+")")
+	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+"; a new -data run on vectors: "+joinInts(experiment.TableHidden(experiment.TableHiddenFrom))+" from "+strconv.Itoa(experiment.TableHiddenFrom)+" to "+strconv.Itoa(experiment.TableHiddenTo)+" training rows)")
 	cli.DataDir(fs, &o.DataDir, "networks")
 	fs.StringVar(&o.Preview, "preview", "", "networks: write a grid of 16 training examples with their labels to this PNG file and exit")
 	fs.BoolVar(&o.Stats, "stats", false, "networks: print the data sets' sizes and label histograms and exit")
@@ -197,7 +197,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
 	fs.BoolVar(&o.LogQP, "log-qp", false, "networks, mtsgd: log every step's min-norm QP: K, the weights w*, the duality gap and whether it is certified")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "networks: train into a -out that holds a run (last/, best/, metrics.jsonl), replacing it")
-	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best on the validation split (without one, DIR/best is the last epoch): "+strings.Join(experiment.BestMetrics, ", ")+"; a regression task counts by its MSE under mse, else by its Gaussian NLL at the estimated variance (default "+byDataset(func(s experiment.Settings) any {
+	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best on the validation split (without one, DIR/best is the last epoch): "+strings.Join(experiment.BestMetrics, ", ")+"; a regression task counts by its MSE under mse, else by its Gaussian NLL at the estimated variance; proper: each task's NLL (a regression task's MSE) as a fraction of its epoch-1 value, the last epoch on fewer than "+strconv.Itoa(experiment.MinProperExamples)+" validation examples (default "+byDataset(func(s experiment.Settings) any {
 		return experiment.DefaultBest(s.Dataset)
 	})+")")
 	return fs
