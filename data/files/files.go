@@ -61,6 +61,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/internal/regfile"
@@ -206,7 +207,11 @@ func load(dir string, o Options) (*Data, error) {
 			return nil, err
 		}
 		for name, sc := range spec.Targets {
-			d.Notes = append(d.Notes, fmt.Sprintf("task %s: regression targets standardised with the training split's mean %.6g and standard deviation %.6g; scores and predictions are in the data's units", name, sc.Mean, sc.Std))
+			what := "regression targets"
+			if slices.ContainsFunc(spec.Tasks, func(t TaskSpec) bool { return t.Name == name && t.Positive }) {
+				what = "positive: the logarithms of its targets,"
+			}
+			d.Notes = append(d.Notes, fmt.Sprintf("task %s: %s standardised with the training split's mean %.6g and standard deviation %.6g; scores and predictions are in the data's units", name, what, sc.Mean, sc.Std))
 		}
 	}
 	spec.Train = d.Train.Len()

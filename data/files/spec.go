@@ -80,7 +80,7 @@ func (s *Spec) DataTasks() []data.Task {
 	for j, t := range s.Tasks {
 		tasks[j] = data.Task{Name: t.Name, Kind: data.Classification, Classes: t.Classes, ClassNames: t.ClassNames}
 		if t.Kind == "regression" {
-			tasks[j].Kind, tasks[j].Classes = data.Regression, 0
+			tasks[j].Kind, tasks[j].Classes, tasks[j].Log = data.Regression, 0, t.Positive
 			if sc, ok := s.Targets[t.Name]; ok {
 				tasks[j].Shift, tasks[j].Scale = sc.Mean, sc.Std
 			}
@@ -106,7 +106,7 @@ func (s *Spec) Options(valid int, seed uint64) Options {
 func taskSpecs(tasks []data.Task) []TaskSpec {
 	specs := make([]TaskSpec, len(tasks))
 	for j, t := range tasks {
-		specs[j] = TaskSpec{Name: t.Name, Kind: t.Kind.String(), Classes: t.Classes, ClassNames: t.ClassNames}
+		specs[j] = TaskSpec{Name: t.Name, Kind: t.Kind.String(), Classes: t.Classes, ClassNames: t.ClassNames, Positive: t.Log}
 	}
 	return specs
 }

@@ -37,9 +37,17 @@ func (s *Set) targetScales() (map[string]Scale, error) {
 		if t.Kind != data.Regression {
 			continue
 		}
+		// A positive task's scale is that of log y, what it trains on.
+		value := func(i int) float64 {
+			v := float64(s.y[s.rows(i)*k+j])
+			if t.Log {
+				return math.Log(v)
+			}
+			return v
+		}
 		var sum, n float64
 		for i := range s.Len() {
-			if v := float64(s.y[s.rows(i)*k+j]); !math.IsNaN(v) {
+			if v := value(i); !math.IsNaN(v) {
 				sum += v
 				n++
 			}
@@ -47,7 +55,7 @@ func (s *Set) targetScales() (map[string]Scale, error) {
 		mean := sum / n
 		var sq float64
 		for i := range s.Len() {
-			if v := float64(s.y[s.rows(i)*k+j]); !math.IsNaN(v) {
+			if v := value(i); !math.IsNaN(v) {
 				sq += (v - mean) * (v - mean)
 			}
 		}
