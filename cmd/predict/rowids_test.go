@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -127,4 +128,30 @@ func npzStrings(t *testing.T, path, name string) []string {
 		out, body = append(out, string(s)), body[4*width:]
 	}
 	return out
+}
+
+// A positive task (airquality's ozone, declared so) is predicted in its
+// units and never below 0, even by a network trained for one epoch.
+func TestPredictPositive(t *testing.T) {
+	dir := t.TempDir()
+	testenv.CopyDir(t, filepath.Join("..", "..", "data", "files", "testdata", "real", "airquality-r"), dir)
+	if err := os.WriteFile(filepath.Join(dir, files.TasksFile), []byte(`{"tasks": [{"name": "Ozone", "kind": "regression", "positive": true}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runDir := trainFiles(t, dir, func(s *experiment.Settings) { s.Files.Missing, s.Epochs = files.MissingImpute, 1 })
+	pred := filepath.Join(t.TempDir(), "pred.npz")
+	o, err := parseFlags([]string{"-ckpt", runDir, "-data", filepath.Join(dir, "test.csv"), "-out", pred, "-progress=false"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	mean, _ := readNPZ(t, pred, "Ozone/mean")
+	for e, m := range mean {
+		// The fixture's ozone runs from 1 to 115 (ppb).
+		if !(m > 0) || m > 1000 {
+			t.Errorf("row %d: predicted ozone %v, not above 0 in ppb", e, m)
+		}
+	}
 }
