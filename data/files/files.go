@@ -203,15 +203,8 @@ func load(dir string, o Options) (*Data, error) {
 		return nil, err
 	}
 	if !o.RawTargets {
-		if spec.Targets, err = d.Train.targetScales(); err != nil {
+		if err := d.scaleTargets(&spec); err != nil {
 			return nil, err
-		}
-		for name, sc := range spec.Targets {
-			what := "regression targets"
-			if slices.ContainsFunc(spec.Tasks, func(t TaskSpec) bool { return t.Name == name && t.Positive }) {
-				what = "positive: the logarithms of its targets,"
-			}
-			d.Notes = append(d.Notes, fmt.Sprintf("task %s: %s standardised with the training split's mean %.6g and standard deviation %.6g; scores and predictions are in the data's units", name, what, sc.Mean, sc.Std))
 		}
 	}
 	spec.Train = d.Train.Len()
@@ -229,6 +222,23 @@ func load(dir string, o Options) (*Data, error) {
 	}
 	d.Spec = spec
 	return d, nil
+}
+
+// scaleTargets records in spec the standardisation of each regression
+// task's targets on the training split, and says so.
+func (d *Data) scaleTargets(spec *Spec) error {
+	var err error
+	if spec.Targets, err = d.Train.targetScales(); err != nil {
+		return err
+	}
+	for name, sc := range spec.Targets {
+		what := "regression targets"
+		if slices.ContainsFunc(spec.Tasks, func(t TaskSpec) bool { return t.Name == name && t.Positive }) {
+			what = "positive: the logarithms of its targets,"
+		}
+		d.Notes = append(d.Notes, fmt.Sprintf("task %s: %s standardised with the training split's mean %.6g and standard deviation %.6g; scores and predictions are in the data's units", name, what, sc.Mean, sc.Std))
+	}
+	return nil
 }
 
 // evaluationSplits sets d's splits: train, the validation and test
