@@ -21,6 +21,8 @@ func (d *Data) labelNotes() error {
 		switch {
 		case missing == d.Train.Len():
 			return fmt.Errorf("%w: %s: task %s has no label in the training split: every one is missing", data.ErrInvalid, d.Train.path, t.Name)
+		case missing > 0 && k == 1:
+			d.Notes = append(d.Notes, fmt.Sprintf("task %s: %d of the %d training labels are missing: those rows are left out of training and scores", t.Name, missing, d.Train.Len()))
 		case missing > 0:
 			d.Notes = append(d.Notes, fmt.Sprintf("task %s: %d of the %d training labels are missing: those rows train the other tasks, and scores skip them", t.Name, missing, d.Train.Len()))
 		}
