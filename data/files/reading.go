@@ -133,7 +133,10 @@ func (rd *reading) csvSplit(path, base string) (*Set, error) {
 // csvNotes says what reading the training CSV decided.
 func (rd *reading) csvNotes(path string, sc *schema, lay *layout, names []string, dropped int) {
 	base := filepath.Base(path)
-	if lay.indexed {
+	switch {
+	case lay.indexed && sc.id == "":
+		rd.note("%s: the first column has no name (%q): taken as the row index, not an input; predict gives it as each row's id", base, names[0])
+	case lay.indexed:
 		rd.note("%s: the first column has no name (%q): taken as the row index, not an input", base, names[0])
 	}
 	if sc.id != "" {
