@@ -5,29 +5,34 @@ import (
 	"testing"
 )
 
-// The table's MLP: two hidden layers of 256 from 5,000 training rows up
-// to 100,000, the SARCOS MLP's three otherwise; recorded in Hidden for a
-// new MLP on vectors only.
+// The table's MLP: from 5,000 training rows up to 100,000, two hidden
+// layers of the input's features rounded up to a power of two, within
+// 128..256 (26 → 32 → 128; 129 → 256; 200 → 256; 1000 → 256); the SARCOS
+// MLP's three of 256 otherwise. Recorded in Hidden for a new MLP on
+// vectors only.
 func TestTableHidden(t *testing.T) {
 	for _, tc := range []struct {
-		rows int
-		want []int
+		rows, features int
+		want           []int
 	}{
-		{142, []int{256, 256, 256}}, // wine
-		{4_999, []int{256, 256, 256}},
-		{5_000, []int{256, 256}},
-		{8_000, []int{256, 256}}, // diamonds, 10⁴ rows with its test split
-		{99_999, []int{256, 256}},
-		{100_000, []int{256, 256, 256}},
+		{142, 13, []int{256, 256, 256}}, // wine
+		{4_999, 26, []int{256, 256, 256}},
+		{5_000, 26, []int{128, 128}},
+		{8_000, 21, []int{128, 128}}, // diamonds: 10⁴ rows with its test split, 21 features
+		{8_000, 128, []int{128, 128}},
+		{8_000, 129, []int{256, 256}},
+		{8_000, 1000, []int{256, 256}},
+		{99_999, 26, []int{128, 128}},
+		{100_000, 26, []int{256, 256, 256}},
 	} {
-		if got := TableHidden(tc.rows); !slices.Equal(got, tc.want) {
-			t.Errorf("TableHidden(%d) = %v, want %v", tc.rows, got, tc.want)
+		if got := TableHidden(tc.rows, tc.features); !slices.Equal(got, tc.want) {
+			t.Errorf("TableHidden(%d, %d) = %v, want %v", tc.rows, tc.features, got, tc.want)
 		}
 	}
 	s := Settings{Model: "mlp"}
 	s.sizeToTable(8000, []int{26})
-	if s.Hidden != "256,256" {
-		t.Errorf("Hidden %q, want 256,256", s.Hidden)
+	if s.Hidden != "128,128" {
+		t.Errorf("Hidden %q, want 128,128", s.Hidden)
 	}
 	for _, tc := range []struct {
 		s     Settings

@@ -108,8 +108,9 @@
 //	                    model that cannot take the data's shape or tasks
 //	                    is status 2
 //	-hidden LIST        -model mlp: hidden layer widths (default
-//	                    256,256,256; a new -data run on vectors: 256,256
-//	                    from 5,000 to 100,000 training rows)
+//	                    256,256,256; a new -data run on vectors from
+//	                    5,000 to 100,000 training rows: two layers as
+//	                    wide as the input, 128 to 256)
 //	-epochs N           passes over the training set (default 100 / 1000 / 100)
 //	-batch N            examples per step (default 256 / 512 / 64)
 //	-lr-schedule NAME   multistep, exponential or constant (default

@@ -168,7 +168,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	cli.Data(fs, &o.Data, "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name+"; with -resume, the directory a run's files have moved to")
 	o.filesRead = addFilesFlags(fs)
 	fs.StringVar(&o.Model, "model", "", "networks: the model, "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's; "+files.Name+": picked from the input shape)")
-	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+"; a new -data run on vectors: "+joinInts(experiment.TableHidden(experiment.TableHiddenFrom))+" from "+strconv.Itoa(experiment.TableHiddenFrom)+" to "+strconv.Itoa(experiment.TableHiddenTo)+" training rows)")
+	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+"; a new -data run on vectors from "+strconv.Itoa(experiment.TableHiddenFrom)+" to "+strconv.Itoa(experiment.TableHiddenTo)+" training rows: two layers as wide as the input, 128 to 256)")
 	cli.DataDir(fs, &o.DataDir, "networks")
 	fs.StringVar(&o.Preview, "preview", "", "networks: write a grid of 16 training examples with their labels to this PNG file and exit")
 	fs.BoolVar(&o.Stats, "stats", false, "networks: print the data sets' sizes and label histograms and exit")
