@@ -10,7 +10,7 @@ import (
 // gets an MLP sized to the table (TableHidden) rather than always the
 // SARCOS MLP (MLPHidden). On a mid-size table most of a step's arithmetic
 // is the hidden layers', and two layers as wide as the input (128 at
-// least, 256 at most) train a 10⁴-row table in a fifth of the CPU time of
+// least, 256 at most) train a 10⁴-row table in a quarter of the CPU time of
 // three of 256, with the same test scores (docs/own-data.md#models). A
 // small table trains in seconds either way, and in its few steps (one an
 // epoch for 150 rows at batch 128) three wide layers fit it better
