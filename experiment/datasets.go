@@ -32,6 +32,9 @@ type Dataset struct {
 	Defaults func(s *Settings)
 	// Best is the metric (BestMetrics) that selects best/ by default.
 	Best string
+	// SmallData keeps a fitted temperature only where it is significant
+	// (smallvalid.go): for data whose validation split may be small.
+	SmallData bool
 	// CheckTasks checks a -tasks spec as far as it can before loading;
 	// nil for a data set whose tasks are fixed, where -tasks is refused.
 	CheckTasks func(spec string) error
@@ -220,8 +223,9 @@ var filesDataset = Dataset{
 		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 30, 128, 1e-3, OptimizerAdam, ScheduleConstant
 		s.Valid = files.AutoValid
 	},
-	Tasks: filesTasks,
-	Best:  "accuracy",
+	Tasks:     filesTasks,
+	Best:      ProperBest,
+	SmallData: true,
 	CheckValid: func(n int) error {
 		if n < 0 && n != files.AutoValid {
 			return fmt.Errorf("-valid must be %d (a tenth), 0 (none) or a number of examples, got %d", files.AutoValid, n)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -136,6 +137,7 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	newTable := s.Dataset == files.Name && s.Files != nil && s.Files.Input == nil // not a restored run
 	if d.Record != nil {
 		if err := d.Record(&s); err != nil {
 			return nil, err
@@ -143,6 +145,9 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 	}
 	if s.Model == "" {
 		s.Model = DefaultModel(d.Train.InputShape())
+	}
+	if newTable {
+		s.sizeToTable(d.Train.Len(), d.Train.InputShape())
 	}
 	n := d.Train.Len()
 	if s.TrainLimit > 0 {

@@ -45,6 +45,9 @@ type Options struct {
 	// Temperature applies the checkpoint's temperatures to the
 	// ensemble's probabilities.
 	Temperature bool
+	// skipped is where the rows left out for a missing input are listed,
+	// for a run trained with -missing drop; "" otherwise.
+	skipped string
 }
 
 // prepared is called with each output once it is written, before any is
@@ -126,6 +129,9 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if s.Files.Missing == files.MissingDrop {
+		o.skipped = skippedPath(o.Out[0])
+	}
 	if err := checkOutputs(o, s.Files.Dir); err != nil {
 		return err
 	}
@@ -163,8 +169,10 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// Temperatures scale classification probabilities only: a
+	// regression-only run has none to apply or to speak of.
 	var temps []float64
-	if o.Temperature {
+	if o.Temperature && slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Classification }) {
 		if temps, err = temperatures(ctx, dir, r, s); err != nil {
 			return err
 		}
@@ -177,7 +185,7 @@ func run(ctx context.Context, o Options) error {
 		return o.outputError(err)
 	}
 	defer os.RemoveAll(tmp)
-	w, err := newWriter(tmp, tasks, in.Len(), s.Files.ID, noiseVariances(r, tasks))
+	w, err := newWriter(tmp, tasks, in.Len(), in.IDName(), noiseVariances(r, tasks, s.Files.Valid))
 	if err != nil {
 		return o.outputError(err)
 	}
@@ -186,7 +194,7 @@ func run(ctx context.Context, o Options) error {
 	if err := predictAll(ctx, o, r, in, first, w, top); err != nil {
 		return o.outputError(err)
 	}
-	if err := writeOutputs(ctx, o, w, top, tasks); err != nil {
+	if err := writeOutputs(ctx, o, w, top, tasks, in); err != nil {
 		return o.outputError(err)
 	}
 	for _, out := range o.outputs() {
@@ -280,7 +288,7 @@ func predictAll(ctx context.Context, o Options, r *experiment.Run, in *files.Inp
 // writeOutputs writes every output to a temporary file beside it and
 // puts them all in place only once all were written and no signal came
 // meanwhile.
-func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks []data.Task) error {
+func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks []data.Task, in *files.Inputs) error {
 	var pending []*atomicfile.Pending
 	defer func() {
 		for _, p := range pending {
@@ -293,6 +301,8 @@ func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks [
 		switch {
 		case out == o.Show:
 			p, err = atomicfile.Prepare(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) })
+		case out == o.skipped:
+			p, err = atomicfile.Prepare(o.skipped, 0o644, func(out io.Writer) error { return writeSkipped(out, in.Skipped(), in.IDName()) })
 		case filepath.Ext(out) == ".csv":
 			p, err = w.writeCSV(ctx, out)
 		default:
@@ -366,10 +376,16 @@ type writer struct {
 // without a validation split). The predictive standard deviation is
 // sqrt(spread² + noise): the spread alone is the particles' disagreement,
 // far below the error it claims to measure.
-func noiseVariances(r *experiment.Run, tasks []data.Task) []float64 {
+func noiseVariances(r *experiment.Run, tasks []data.Task, valid int) []float64 {
 	noise := make([]float64, len(tasks))
 	for j := range noise {
 		noise[j] = math.NaN()
+	}
+	if valid < experiment.MinNoiseExamples {
+		if slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Regression }) && valid > 0 {
+			log.WithField("valid_examples", valid).Warnf("the validation split has fewer than %d examples, too few to estimate the noise: each regression std is the particles' spread alone, which understates the error", experiment.MinNoiseExamples)
+		}
+		return noise
 	}
 	for _, l := range r.History() {
 		if l.Epoch != r.Epoch() || l.Split != "valid" || l.Regression == nil {
@@ -627,6 +643,9 @@ func (w *writer) writeNPZ(path string) (*atomicfile.Pending, error) {
 					return err
 				}
 			}
+		}
+		if err := w.writeNPZIDs(z); err != nil {
+			return err
 		}
 		return z.Close()
 	})

@@ -17,6 +17,9 @@ func (o Options) outputs() []string {
 	if o.Show != "" {
 		outs = append(outs, o.Show)
 	}
+	if o.skipped != "" {
+		outs = append(outs, o.skipped)
+	}
 	return outs
 }
 

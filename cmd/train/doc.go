@@ -76,8 +76,9 @@
 //	-seed N             fixes data generation, initialisation and shuffling
 //	                    (default 1)
 //	-out DIR            output directory (default runs/DATASET-METHOD-seedN;
-//	                    -data DIR: runs/NAME-METHOD-seedN, NAME the last
-//	                    element of DIR)
+//	                    -data DIR: runs/NAME-HASH-METHOD-seedN, NAME the
+//	                    last element of DIR, HASH 6 hex digits of the
+//	                    SHA-256 of its absolute path)
 //	-progress           progress bar on a terminal, else a log line every
 //	                    tenth of the run or epoch (default true)
 //
@@ -91,14 +92,27 @@
 // 100 epochs, the rate × 0.85 every 10 epochs):
 //
 //	-data DIR           train on the files in DIR (-dataset files, above)
-//	-sep S, -missing drop, -standardize-targets=false
+//	-missing impute|drop|refuse
+//	                    a missing CSV input ("", NA, NaN): impute (the
+//	                    default) fills it from the training split (a
+//	                    numeric column's median and a missing-indicator
+//	                    input, a categorical one's "(missing)" category),
+//	                    drop drops its row (predict lists it in
+//	                    OUT.skipped.csv), refuse stops naming the cell
+//	-na-values LIST     more CSV cells read as missing (e.g. None,null)
+//	-id COLUMN          the CSV column carried to predict's outputs as
+//	                    the row id (default: tasks.json's "id", a column
+//	                    named id, else the unnamed index column)
+//	-sep S, -standardize-targets=false
 //	                    how -data's files are read (docs/own-data.md)
 //	-model NAME         a registered model, train -h lists them (default:
 //	                    the data set's; files: from the input shape); a
 //	                    model that cannot take the data's shape or tasks
 //	                    is status 2
 //	-hidden LIST        -model mlp: hidden layer widths (default
-//	                    256,256,256)
+//	                    256,256,256; a new -data run on vectors from
+//	                    5,000 to 100,000 training rows: two layers as
+//	                    wide as the input, 128 to 256)
 //	-epochs N           passes over the training set (default 100 / 1000 / 100)
 //	-batch N            examples per step (default 256 / 512 / 64)
 //	-lr-schedule NAME   multistep, exponential or constant (default
@@ -191,8 +205,12 @@
 //	                    and -resume without it keeps the run's
 //	-best-metric NAME   the metric, averaged over tasks, that selects DIR/best
 //	                    on the validation split: accuracy (higher is
-//	                    better), nll, brier, ece or mse (lower is better)
-//	                    (default accuracy; SARCOS: mse). A classification
+//	                    better), nll, brier, ece or mse (lower is better),
+//	                    or proper: each task's NLL (a regression task's
+//	                    MSE) as a fraction of its epoch-1 value, the last
+//	                    epoch on fewer than 100 validation examples
+//	                    (default accuracy; SARCOS: mse; -data: proper,
+//	                    docs/own-data.md). A classification
 //	                    task counts by the metric (not under mse); a
 //	                    regression task by its MSE under mse, else by its
 //	                    Gaussian NLL at the estimated variance,

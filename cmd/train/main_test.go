@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -142,16 +143,26 @@ func TestRejectsUnknownMethods(t *testing.T) {
 	}
 }
 
-// The default -out names the data set, or for -data DIR the directory,
-// so that runs on two directories do not meet in one run directory.
+// The default -out names the data set, or for -data DIR the directory
+// and a hash of its absolute path, so that runs on two directories, even
+// of one name, do not meet in one run directory.
 func TestParseFlagsDefaultOut(t *testing.T) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := func(abs string) string { // independently: SHA-256's first 3 bytes
+		sum := sha256.Sum256([]byte(abs))
+		return fmt.Sprintf("%x", sum[:3])
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"-dataset", "zdt3", "-method", "mgda", "-seed", "4"}, "zdt3-mgda-seed4"},
-		{[]string{"-data", "penguins/", "-seed", "2"}, "penguins-mtsgd-seed2"},
-		{[]string{"-data", "/data/sales", "-method", "linear"}, "sales-linear-seed1"},
+		{[]string{"-data", "penguins/", "-seed", "2"}, "penguins-" + tag(filepath.Join(cwd, "penguins")) + "-mtsgd-seed2"},
+		{[]string{"-data", "/data/sales", "-method", "linear"}, "sales-" + tag("/data/sales") + "-linear-seed1"},
+		{[]string{"-data", "/other/sales", "-method", "linear"}, "sales-" + tag("/other/sales") + "-linear-seed1"},
 	} {
 		o, err := parseFlags(tc.args, &bytes.Buffer{})
 		if err != nil {

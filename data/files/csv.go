@@ -40,29 +40,6 @@ const MaxCategories = 1000
 // put first: not part of the first column's name.
 var bom = []byte("\xEF\xBB\xBF")
 
-// Missing-value policies for CSV inputs (Options.Missing).
-const (
-	// MissingError refuses a missing input, naming its file, line and
-	// column: the default, since a silently dropped or filled row
-	// changes what the model learns.
-	MissingError = "error"
-	// MissingDrop drops a training, validation or test row with a
-	// missing input, and says how many were dropped.
-	MissingDrop = "drop"
-)
-
-// missingCell reports whether a CSV cell, trimmed, is a missing value
-// as pandas (an empty cell, NaN, <NA>, None) and R (NA) write them; the
-// set is that pandas.read_csv reads as missing.
-func missingCell(s string) bool {
-	switch s {
-	case "", "NA", "NaN", "nan", "-NaN", "-nan", "N/A", "n/a", "NULL", "null", "None", "<NA>", "#N/A", "#N/A N/A", "#NA",
-		"-1.#IND", "-1.#QNAN", "1.#IND", "1.#QNAN":
-		return true
-	}
-	return false
-}
-
 // number reads a trimmed CSV cell as a number: a decimal or float
 // literal, or a boolean as pandas (True, False) and R (TRUE, FALSE)
 // write them, 1 or 0. A value too large for a float64 is ±Inf.

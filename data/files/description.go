@@ -28,6 +28,9 @@ type TaskSpec struct {
 	Kind       string   `json:"kind"` // classification or regression
 	Classes    int      `json:"classes,omitempty"`
 	ClassNames []string `json:"class_names,omitempty"`
+	// Positive, for a regression task, says its targets are above 0:
+	// trained on their logarithm, predicted in their units (data.Task.Log).
+	Positive bool `json:"positive,omitempty"`
 }
 
 // Description is tasks.json.
@@ -131,6 +134,8 @@ func (t TaskSpec) check() error {
 		return fmt.Errorf("a classification task needs \"classes\" of at least 2 (or none, to count them from the labels), got %d", t.Classes)
 	case t.Kind == "regression" && (t.Classes != 0 || t.ClassNames != nil):
 		return errors.New("a regression task has no classes")
+	case t.Kind != "regression" && t.Positive:
+		return errors.New("\"positive\" is for a regression task")
 	case t.Kind != "classification" && t.Kind != "regression":
 		return fmt.Errorf("kind %q is not classification or regression", t.Kind)
 	case t.ClassNames != nil && len(t.ClassNames) != t.Classes:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/data"
@@ -21,6 +22,7 @@ type reading struct {
 	id      string // asked for; "" takes a column named "id"
 	tasks   []data.Task
 	missing string
+	na      naSet
 	shape   []int   // the training split's inputs; nil before it
 	csv     *schema // the training split's, where it is a CSV file
 	legacy  bool    // Options.Legacy
@@ -106,11 +108,10 @@ func (rd *reading) npz(path, base string) (*Set, error) {
 // once to decide how (schema), once to read it.
 func (rd *reading) csvSplit(path, base string) (*Set, error) {
 	if rd.shape == nil {
-		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id, rd.legacy)
+		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id, rd.legacy, rd.na, rd.missing)
 		if err != nil {
 			return nil, err
 		}
-		sc.missing = rd.missing
 		s, dropped, err := readCSV(path, base, rd.sep, sc, lay)
 		if err != nil {
 			return nil, err
@@ -123,7 +124,10 @@ func (rd *reading) csvSplit(path, base string) (*Set, error) {
 	if sc == nil {
 		// A CSV split beside a training archive: numeric columns, as
 		// many as the archive's features.
-		sc = &schema{tasks: rd.tasks, ignore: rd.desc.Ignore, missing: rd.missing, id: rd.id}
+		sc = &schema{tasks: rd.tasks, ignore: rd.desc.Ignore, missing: rd.missing, id: rd.id, na: rd.na}
+		if sc.missing == MissingImpute {
+			sc.missing = MissingRefuse // no training median to fill from
+		}
 		f, _, header, err := openCSV(path, rd.sep, true)
 		if err != nil {
 			return nil, err
@@ -152,7 +156,10 @@ func (rd *reading) csvSplit(path, base string) (*Set, error) {
 // csvNotes says what reading the training CSV decided.
 func (rd *reading) csvNotes(path string, sc *schema, lay *layout, names []string, dropped int) {
 	base := filepath.Base(path)
-	if lay.indexed {
+	switch {
+	case lay.indexed && sc.id == "":
+		rd.note("%s: the first column has no name (%q): taken as the row index, not an input; predict gives it as each row's id", base, names[0])
+	case lay.indexed:
 		rd.note("%s: the first column has no name (%q): taken as the row index, not an input", base, names[0])
 	}
 	if sc.id != "" {
@@ -165,7 +172,12 @@ func (rd *reading) csvNotes(path string, sc *schema, lay *layout, names []string
 		}
 		cols = append(cols, c)
 	}
-	rd.note("%s: %d input columns, %d features: %s", base, len(sc.columns), sc.width, strings.Join(cols, ", "))
+	rd.note("%s: %d input columns, %d features: %s (every column but the tasks', the id and those ignored; a target missing from %s is among them)", base, len(sc.columns), sc.width, strings.Join(cols, ", "), TasksFile)
+	for _, c := range names {
+		if slices.Contains(sc.ignore, c) {
+			rd.note("%s: column %q is neither an input nor a task (tasks.json's \"ignore\")", base, c)
+		}
+	}
 	for j, t := range sc.tasks {
 		if rd.desc.Tasks[j].ClassNames == nil && t.ClassNames != nil {
 			rd.note("task %s: %d classes from the training split's labels, in sorted order: %s", t.Name, t.Classes, listShort(t.ClassNames))
