@@ -169,13 +169,9 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	// Temperatures scale classification probabilities only: a
-	// regression-only run has none to apply or to speak of.
-	var temps []float64
-	if o.Temperature && slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Classification }) {
-		if temps, err = temperatures(ctx, dir, r, s); err != nil {
-			return err
-		}
+	temps, err := o.temperatures(ctx, dir, r, s, tasks)
+	if err != nil {
+		return err
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "model": r.Settings.Model, "particles": len(r.Trainer.Particles),
 		"inputs": o.Data, "examples": in.Len()}).Info("predicting")

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	log "github.com/sirupsen/logrus"
 
@@ -10,13 +11,25 @@ import (
 	"github.com/mtsgd/mtsgd/experiment"
 )
 
-// temperatures are those to apply to the ensemble's probabilities, by
+// temperatures are the temperatures predict applies to the run r of the
+// checkpoint dir, settings s: none under -temperature=false or where no
+// task is a classification (temperatures scale class probabilities
+// only, so a regression-only run has none to apply or to speak of), else
+// runTemperatures'.
+func (o Options) temperatures(ctx context.Context, dir string, r *experiment.Run, s experiment.Settings, tasks []data.Task) ([]float64, error) {
+	if !o.Temperature || !slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Classification }) {
+		return nil, nil
+	}
+	return runTemperatures(ctx, dir, r, s)
+}
+
+// runTemperatures are those to apply to the ensemble's probabilities, by
 // eval's policy (experiment.Run.TemperaturesOrFitOn): the checkpoint's,
 // or where it records none, those fitted on the run's validation split,
 // loaded from the run's files for it; nil where the run has no
 // validation split to fit on. A run whose data cannot be loaded is
 // refused rather than given raw probabilities eval would not report.
-func temperatures(ctx context.Context, dir string, r *experiment.Run, s experiment.Settings) ([]float64, error) {
+func runTemperatures(ctx context.Context, dir string, r *experiment.Run, s experiment.Settings) ([]float64, error) {
 	tasks := s.Files.DataTasks()
 	temps := r.Temperatures()
 	if temps == nil {
