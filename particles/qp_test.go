@@ -6,65 +6,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/mtsgd/mtsgd/particles/internal/simplextest"
 	"github.com/mtsgd/mtsgd/particles/minnorm"
 )
 
 // unitRoundoff is 2⁻⁵³.
 const unitRoundoff = 0x1p-53
-
-// minNormByEnumeration solves min wᵀUw over the simplex by brute force over
-// supports: for every non-empty S it solves the KKT system
-// [U_SS −1; 1ᵀ 0]·[w_S; λ] = [0; 1] with gonum's LU and keeps the feasible
-// (w_S ≥ 0) answer of least objective. The minimiser is the solution on its
-// own support, and every other feasible candidate is a point of the
-// simplex, so the least one is the minimum. It shares no code with minnorm.
-func minNormByEnumeration(t *testing.T, u []float64, k int) []float64 {
-	t.Helper()
-	var best []float64
-	bestVal := math.Inf(1)
-	for mask := 1; mask < 1<<k; mask++ {
-		var sup []int
-		for i := range k {
-			if mask&(1<<i) != 0 {
-				sup = append(sup, i)
-			}
-		}
-		n := len(sup) + 1
-		a := mat.NewDense(n, n, nil)
-		rhs := mat.NewVecDense(n, nil)
-		for r, i := range sup {
-			for c, j := range sup {
-				a.Set(r, c, u[i*k+j])
-			}
-			a.Set(r, n-1, -1)
-			a.Set(n-1, r, 1)
-		}
-		rhs.SetVec(n-1, 1)
-		var x mat.VecDense
-		if err := x.SolveVec(a, rhs); err != nil {
-			continue // singular: this support has no unique candidate
-		}
-		w := make([]float64, k)
-		feasible := true
-		for r, i := range sup {
-			w[i] = x.AtVec(r)
-			feasible = feasible && w[i] >= 0
-		}
-		if !feasible {
-			continue
-		}
-		if v := simplextest.Objective(u, w); v < bestVal {
-			best, bestVal = w, v
-		}
-	}
-	if best == nil {
-		t.Fatal("no feasible support")
-	}
-	return best
-}
 
 // TestMTSGDTraceTermDominates puts MT-SGD where the trace term ρ²(d/σ² − …)
 // dwarfs the others, as on a network: d = 20,000, scores of size ~1e-6 per
@@ -148,7 +95,10 @@ func TestMTSGDTraceTermDominates(t *testing.T) {
 			}
 		}
 
-		want := minNormByEnumeration(t, u3, k)
+		want := simplextest.MinByEnumeration(u3, k)
+		if want == nil {
+			t.Fatal("no feasible support")
+		}
 		lam, err := simplextest.Curvature(u3, k)
 		if err != nil {
 			t.Fatal(err)

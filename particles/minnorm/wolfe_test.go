@@ -6,51 +6,19 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
+	"github.com/mtsgd/mtsgd/particles/internal/simplextest"
 )
 
 // supportMin is the brute-force reference for small K: the least wᵀUw
-// over every support S whose equality-constrained minimiser (U_SS z = λ1,
-// Σ z = 1, solved by gonum's LU) lies on the simplex. The minimiser on
-// the simplex is one of these, whatever U's conditioning.
-func supportMin(u []float64, k int) float64 {
-	best := math.Inf(1)
-	for mask := 1; mask < 1<<k; mask++ {
-		var s []int
-		for i := range k {
-			if mask&(1<<i) != 0 {
-				s = append(s, i)
-			}
-		}
-		n := len(s) + 1
-		a := mat.NewDense(n, n, nil)
-		b := mat.NewVecDense(n, nil)
-		for r, i := range s {
-			for c, j := range s {
-				a.Set(r, c, u[i*k+j])
-			}
-			a.Set(r, n-1, -1)
-			a.Set(n-1, r, 1)
-		}
-		b.SetVec(n-1, 1)
-		var x mat.VecDense
-		if err := x.SolveVec(a, b); err != nil {
-			continue // singular on this support
-		}
-		w := make([]float64, k)
-		ok := true
-		for r, i := range s {
-			w[i] = x.AtVec(r)
-			ok = ok && w[i] >= -1e-12
-		}
-		if ok {
-			for i := range w {
-				w[i] = math.Max(0, w[i])
-			}
-			best = math.Min(best, objective(u, w))
-		}
+// over every support whose equality-constrained minimiser lies on the
+// simplex (simplextest.MinByEnumeration, by gonum's LU).
+func supportMin(t *testing.T, u []float64, k int) float64 {
+	t.Helper()
+	w := simplextest.MinByEnumeration(u, k)
+	if w == nil {
+		t.Fatal("no support has a minimiser on the simplex")
 	}
-	return best
+	return objective(u, w)
 }
 
 // With one direction 10⁴ times longer than the others (the scores of one
@@ -89,7 +57,7 @@ func TestSolveCertifiesIllConditionedProblems(t *testing.T) {
 		for i := range k {
 			scale = math.Max(scale, u[i*k+i])
 		}
-		if ref := supportMin(u, k); r.Value > ref+r.Gap+1e-12*scale || r.Gap > r.Tol {
+		if ref := supportMin(t, u, k); r.Value > ref+r.Gap+1e-12*scale || r.Gap > r.Tol {
 			t.Errorf("seed %d, K = %d: value %v, brute-force minimum %v, gap %v, tolerance %v", seed, k, r.Value, ref, r.Gap, r.Tol)
 		}
 	}
@@ -132,7 +100,7 @@ func TestSolveCertifiesFoundCase(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 	checkKKT(t, u, w, 1e-8)
-	if ref := supportMin(u, 4); objective(u, w) > ref+1e-9*u[0] {
+	if ref := supportMin(t, u, 4); objective(u, w) > ref+1e-9*u[0] {
 		t.Errorf("value %v above the brute-force minimum %v", objective(u, w), ref)
 	}
 }

@@ -50,3 +50,51 @@ func Curvature(u []float64, k int) (float64, error) {
 	}
 	return eig.Values(nil)[0], nil
 }
+
+// MinByEnumeration solves min wᵀUw over the simplex by brute force over
+// supports: for every non-empty S it solves the KKT system
+// [U_SS −1; 1ᵀ 0]·[w_S; λ] = [0; 1] with gonum's LU and keeps the
+// feasible (w_S ≥ 0) answer of least objective; nil where no support has
+// one. The minimiser is the solution on its own support, and every other
+// feasible candidate is a point of the simplex, so the least one is the
+// minimum, whatever U's conditioning. 2^K solves: for small K only.
+func MinByEnumeration(u []float64, k int) []float64 {
+	var best []float64
+	bestVal := math.Inf(1)
+	for mask := 1; mask < 1<<k; mask++ {
+		var sup []int
+		for i := range k {
+			if mask&(1<<i) != 0 {
+				sup = append(sup, i)
+			}
+		}
+		n := len(sup) + 1
+		a := mat.NewDense(n, n, nil)
+		rhs := mat.NewVecDense(n, nil)
+		for r, i := range sup {
+			for c, j := range sup {
+				a.Set(r, c, u[i*k+j])
+			}
+			a.Set(r, n-1, -1)
+			a.Set(n-1, r, 1)
+		}
+		rhs.SetVec(n-1, 1)
+		var x mat.VecDense
+		if err := x.SolveVec(a, rhs); err != nil {
+			continue // singular: this support has no unique candidate
+		}
+		w := make([]float64, k)
+		feasible := true
+		for r, i := range sup {
+			w[i] = x.AtVec(r)
+			feasible = feasible && w[i] >= 0
+		}
+		if !feasible {
+			continue
+		}
+		if v := Objective(u, w); v < bestVal {
+			best, bestVal = w, v
+		}
+	}
+	return best
+}
