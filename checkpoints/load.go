@@ -43,14 +43,9 @@ func Locate(dir string) string {
 // checks at most the binary files' sizes, 100 times the manifest's and 1
 // MiB in all).
 func Load(dir string) (*Checkpoint, error) {
-	mpath := filepath.Join(dir, ManifestName)
-	raw, err := readManifest(mpath)
+	m, err := loadManifest(dir)
 	if err != nil {
 		return nil, err
-	}
-	m, err := parseManifest(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", mpath, err)
 	}
 	if total, _ := sysmem.Total(); float64(m.params.Size+m.opt.Size) > total {
 		return nil, fmt.Errorf("%s: %w: its files hold %s of values, more than the %s this machine has",
@@ -91,11 +86,9 @@ func Load(dir string) (*Checkpoint, error) {
 	return c, nil
 }
 
-// LoadManifest reads and checks the manifest of the checkpoint in dir as
-// Load does, but not its binary files: a Checkpoint without Particles,
-// to read what a checkpoint is (its settings, position and metrics)
-// without the cost of its values.
-func LoadManifest(dir string) (*Checkpoint, error) {
+// loadManifest reads and parses the manifest of the checkpoint in dir,
+// an error naming it where it cannot.
+func loadManifest(dir string) (*contents, error) {
 	mpath := filepath.Join(dir, ManifestName)
 	raw, err := readManifest(mpath)
 	if err != nil {
@@ -104,6 +97,18 @@ func LoadManifest(dir string) (*Checkpoint, error) {
 	m, err := parseManifest(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", mpath, err)
+	}
+	return m, nil
+}
+
+// LoadManifest reads and checks the manifest of the checkpoint in dir as
+// Load does, but not its binary files: a Checkpoint without Particles,
+// to read what a checkpoint is (its settings, position and metrics)
+// without the cost of its values.
+func LoadManifest(dir string) (*Checkpoint, error) {
+	m, err := loadManifest(dir)
+	if err != nil {
+		return nil, err
 	}
 	return &Checkpoint{Settings: compact(m.Settings), Epoch: m.Epoch, Batch: m.Batch, Step: m.Step, Metrics: compact(m.Metrics), Layout: m.Layout}, nil
 }
