@@ -130,7 +130,10 @@
 // at best/, and at the epoch of its best test accuracy, the authors'
 // rule, labelled as chosen on the test split; each method spec's Δm %
 // against single-task training at those three; MT-SGD against the best
-// other method of its rate, per task and metric), OUT/study-readme.md
+// other method of its rate, per task and metric; MT-SGD against each
+// other method of its rate, and each method at its tuned rate against
+// linear scalarisation at its tuned rate, a row per pair, Δm % among
+// the metrics), OUT/study-readme.md
 // (the tables of these the READMEs show, a test checking that they do)
 // and OUT/study-calibration.png (test ECE and NLL per epoch on a log scale,
 // mean and a band of ± sd over the seeds). A finished run whose checkpoints are gone cannot be

@@ -16,6 +16,7 @@ type report struct {
 	runs       map[string][]Run
 	last, best []studyRow
 	verdicts   []verdictSet
+	pairs      []pairSet
 }
 
 // verdictSet is one MT-SGD spec against the other specs of its learning
@@ -49,9 +50,37 @@ func newReport(s Study, runs map[string][]Run) report {
 			r.verdicts = append(r.verdicts, verdictSet{Method: m,
 				Last: judge(m.Spec, studyFigures(r.last), studyMeasures(), inGroup),
 				Best: judge(m.Spec, studyFigures(r.best), studyMeasures(), inGroup)})
+			set := pairSet{Heading: fmt.Sprintf("%s at %s against each other method of that rate", title(m), rateLabel(s.rate(m)))}
+			for _, o := range group {
+				if o != m.Spec {
+					set.Pairs = append(set.Pairs, newPair(m.Spec, o, r.last, r.best))
+				}
+			}
+			r.pairs = append(r.pairs, set)
 		}
 	}
+	if l, ok := s.tunedLinear(); ok {
+		set := pairSet{Heading: fmt.Sprintf("Each method at its tuned rate against %s at %s", title(l), rateLabel(l.LR))}
+		for _, o := range tuned {
+			if o != l.Spec {
+				set.Pairs = append(set.Pairs, newPair(o, l.Spec, r.last, r.best))
+			}
+		}
+		r.pairs = append(r.pairs, set)
+	}
 	return r
+}
+
+// tunedLinear is the study's linear scalarisation at a tuned rate of its
+// own, with no other option: the baseline the field's methods are set
+// against.
+func (s Study) tunedLinear() (Method, bool) {
+	for _, m := range s.Methods {
+		if m.Name == "linear" && m.LR > 0 && strings.Count(m.Spec, "@") == 1 {
+			return m, true
+		}
+	}
+	return Method{}, false
 }
 
 // studyFigures are rows as judge reads them.
@@ -99,8 +128,21 @@ func (r report) markdown() string {
 			b.WriteString("\n")
 		}
 	}
+	for _, set := range r.pairs {
+		fmt.Fprintf(&b, "## %s\n\n%s\n\n", set.Heading, pairNote)
+		for _, at := range []struct {
+			name string
+			best bool
+		}{{"last epoch", false}, {"best/", true}} {
+			fmt.Fprintf(&b, "At the %s:\n\n%s\n", at.name, pairTable(set, at.best))
+		}
+	}
 	return b.String()
 }
+
+// pairNote stands under the heading of each pair set's tables.
+const pairNote = "A row per pair: the difference subject − other per task (in the tables' order of tasks, \"/\" between them) and whether it is beyond the seed spread, by the rule above; ahead and behind speak of the subject. " +
+	"Δm % is judged from each run's own Δm against single-task training's mean accuracies."
 
 // The headings of ReadmeFile's tables, by which the READMEs name the
 // table they show.
@@ -135,6 +177,14 @@ func (r report) readme() string {
 	for _, v := range r.verdicts {
 		if len(v.Last) > 0 {
 			fmt.Fprintf(&b, "\n## %s\n\n%s", verdictHeading(r.study, v.Method), verdictTable(v))
+		}
+	}
+	for _, set := range r.pairs {
+		for _, at := range []struct {
+			name string
+			best bool
+		}{{"the last epoch", false}, {"best/", true}} {
+			fmt.Fprintf(&b, "\n## %s\n\n%s", pairHeading(set, at.name), pairTable(set, at.best))
 		}
 	}
 	return b.String()

@@ -268,9 +268,9 @@ func (m measure) show(s stat) string {
 	case 0:
 		return "—"
 	case 1:
-		return fmt.Sprintf("%.*f", m.Digits, m.Scale*s.Mean)
+		return s.meanText(m.Scale, m.Digits)
 	}
-	return fmt.Sprintf("%.*f±%.*f", m.Digits, m.Scale*s.Mean, m.Digits, m.Scale*s.SD)
+	return fmt.Sprintf("%s±%.*f", s.meanText(m.Scale, m.Digits), m.Digits, m.Scale*s.SD)
 }
 
 // mean prints the mean of a stat of a measure alone, "—" for none.
@@ -278,7 +278,7 @@ func (m measure) mean(s stat) string {
 	if s.N == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.*f", m.Digits, m.Scale*s.Mean)
+	return s.meanText(m.Scale, m.Digits)
 }
 
 // studyTable is rows as Markdown: a row per method and task, a column per

@@ -3,6 +3,8 @@ package study
 import (
 	"fmt"
 	"math"
+	"math/big"
+	"strings"
 )
 
 // A measure is one figure the tables print and judge: its name, which
@@ -85,9 +87,19 @@ type judgement struct {
 // seedSpread is the judgement's verdict (measure.beyond).
 func (j judgement) seedSpread() spread { return j.Measure.beyond(j.Mine, j.Other) }
 
-// difference is MT-SGD's mean less the other's, as the measure prints it.
+// difference is MT-SGD's mean less the other's, as the measure prints it:
+// from the exact means (stat.exactMean) where both have them.
 func (j judgement) difference() string {
-	return fmt.Sprintf("%+.*f", j.Measure.Digits, j.Measure.Scale*(j.Mine.Mean-j.Other.Mean))
+	a, okA := j.Mine.exactMean()
+	o, okO := j.Other.exactMean()
+	if !okA || !okO {
+		return fmt.Sprintf("%+.*f", j.Measure.Digits, j.Measure.Scale*(j.Mine.Mean-j.Other.Mean))
+	}
+	d := fixed(new(big.Rat).Sub(a, o), j.Measure.Scale, j.Measure.Digits)
+	if !strings.HasPrefix(d, "-") {
+		d = "+" + d
+	}
+	return d
 }
 
 // judge sets the rows of method mine against the best of the rows whose
