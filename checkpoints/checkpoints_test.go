@@ -189,3 +189,28 @@ func TestSaveRefusesMismatch(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// LoadManifest reads what Load reads but the values, without opening the
+// binary files: a checkpoint whose parameters are gone still gives its
+// settings and position.
+func TestLoadManifest(t *testing.T) {
+	dir := t.TempDir()
+	c := sample()
+	if err := Save(dir, c); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != ManifestName {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	got, err := LoadManifest(dir)
+	c.Particles = nil
+	if err != nil || !reflect.DeepEqual(got, c) {
+		t.Errorf("LoadManifest: %v\n%+v\nwant\n%+v", err, got, c)
+	}
+	if _, err := LoadManifest(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no checkpoint here") {
+		t.Errorf("an empty directory: %v", err)
+	}
+}

@@ -91,6 +91,23 @@ func Load(dir string) (*Checkpoint, error) {
 	return c, nil
 }
 
+// LoadManifest reads and checks the manifest of the checkpoint in dir as
+// Load does, but not its binary files: a Checkpoint without Particles,
+// to read what a checkpoint is (its settings, position and metrics)
+// without the cost of its values.
+func LoadManifest(dir string) (*Checkpoint, error) {
+	mpath := filepath.Join(dir, ManifestName)
+	raw, err := readManifest(mpath)
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseManifest(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", mpath, err)
+	}
+	return &Checkpoint{Settings: compact(m.Settings), Epoch: m.Epoch, Batch: m.Batch, Step: m.Step, Metrics: compact(m.Metrics), Layout: m.Layout}, nil
+}
+
 // readManifest reads the manifest file at path.
 func readManifest(path string) ([]byte, error) {
 	f, st, err := openRegular(path)

@@ -13,6 +13,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -67,11 +68,18 @@ type Task struct {
 	// Scale·output, before anything scores or reports them. Scale 0
 	// leaves the targets as they are.
 	Shift, Scale float64
+	// Log, for a regression task whose targets are positive, trains on
+	// their logarithm: Shift and Scale standardise log y, and outputs
+	// are mapped back with exp, so that no prediction is negative.
+	Log bool
 }
 
 // Standardize maps a target of t from the data's units to the scale the
 // network learns on (see Task.Shift).
 func (t Task) Standardize(y float64) float64 {
+	if t.Log {
+		y = math.Log(y)
+	}
 	if t.Scale == 0 {
 		return y
 	}
@@ -80,10 +88,13 @@ func (t Task) Standardize(y float64) float64 {
 
 // Unstandardize maps a network's output for t back to the data's units.
 func (t Task) Unstandardize(out float64) float64 {
-	if t.Scale == 0 {
-		return out
+	if t.Scale != 0 {
+		out = t.Shift + t.Scale*out
 	}
-	return t.Shift + t.Scale*out
+	if t.Log {
+		return math.Exp(out)
+	}
+	return out
 }
 
 // Dataset is a multi-task data set with random access to its examples.

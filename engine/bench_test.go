@@ -155,12 +155,18 @@ var torchResultPattern = regexp.MustCompile(`median ([0-9.]+) ms/step.*peak RSS 
 // particles particles on threads threads for steps timed steps and
 // returns its median milliseconds per step and its peak RSS, both from
 // its RESULT line.
-func runTorchPeer(script string, particles, threads, steps int) (ms, rssMB float64, err error) {
+// sizes, if given, are the script's further arguments (its network's
+// width, the image side, the batch).
+func runTorchPeer(script string, particles, threads, steps int, sizes ...int) (ms, rssMB float64, err error) {
 	script, err = findUp(filepath.Join("bench", "peers", script))
 	if err != nil {
 		return 0, 0, err
 	}
-	out, err := exec.Command("/usr/bin/python3", script, strconv.Itoa(particles), strconv.Itoa(threads), strconv.Itoa(steps)).CombinedOutput()
+	args := []string{script, strconv.Itoa(particles), strconv.Itoa(threads), strconv.Itoa(steps)}
+	for _, s := range sizes {
+		args = append(args, strconv.Itoa(s))
+	}
+	out, err := exec.Command("/usr/bin/python3", args...).CombinedOutput()
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: %v: %s", script, err, out)
 	}
@@ -232,6 +238,44 @@ func BenchmarkResNetStep(b *testing.B) {
 		resnetPeer.s, resnetPeer.rssMB, resnetPeer.err = ms/1000, rss, err
 	})
 	cfg, batchData := celebaStep(batch, k)
+	resNetStep(b, cfg, batchData, m, &resnetPeer)
+}
+
+// BenchmarkPaperResNetStep is BenchmarkResNetStep on the paper's trunk
+// (resnet18.Paper: 3×3 stem, no max-pool, 2,048 features; about 15 times
+// the work of torchvision's layout at 64×64), against
+// bench/peers/torch_paper_resnet_step.py, the same step in torch.nn on
+// that trunk. paper is the paper's setup (5 particles, batch 64 of
+// 3×64×64, 10 tasks; some 30 GB, see docs/performance.md); quick is the
+// same code at width 8 on batch 16 (a 256th of the work), a smoke run:
+//
+//	go test -tags openblas ./engine -run '^$' -bench 'PaperResNetStep/quick' -benchtime 1x
+func BenchmarkPaperResNetStep(b *testing.B) {
+	const m, k = 5, 10
+	for _, size := range []struct {
+		name         string
+		width, batch int
+		peer         *peerRound
+	}{{"quick", 8, 16, &paperPeers[0]}, {"paper", 64, 64, &paperPeers[1]}} {
+		b.Run(size.name, func(b *testing.B) {
+			size.peer.once.Do(func() {
+				ms, rss, err := runTorchPeer("torch_paper_resnet_step.py", m, runtime.GOMAXPROCS(0), 2, size.width, resnet18.Side, size.batch)
+				size.peer.s, size.peer.rssMB, size.peer.err = ms/1000, rss, err
+			})
+			classes := make([]int, k)
+			for j := range classes {
+				classes[j] = 2
+			}
+			cfg, batchData := celebaStep(size.batch, k)
+			cfg.Model = resnet18.PaperSmall(size.width, resnet18.Side, classes...)
+			resNetStep(b, cfg, batchData, m, size.peer)
+		})
+	}
+}
+
+// resNetStep times b.N MT-SGD steps of m particles of cfg on one batch,
+// after one untimed step, and reports them beside the peer's round.
+func resNetStep(b *testing.B, cfg *Config, batchData *data.Batch, m int, peer *peerRound) {
 	e, err := New(cfg, m, 1, func() optim.Optimizer { return optim.NewAdam(5e-4) }, runtime.GOMAXPROCS(0))
 	if err != nil {
 		b.Fatal(err)
@@ -245,13 +289,13 @@ func BenchmarkResNetStep(b *testing.B) {
 	b.ReportMetric(ours, "s/step")
 	b.ReportMetric(0, "ns/op")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
-	if resnetPeer.err != nil {
-		b.Logf("PyTorch peer not run: %v", resnetPeer.err)
+	if peer.err != nil {
+		b.Logf("PyTorch peer not run: %v", peer.err)
 		return
 	}
-	b.ReportMetric(resnetPeer.s, "torch-s/step")
-	b.ReportMetric(resnetPeer.rssMB, "torch-peak-RSS-MB")
-	b.ReportMetric(ours/resnetPeer.s, "×torch")
+	b.ReportMetric(peer.s, "torch-s/step")
+	b.ReportMetric(peer.rssMB, "torch-peak-RSS-MB")
+	b.ReportMetric(ours/peer.s, "×torch")
 }
 
 // celebaStep is the CelebA setup of the ResNet-18 benchmarks: k binary
@@ -278,14 +322,21 @@ func celebaStep(batch, k int) (*Config, *data.Batch) {
 	return cfg, in
 }
 
-// resnetPeer is BenchmarkResNetStep's peer round: run once per process,
-// before the first ensemble is built.
-var resnetPeer struct {
+// peerRound is a PyTorch peer's round: run once per process, before the
+// first ensemble of its benchmark is built.
+type peerRound struct {
 	once  sync.Once
 	s     float64 // median seconds per step
 	rssMB float64
 	err   error
 }
+
+// resnetPeer is BenchmarkResNetStep's round, paperPeers
+// BenchmarkPaperResNetStep's per size.
+var (
+	resnetPeer peerRound
+	paperPeers [2]peerRound
+)
 
 // timeSteps times b.N steps of e on one batch.
 func timeSteps(b *testing.B, e *Trainer, batch *data.Batch, u Update) {

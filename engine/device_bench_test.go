@@ -13,6 +13,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
+	"github.com/mtsgd/mtsgd/models/resnet18"
 	"github.com/mtsgd/mtsgd/optim"
 )
 
@@ -20,7 +21,7 @@ import (
 // held there (see resident): the LeNet step of BenchmarkStep (5
 // particles, batch 256, two tasks, float32, MT-SGD and SVGD, SGD) and the
 // ResNet-18 step of BenchmarkResNetStep (5 particles, batch 64 of 3×64×64,
-// ten tasks, Adam). It reports ms/step and s/step, and what each step
+// ten tasks, Adam) and the paper's CelebA trunk (40 tasks). It reports ms/step and s/step, and what each step
 // asks of the device (stepCounts); compare the times with BenchmarkStep
 // and BenchmarkResNetStep, the CPU's, run on the same host one after the
 // other. It needs a binary built with -tags gpu and a GPU
@@ -32,7 +33,7 @@ import (
 // MTSGD_BENCH_EMULATOR=1 runs it on the emulator instead, to check the
 // benchmark itself (the times mean nothing there).
 func BenchmarkStepOnDevice(b *testing.B) {
-	benchDeviceCases(b, benchDevice(b), true, 64)
+	benchDeviceCases(b, benchDevice(b), true)
 }
 
 // BenchmarkStepCounts reports what a steady-state step of
@@ -46,36 +47,90 @@ func BenchmarkStepOnDevice(b *testing.B) {
 func BenchmarkStepCounts(b *testing.B) {
 	dev := kernels.NewEmulator()
 	b.Cleanup(func() { dev.Close() })
-	benchDeviceCases(b, dev, false, 2)
+	benchDeviceCases(b, dev, false)
 }
 
-// benchDeviceCases runs the LeNet and ResNet-18 steps on dev, the latter
-// on batches of resnetBatch, reporting their times if timed.
-func benchDeviceCases(b *testing.B, dev gpu.Device, timed bool, resnetBatch int) {
-	b.Run("lenet", func(b *testing.B) {
-		const m, batch = 5, 256
-		count := gpu.NewCounting(dev)
-		cfg := testConfig(batch, tensor.Float32)
-		cfg.Device = count
-		e, err := New(cfg, m, 1, sgd(0.01), 1)
-		if err != nil {
-			b.Fatal(err)
+// deviceBenchCase is an ensemble that BenchmarkStepOnDevice times and
+// BenchmarkStepCounts counts: its config and batch (small for the
+// emulator when counting, where only the bytes uploaded depend on the
+// batch), its optimiser, and the unit of its time. Another model is
+// benchmarked by adding one to deviceBenchCases.
+type deviceBenchCase struct {
+	name      string
+	particles int
+	step      func(counting bool) (*Config, *data.Batch)
+	opt       func() optim.Optimizer
+	perSecond float64
+	unit      string
+}
+
+var deviceBenchCases = []deviceBenchCase{
+	{"lenet", 5, func(bool) (*Config, *data.Batch) {
+		const batch = 256
+		return testConfig(batch, tensor.Float32), randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2)
+	}, sgd(0.01), 1000, "ms/step"},
+	// torchvision's ResNet-18 layout on CelebA's shape: 10 tasks, Adam.
+	{"resnet18", 5, func(counting bool) (*Config, *data.Batch) {
+		batch := 64
+		if counting {
+			batch = 2
 		}
-		defer e.Close()
-		benchDeviceSteps(b, e, count, randomBatch(rand.New(rand.NewPCG(1, 0)), batch, 2), timed, 1000, "ms/step")
-	})
-	b.Run("resnet18", func(b *testing.B) {
-		const m, k = 5, 10
-		count := gpu.NewCounting(dev)
-		cfg, in := celebaStep(resnetBatch, k)
-		cfg.Device = count
-		e, err := New(cfg, m, 1, func() optim.Optimizer { return optim.NewAdam(5e-4) }, 1)
-		if err != nil {
-			b.Fatal(err)
+		return celebaStep(batch, 10)
+	}, func() optim.Optimizer { return optim.NewAdam(5e-4) }, 1, "s/step"},
+	// The paper's CelebA trunk (resnet18.Paper) as the paper trains it:
+	// 40 tasks, batch 64, Adam. Counting on the emulator, it runs at width
+	// 2 on 2 examples: launches and copies do not depend on either.
+	{"paper-trunk", 5, func(counting bool) (*Config, *data.Batch) {
+		const k = 40
+		batch, width := 64, 64
+		if counting {
+			batch, width = 2, 2
 		}
-		defer e.Close()
-		benchDeviceSteps(b, e, count, in, timed, 1, "s/step")
-	})
+		cfg, in := celebaStep(batch, k)
+		classes := make([]int, k)
+		for j := range classes {
+			classes[j] = 2
+		}
+		cfg.Model = resnet18.PaperSmall(width, resnet18.Side, classes...)
+		return cfg, in
+	}, func() optim.Optimizer { return optim.NewAdam(5e-4) }, 1, "s/step"},
+}
+
+// benchDeviceCases runs the steps of deviceBenchCases on dev, reporting
+// their times if timed.
+func benchDeviceCases(b *testing.B, dev gpu.Device, timed bool) {
+	for _, c := range deviceBenchCases {
+		b.Run(c.name, func(b *testing.B) {
+			count := gpu.NewCounting(dev)
+			cfg, in := c.step(!timed)
+			cfg.Device = count
+			e, err := New(cfg, c.particles, 1, c.opt, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			benchDeviceSteps(b, e, count, in, timed, c.perSecond, c.unit)
+		})
+	}
+}
+
+// heldBatchSet is a data set of a batch's examples, for a step to hold on
+// the device (Trainer.Hold) as a run holds its training set.
+type heldBatchSet struct {
+	cfg *Config
+	b   *data.Batch
+}
+
+func (s heldBatchSet) Name() string       { return "batch" }
+func (s heldBatchSet) Tasks() []data.Task { return s.cfg.Tasks }
+func (s heldBatchSet) InputShape() []int  { return s.cfg.Model.InputShape() }
+func (s heldBatchSet) Len() int           { return s.b.Size() }
+func (s heldBatchSet) Example(i int, x, y []float32) error {
+	copy(x, s.b.Inputs[i*len(x):(i+1)*len(x)])
+	for j := range y {
+		y[j] = s.b.Targets[j][i]
+	}
+	return nil
 }
 
 // benchDevice is the GPU, or the emulator where MTSGD_BENCH_EMULATOR=1.
@@ -104,6 +159,9 @@ func benchDevice(b *testing.B) gpu.Device {
 // (stepCounts), and logs the kernels launched.
 func benchDeviceSteps(b *testing.B, e *Trainer, count *gpu.Counting, in *data.Batch, timed bool, perSecond float64, unit string) {
 	u := mtsgdUpdate()
+	if ok, err := e.Hold(heldBatchSet{e.cfg, in}); err != nil || !ok {
+		b.Fatalf("holding the batch on the device: %v, %v", ok, err)
+	}
 	if _, err := e.Step(in, u); err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/mtsgd/mtsgd/internal/gpu/kernels"
 	"github.com/mtsgd/mtsgd/models/mlp"
 	"github.com/mtsgd/mtsgd/models/ops"
+	"github.com/mtsgd/mtsgd/models/resnet18"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -47,7 +48,8 @@ func testDevices(t *testing.T) map[string]gpu.Device {
 // A particle's whole gradient computation (every task's loss, its trunk
 // and head gradients, the batch statistics, the features and outputs)
 // gives on a device (testDevices) what it gives on the CPU, for LeNet,
-// ResNet-18 (small) and the regression MLP, in float64 and float32, with
+// ResNet-18 (small, in torchvision's layout and in the paper's, whose
+// last pool takes 4×4 windows) and the regression MLP, in float64 and float32, with
 // padded batches. Tolerance: |dev − cpu| ≤ tol·(1 + max|cpu|)
 // per vector, tol 1e-10 in float64 (the kernels sum in the CPU ops'
 // order; matrix products may not) and 2e-4 in float32 (products summed
@@ -69,6 +71,18 @@ func TestGradientsOnDevice(t *testing.T) {
 	}{
 		{"lenet", func(dt tensor.Dtype) *Config { return testConfig(5, dt) }, func(rng *rand.Rand, n int) *data.Batch { return randomBatch(rng, n, 2) }, 4},
 		{"resnet", func(dt tensor.Dtype) *Config { c := smallResNet(3); c.Dtype = dt; return c }, func(rng *rand.Rand, n int) *data.Batch { return imageBatch(rng, n, 2, 3) }, 2},
+		{"paper-resnet", func(dt tensor.Dtype) *Config {
+			c := smallResNet(3)
+			c.Model, c.Dtype = resnet18.PaperSmall(2, resnet18.Side, 2, 3), dt
+			return c
+		}, func(rng *rand.Rand, n int) *data.Batch {
+			b := imageBatch(rng, n, 2, 3)
+			b.Inputs = make([]float32, n*3*resnet18.Side*resnet18.Side)
+			for i := range b.Inputs {
+				b.Inputs[i] = rng.Float32()
+			}
+			return b
+		}, 2},
 		{"mlp", func(dt tensor.Dtype) *Config {
 			return &Config{Model: mlp.New(5, []int{8, 6}, 1, 1, 1), Tasks: regression, Batch: 7, Dtype: dt}
 		}, func(rng *rand.Rand, n int) *data.Batch { return regressionBatch(rng, n, 5, 2) }, 6},
@@ -204,9 +218,11 @@ func allOnDevice(t *testing.T, g *gorgonia.ExprGraph, devs ...*ops.Device) {
 // device (testDevices) leave the particles and the optimisers' state where
 // the same steps on the CPU leave them, for LeNet and the small ResNet-18
 // with its running statistics, in float64. The cases cover each device
-// rule, score scale and optimiser, the heads-first order, and steps whose
-// rule has no device form (MGDA, the kernel over the outputs), before
-// which the ensemble leaves the device and after which it returns; each
+// rule (MGDA, MOO-SVGD and Pareto MTL, which read each particle's K×K
+// Gram matrix, among them), score scale and optimiser, the heads-first
+// order, and steps that cannot keep the ensemble on the device (the
+// kernel over the outputs), before which it leaves the device and after
+// which it returns; each
 // step is checked to have kept the ensemble on the device exactly when it
 // could. Then both evaluate a small data set (the prediction graphs with
 // the running statistics).
@@ -238,6 +254,12 @@ func TestStepOnDevice(t *testing.T) {
 	headsFirst.HeadsFirst = true
 	warmup := Update{Trunk: particles.Warmup{}, Head: &particles.Linear{}, Scale: ScoreNormalized}
 	mgda := Update{Trunk: &particles.MGDA{}, Head: &particles.Linear{}}
+	mooSVGD := Update{Trunk: &particles.MOOSVGD{Repulsion: 0.5}, Head: &particles.SVGD{Repulsion: 0.5}}
+	prefs, err := particles.Preferences(3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pareto := Update{Trunk: &particles.ParetoMTL{Prefs: prefs, InitSteps: 1}, Head: &particles.Linear{}}
 	outputs := authors
 	outputs.Kernel, outputs.OutputKernel, outputs.HeadsFirst = KernelOutputs, particles.RBF{}, true
 	adam := func() optim.Optimizer { return optim.NewAdam(0.01) }
@@ -257,6 +279,7 @@ func TestStepOnDevice(t *testing.T) {
 		{"lenet/warmup-authors/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{warmup, authors, authors}, nil},
 		{"lenet/heads-first/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{headsFirst, headsFirst}, nil},
 		{"lenet/mgda-between/sgd", testConfig(5, tensor.Float64), lenet, sgd(0.05), []Update{mtsgd, mgda, mtsgd, outputs, mtsgd}, images},
+		{"lenet/moo-svgd-pareto/adam", testConfig(5, tensor.Float64), lenet, adam, []Update{mooSVGD, pareto, pareto, mooSVGD}, nil},
 		{"resnet/mtsgd-svgd/sgd", smallResNet(8), func(rng *rand.Rand) *data.Batch { return imageBatch(rng, 8, 2, 3) }, sgd(0.05), []Update{mtsgd, mtsgd, mtsgd}, colour},
 	} {
 		for name, device := range testDevices(t) {
@@ -287,7 +310,7 @@ func TestStepOnDevice(t *testing.T) {
 					for j := range want {
 						closeTo(t, fmt.Sprintf("step %d loss %d", step, j), got[j], want[j], tol)
 					}
-					if resident := dev.res != nil; resident != (u.Kernel == KernelParams && u.Trunk != mgda.Trunk) {
+					if resident := dev.res != nil; resident != (u.Kernel == KernelParams) {
 						t.Fatalf("step %d: ensemble on the device: %v", step, resident)
 					}
 				}

@@ -29,8 +29,12 @@ func (tr *Trainer) Evaluate(ctx context.Context, d data.Dataset) ([]TaskScores, 
 // Outputs runs every particle on all of d: out[j][i] is particle i's
 // predictions for task j, one row of Outputs(task) values per example
 // (class probabilities, or the regression output), and labels[j] the
-// task's targets.
+// task's targets. On a device the outputs stay there until the last
+// batch (outputsOnDevice).
 func (tr *Trainer) Outputs(ctx context.Context, d data.Dataset) (out [][][]float64, labels [][]float64, err error) {
+	if tr.cfg.Device != nil {
+		return tr.outputsOnDevice(ctx, d)
+	}
 	k, m, n := len(tr.cfg.Tasks), len(tr.Particles), d.Len()
 	out = make([][][]float64, k)
 	labels = make([][]float64, k)

@@ -30,6 +30,10 @@ type Inputs struct {
 	// that a graph copies each batch into its tensors once, not once per
 	// particle (see binding).
 	version uint64
+	// gathers says where each tensor of a batch from a training set held
+	// on the device comes from there (heldSet.prepare); nil for a batch
+	// that the graphs copy from the host.
+	gathers map[*tensor.Dense]heldGather
 }
 
 // loads numbers every Load of every Inputs: two Inputs never share a
@@ -66,6 +70,7 @@ func (in *Inputs) scratch(n int) []float64 {
 // task's classes).
 func (in *Inputs) Load(cfg *Config, b *data.Batch) error {
 	in.version = 0 // a failed Load leaves a partial batch
+	in.gathers = nil
 	n := b.Size()
 	if n > cfg.Batch || n == 0 {
 		return fmt.Errorf("engine: batch of %d examples, the graphs take 1 to %d", n, cfg.Batch)

@@ -33,9 +33,12 @@ type resident struct {
 	trunkScore matrix   // K·M × d_α: row j·M + i is task j's gradient (−score) at particle i
 	trunkDir   matrix   // M × d_α: −φ
 	heads      []matrix // per task: M × d_β
-	headScore  []matrix // per task: M × d_β, gradients (−scores)
-	headDir    []matrix // per task: M × d_β, −φ
-	ones       gpu.Ptr  // the widest row's length of ones, for row sums
+	headScore  []matrix // per task: M × d_β, gradients (−scores), in headScores
+	headDir    []matrix // per task: M × d_β, −φ, in headDirs
+	// headScores and headDirs are the allocations of every task's
+	// headScore, and headDir, one after another.
+	headScores, headDirs gpu.Ptr
+	ones                 gpu.Ptr // the widest row's length of ones, for row sums
 	// back is what a step reads back after its passes, in one copy, in
 	// float64: every particle's losses (M rows of K), its batch
 	// statistics (M rows of S), M values no one reads (each particle's
@@ -211,16 +214,8 @@ func newResident(tr *Trainer) (r *resident, err error) {
 	if r.trunkDir, err = newMatrix(m, d); err != nil {
 		return nil, err
 	}
-	for j := range k {
-		d := len(tr.Particles[0].Heads[j])
-		widest = max(widest, d)
-		for _, x := range []*[]matrix{&r.heads, &r.headScore, &r.headDir} {
-			mat, err := newMatrix(m, d)
-			*x = append(*x, mat)
-			if err != nil {
-				return nil, err
-			}
-		}
+	if err := r.allocHeads(tr, newMatrix, &widest); err != nil {
+		return nil, err
 	}
 	if r.ones, err = dev.Alloc(8 * widest); err != nil {
 		return nil, err
@@ -258,6 +253,38 @@ func newResident(tr *Trainer) (r *resident, err error) {
 	return r, nil
 }
 
+// allocHeads allocates each task's heads (newMatrix), and their scores
+// and directions, which lie one after another in one allocation each
+// (headScores, headDirs), so that their row sums are one product
+// (rowSums) where the heads have one width. It widens *widest to the
+// widest head.
+func (r *resident) allocHeads(tr *Trainer, newMatrix func(rows, cols int) (matrix, error), widest *int) error {
+	m, heads := r.m, 0
+	for j := range r.k {
+		heads += len(tr.Particles[0].Heads[j])
+	}
+	for _, b := range []*gpu.Ptr{&r.headScores, &r.headDirs} {
+		var err error
+		if *b, err = r.dev.Alloc(8 * max(1, m*heads)); err != nil {
+			return err
+		}
+	}
+	at := 0
+	for j := range r.k {
+		d := len(tr.Particles[0].Heads[j])
+		*widest = max(*widest, d)
+		mat, err := newMatrix(m, d)
+		r.heads = append(r.heads, mat)
+		if err != nil {
+			return err
+		}
+		r.headScore = append(r.headScore, matrix{p: r.headScores + gpu.Ptr(8*at), rows: m, cols: d})
+		r.headDir = append(r.headDir, matrix{p: r.headDirs + gpu.Ptr(8*at), rows: m, cols: d})
+		at += m * d
+	}
+	return nil
+}
+
 // headLen is the number of values back holds before the products: the
 // losses, statistics, discarded values and row sums.
 func (r *resident) headLen() int {
@@ -281,12 +308,12 @@ func (r *resident) download(v []float64, x matrix, i int) error {
 // free releases the device memory.
 func (r *resident) free() error {
 	var errs []error
-	for _, x := range append([]matrix{r.trunk, r.trunkScore, r.trunkDir}, append(append(r.heads, r.headScore...), r.headDir...)...) {
+	for _, x := range append([]matrix{r.trunk, r.trunkScore, r.trunkDir}, r.heads...) {
 		if x.p != 0 {
 			errs = append(errs, r.dev.Free(x.p))
 		}
 	}
-	for _, p := range []gpu.Ptr{r.ones, r.back} {
+	for _, p := range []gpu.Ptr{r.headScores, r.headDirs, r.ones, r.back} {
 		if p != 0 {
 			errs = append(errs, r.dev.Free(p))
 		}
@@ -352,6 +379,10 @@ func (tr *Trainer) Close() error {
 		errs = append(errs, tr.res.free())
 		tr.res = nil
 	}
+	if tr.held != nil {
+		errs = append(errs, tr.held.free())
+		tr.held = nil
+	}
 	if tr.lanes != nil {
 		for _, mc := range tr.lanes.machines {
 			errs = append(errs, mc.closeDevices())
@@ -364,20 +395,28 @@ func (tr *Trainer) Close() error {
 	return errors.Join(errs...)
 }
 
-// rowSums writes the row sums x·1 of the matrices xs to dst, one matrix
-// product each, and returns how many there are. A row's sum is finite
-// unless the row holds a NaN or Inf (or the sum overflows, which the
-// row's own check then clears: firstNotFinite).
+// rowSums writes the row sums x·1 of the matrices xs to dst, one after
+// another, and returns how many there are: one matrix product for each
+// run of matrices of one width that lie one after another in memory (the
+// heads' scores, or their directions, of every task: newResident), which
+// is a matrix of their rows. A row's sum is finite unless the row holds a
+// NaN or Inf (or the sum overflows, which the row's own check then
+// clears: firstNotFinite).
 func (r *resident) rowSums(dst gpu.Ptr, xs []matrix) (int, error) {
 	n := 0
-	for _, x := range xs {
+	for i := 0; i < len(xs); {
+		x := xs[i]
+		rows := x.rows
+		for i++; x.cols > 0 && i < len(xs) && xs[i].cols == x.cols && xs[i].p == x.p+gpu.Ptr(8*rows*x.cols); i++ {
+			rows += xs[i].rows
+		}
 		if x.cols == 0 {
 			continue
 		}
-		if err := r.dev.Gemm(gpu.Float64, false, false, x.rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, dst+gpu.Ptr(8*n), 1); err != nil {
+		if err := r.dev.Gemm(gpu.Float64, false, false, rows, 1, x.cols, 1, x.p, x.cols, r.ones, 1, 0, dst+gpu.Ptr(8*n), 1); err != nil {
 			return 0, err
 		}
-		n += x.rows
+		n += rows
 	}
 	return n, nil
 }

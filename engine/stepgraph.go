@@ -233,7 +233,7 @@ func (m *machine) runStep(sg *stepGraph, p *Particle, in *Inputs, out *Grads) ([
 		srcs = append(srcs, in.targets[j], in.taskWeight[j])
 	}
 	for i, src := range srcs {
-		if err := sg.inputs[i].set(src, in.version); err != nil {
+		if err := in.bind(&sg.inputs[i], src); err != nil {
 			return nil, err
 		}
 	}

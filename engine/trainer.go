@@ -8,6 +8,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/internal/asm"
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/models/ops"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
@@ -46,6 +47,7 @@ type Trainer struct {
 	shares []workerShare
 	res    *resident // the ensemble on Config.Device, between steps that keep it there
 	lanes  *lanes    // the particles' lanes on Config.Device, made with the first res
+	held   *heldSet  // the training set on Config.Device (Hold); nil when the steps upload their batches
 	next   nextMoves // what the moves after the next evaluation move, for res
 	// failed is set when a step of the ensemble on the device moved the
 	// parameters along a non-finite direction (found by the check that
@@ -305,6 +307,15 @@ func (tr *Trainer) Step(b *data.Batch, u Update) ([][]float64, error) {
 	}
 	if err := tr.in.Load(tr.cfg, b); err != nil {
 		return nil, err
+	}
+	if tr.held != nil {
+		var lanes *gpu.Ensemble
+		if tr.lanes != nil {
+			lanes = tr.lanes.ens
+		}
+		if err := tr.held.prepare(tr.in, b, lanes); err != nil {
+			return nil, err
+		}
 	}
 	keep := u.HeadsFirst && tr.keepTrunks()
 	tr.next = nextMoves{u: u, trunks: !u.HeadsFirst, heads: true}

@@ -25,10 +25,11 @@ type move struct {
 	k                  int
 	task               string // "" for the trunks'
 	grams              [][]float64
+	values             [][]float64 // the trunks' move: the step's losses, for rules that read them
 }
 
 func (x *move) ensemble(r *resident, step int) particles.DeviceEnsemble {
-	return particles.DeviceEnsemble{Theta: x.theta.p, Scores: x.scores.p, M: r.m, K: x.k, D: x.theta.cols, Step: step - 1, Work: &r.work, Negated: true}
+	return particles.DeviceEnsemble{Theta: x.theta.p, Scores: x.scores.p, M: r.m, K: x.k, D: x.theta.cols, Step: step - 1, Values: x.values, Work: &r.work, Negated: true}
 }
 
 // plan lists the moves of tr.next: the trunks' (if they have parameters),
@@ -37,7 +38,7 @@ func (tr *Trainer) plan() []move {
 	r, n := tr.res, tr.next
 	var ms []move
 	if n.trunks && r.trunk.cols > 0 {
-		ms = append(ms, move{rule: n.u.Trunk.(particles.DeviceRule), dir: r.trunkDir, theta: r.trunk, scores: r.trunkScore, k: r.k})
+		ms = append(ms, move{rule: n.u.Trunk.(particles.DeviceRule), dir: r.trunkDir, theta: r.trunk, scores: r.trunkScore, k: r.k, values: tr.losses})
 	}
 	if n.heads {
 		for j, t := range tr.cfg.Tasks {

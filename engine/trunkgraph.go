@@ -107,7 +107,7 @@ func (tg *trunkGraph) bind(p *Particle, rows *deviceRows, in *Inputs) error {
 		if tg.replayed && tg.inputs[i].val != nil {
 			break // a replay reads no input but G; bound once, for the machine
 		}
-		if err := tg.inputs[i].set(src, in.version); err != nil {
+		if err := in.bind(&tg.inputs[i], src); err != nil {
 			return err
 		}
 	}

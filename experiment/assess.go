@@ -4,29 +4,75 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/metrics"
 )
 
-// TemperaturesOrFit returns the temperatures the checkpoint recorded, or
-// where it records none (one written before they were), those fitted now
-// on the run's validation split, with where they come from. It returns
-// nil and no error for a run without a validation split of
-// MinCalibrationExamples; the test split is never read.
+// TemperaturesOrFit is TemperaturesOrFitOn the run's validation split.
 func (r *Run) TemperaturesOrFit(ctx context.Context) (temps []float64, source string, err error) {
+	return r.TemperaturesOrFitOn(ctx, r.ValidSet)
+}
+
+// TemperatureSourceCheckpoint is the source of temperatures a checkpoint
+// recorded; fitted ones' is "fitted on " and the split's name.
+const TemperatureSourceCheckpoint = "checkpoint"
+
+// TemperaturesOrFitOn is the temperature policy of every command that
+// scores or predicts with a checkpoint (eval, predict, compare's
+// assessment): the temperatures the checkpoint recorded; where it
+// records none (one written before they were, or edited), those fitted
+// now on valid, the run's validation split (r.ValidSet, or, for a run
+// restored without its data, the split loaded from them), with where
+// they come from. It returns nil and no error where valid is nil or has
+// fewer than MinCalibrationExamples examples (NoTemperatures says so); the
+// test split is never read. TemperatureWarnings says what to warn of in
+// what it returns.
+func (r *Run) TemperaturesOrFitOn(ctx context.Context, valid data.Dataset) (temps []float64, source string, err error) {
 	if r.temperatures != nil {
-		return r.Temperatures(), "checkpoint", nil
+		return r.Temperatures(), TemperatureSourceCheckpoint, nil
 	}
-	if r.ValidSet == nil || r.ValidSet.Len() < MinCalibrationExamples {
+	if valid == nil || valid.Len() < MinCalibrationExamples {
 		return nil, "", nil
 	}
-	out, labels, err := r.Trainer.Outputs(ctx, r.ValidSet)
+	out, labels, err := r.Trainer.Outputs(ctx, valid)
 	if err != nil {
 		return nil, "", fmt.Errorf("fitting temperatures: %w", err)
 	}
-	if temps, err = FitTemperatures(r.ValidSet.Tasks(), out, labels); err != nil {
-		return nil, "", fmt.Errorf("fitting temperatures on %s: %w", r.ValidSet.Name(), err)
+	if temps, err = FitTemperatures(valid.Tasks(), out, labels); err != nil {
+		return nil, "", fmt.Errorf("fitting temperatures on %s: %w", valid.Name(), err)
 	}
-	return temps, "fitted on " + r.ValidSet.Name(), nil
+	return temps, "fitted on " + valid.Name(), nil
+}
+
+// NoTemperatures says why a run has no temperatures to apply, where
+// TemperaturesOrFitOn gives none: validSize is its validation split's
+// examples, 0 for none.
+func NoTemperatures(validSize int) string {
+	if validSize == 0 {
+		return "no temperature scaling: the run has no validation split to fit temperatures on"
+	}
+	return fmt.Sprintf("no temperature scaling: the run's validation split has %d examples, fewer than the %d a temperature is fitted on",
+		validSize, MinCalibrationExamples)
+}
+
+// TemperatureWarnings are the warnings due on temperatures of tasks
+// about to be applied: a classification task's at a bound of the fit's
+// search (metrics.AtTemperatureBound), where the fit found no minimum
+// inside it, and so probabilities all but uniform or all but one-hot.
+func TemperatureWarnings(tasks []data.Task, temps []float64) []string {
+	var warnings []string
+	for j, t := range tasks {
+		if j >= len(temps) || t.Kind != data.Classification || !metrics.AtTemperatureBound(temps[j]) {
+			continue
+		}
+		what := "near-uniform probabilities: on the validation split the ensemble does little better than chance"
+		if temps[j] < 1 {
+			what = "near one-hot probabilities: the ensemble is right on (almost) every validation example, too few to fit on"
+		}
+		warnings = append(warnings, fmt.Sprintf("task %s: temperature %.7g is at the bound of the search [%g, %g], not a fitted minimum; it gives %s",
+			t.Name, temps[j], float64(metrics.MinTemperature), float64(metrics.MaxTemperature), what))
+	}
+	return warnings
 }
 
 // Assessment is a checkpoint's test scores: the ensemble's as it

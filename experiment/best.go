@@ -29,6 +29,10 @@ func (r *Run) Selection() string {
 	}
 	what := r.Best
 	switch {
+	case r.lastEpochRule():
+		return fmt.Sprintf("best/ is the last epoch: the validation split has %d examples, fewer than the %d on which proper scores choose an epoch", r.ValidSet.Len(), MinProperExamples)
+	case r.Best == ProperBest:
+		return "best/ is the epoch with the lowest validation proper score (NLL; a regression task's MSE) as a fraction of its epoch-1 value, averaged over tasks"
 	case r.Best == "mse":
 		what = "mse (a classification task does not count)"
 	case r.hasKind(data.Regression):
@@ -41,6 +45,10 @@ func (r *Run) Selection() string {
 // chooses best/: one of fewer than MinSelectionExamples examples chooses
 // by chance as much as by merit.
 func (r *Run) SelectionWarning() string {
+	if r.lastEpochRule() {
+		return fmt.Sprintf("the validation split has %d examples, too few to choose best/ on (at least %d): best/ is the last epoch; hold out more with -valid N to choose by validation",
+			r.ValidSet.Len(), MinProperExamples)
+	}
 	if r.ValidSet == nil || r.ValidSet.Len() >= MinSelectionExamples {
 		return ""
 	}
@@ -59,6 +67,9 @@ func (r *Run) hasKind(k data.Kind) bool {
 // a classification task's NLL, and whatever the targets' units, only
 // their relative improvement matters.
 func (r *Run) selection(lines []MetricsLine) float64 {
+	if r.Best == ProperBest {
+		return r.properSelection(lines)
+	}
 	v, n := 0.0, 0
 	for _, l := range lines {
 		if l.Split != "valid" {
@@ -87,7 +98,7 @@ func (r *Run) selection(lines []MetricsLine) float64 {
 // best/ holds (every earlier epoch where that is unknown). Without a
 // validation split every epoch does: best/ is the last.
 func (r *Run) improves(lines []MetricsLine) bool {
-	if r.ValidSet == nil {
+	if r.ValidSet == nil || r.lastEpochRule() {
 		return true
 	}
 	best := math.Inf(-1)
@@ -114,4 +125,4 @@ func (r *Run) epochLines(e int) []MetricsLine {
 }
 
 // BestMetrics are the values Run.Best accepts.
-var BestMetrics = []string{"accuracy", "nll", "brier", "ece", "mse"}
+var BestMetrics = []string{"accuracy", "nll", "brier", "ece", "mse", ProperBest}

@@ -184,18 +184,18 @@ func uncertainty(tasks []data.Task, out [][][]float64) (h, mi [][]float64, sum [
 }
 
 // OODSplit loads the test split of another data set to score against
-// this run's: it must have inputs of the same shape and the same tasks
+// this run's: it must pass CheckOOD, and have inputs of the same shape
+// and the same tasks
 // (names, kinds and classes), so that the run's networks can take it.
 // limit as Split's.
 func (r *Run) OODSplit(ctx context.Context, dataset, dataDir string, limit int) (data.Dataset, error) {
-	if dataset == r.Settings.Dataset {
-		return nil, fmt.Errorf("-ood %s: the run's own data set", dataset)
+	if err := CheckOOD(r.Settings, dataset); err != nil {
+		return nil, err
 	}
-	s := r.Settings
-	s.Dataset = dataset
-	if _, err := LookupDataset(dataset); err != nil {
-		return nil, fmt.Errorf("-ood: %w", err)
-	}
+	// The other data set's own settings (its validation split, its
+	// tasks), with the run's seed: the run's would not fit it.
+	s := Defaults(dataset)
+	s.Seed = r.Settings.Seed
 	d, _, err := LoadData(s, dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("-ood %s: %w", dataset, err)

@@ -32,6 +32,9 @@ type Dataset struct {
 	Defaults func(s *Settings)
 	// Best is the metric (BestMetrics) that selects best/ by default.
 	Best string
+	// SmallData keeps a fitted temperature only where it is significant
+	// (smallvalid.go): for data whose validation split may be small.
+	SmallData bool
 	// CheckTasks checks a -tasks spec as far as it can before loading;
 	// nil for a data set whose tasks are fixed, where -tasks is refused.
 	CheckTasks func(spec string) error
@@ -39,6 +42,9 @@ type Dataset struct {
 	// validation, when not 0; nil for a data set that has its own
 	// validation split (or none), where -valid must be 0.
 	CheckValid func(n int) error
+	// Tasks is how many tasks a run of settings s has, as far as is
+	// known before the data load (0: not known); nil: not known.
+	Tasks func(s Settings) int
 }
 
 // builtinDatasets are the paper's data sets and a user's own files, in
@@ -129,6 +135,7 @@ func multiDataset(v multimnist.Variant) Dataset {
 			return d, nil
 		},
 		Model:    "lenet",
+		Tasks:    func(Settings) int { return 2 },
 		Defaults: func(s *Settings) { s.Valid = DefaultValid },
 		Best:     "accuracy",
 		CheckValid: func(n int) error {
@@ -152,6 +159,7 @@ var sarcosDataset = Dataset{
 		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, nil
 	},
 	Model: "mlp",
+	Tasks: func(Settings) int { return sarcos.Targets },
 	Defaults: func(s *Settings) {
 		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, OptimizerAdam, ScheduleConstant
 	},
@@ -164,8 +172,9 @@ var sarcosDataset = Dataset{
 const CelebATrainImages = 40_000
 
 // celebADataset is CelebA's main table: the first 10 attributes, the
-// first CelebATrainImages training images, ResNet-18, Adam at 5e-4,
-// batch 64, 100 epochs, the rate × 0.85 every 10 epochs.
+// first CelebATrainImages training images, the paper's ResNet-18
+// (resnet18-cifar), Adam at 5e-4, batch 64, 100 epochs, the rate × 0.85
+// every 10 epochs.
 var celebADataset = Dataset{
 	Name: celeba.Name,
 	Load: func(dir string, s Settings) (Data, error) {
@@ -176,7 +185,7 @@ var celebADataset = Dataset{
 		}
 		return Data{Train: sp.Train, Valid: sp.Valid, Test: sp.Test}, nil
 	},
-	Model: "resnet18",
+	Model: "resnet18-cifar",
 	Defaults: func(s *Settings) {
 		s.Batch, s.LR, s.Optimizer = 64, 5e-4, OptimizerAdam
 		s.Schedule, s.Gamma, s.Every = ScheduleExponential, 0.85, 10
@@ -184,6 +193,7 @@ var celebADataset = Dataset{
 	},
 	Best:       "accuracy",
 	CheckTasks: celeba.CheckTasks,
+	Tasks:      celebATasks,
 }
 
 // filesDataset is a user's own data (package data/files): the directory
@@ -213,7 +223,9 @@ var filesDataset = Dataset{
 		s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 30, 128, 1e-3, OptimizerAdam, ScheduleConstant
 		s.Valid = files.AutoValid
 	},
-	Best: "accuracy",
+	Tasks:     filesTasks,
+	Best:      ProperBest,
+	SmallData: true,
 	CheckValid: func(n int) error {
 		if n < 0 && n != files.AutoValid {
 			return fmt.Errorf("-valid must be %d (a tenth), 0 (none) or a number of examples, got %d", files.AutoValid, n)

@@ -40,6 +40,11 @@ func (r *Run) evaluate(ctx context.Context, lr float64) ([]MetricsLine, error) {
 			// A fit fails only on scores that are not finite, which the
 			// run reports as a divergence of its own: no temperatures.
 			r.temperatures, _ = FitTemperatures(split.set.Tasks(), out, labels)
+			if r.temperatures != nil && r.smallData() {
+				if KeepSignificantTemperatures(split.set.Tasks(), out, labels, r.temperatures) != nil {
+					r.temperatures = nil
+				}
+			}
 		}
 		for j, s := range scores {
 			var perParticle []float64

@@ -50,6 +50,11 @@ type Method struct {
 	// Params are the method's own hyperparameters, with the defaults of
 	// its source.
 	Params []Param
+	// Fits, if not nil, refuses an ensemble the method cannot train:
+	// particles particles on tasks tasks, either 0 where it is not known
+	// (the tasks of a data set before its files are read). Settings
+	// checks it before the data load and again once they have.
+	Fits func(particles, tasks int) error
 }
 
 // A Param is a hyperparameter of a method's own: -METHOD-NAME in train,

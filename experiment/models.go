@@ -33,7 +33,8 @@ type Model struct {
 var architectures = newModels([]Model{
 	{Name: "lenet", New: newLeNet},
 	{Name: "mlp", New: newMLP},
-	{Name: "resnet18", New: newResNet18},
+	{Name: "resnet18", New: newResNet18("resnet18", resnet18.New)},
+	{Name: "resnet18-cifar", New: newResNet18("resnet18-cifar", resnet18.Paper)},
 })
 
 // newModels returns a registry holding ms in their order.
@@ -188,21 +189,25 @@ func newMLP(shape []int, tasks []data.Task, s Settings) (models.Model, error) {
 	return mlp.New(in, hidden, out...), nil
 }
 
-// newResNet18 is the CelebA ResNet-18: 3×64×64 images, classification
-// heads.
-func newResNet18(shape []int, tasks []data.Task, s Settings) (models.Model, error) {
-	if err := noHidden("resnet18", s); err != nil {
-		return nil, err
+// newResNet18 is a CelebA ResNet-18 (package models/resnet18) called
+// name, built by build: 3×64×64 images, classification heads.
+// resnet18-cifar is the paper's trunk (resnet18.Paper), resnet18
+// torchvision's layout (resnet18.New).
+func newResNet18(name string, build func(classes ...int) *resnet18.ResNet) func([]int, []data.Task, Settings) (models.Model, error) {
+	return func(shape []int, tasks []data.Task, s Settings) (models.Model, error) {
+		if err := noHidden(name, s); err != nil {
+			return nil, err
+		}
+		if !slices.Equal(shape, []int{3, resnet18.Side, resnet18.Side}) {
+			return nil, fmt.Errorf("%s: inputs of shape %v, want 3×%d×%d images", name, shape, resnet18.Side, resnet18.Side)
+		}
+		if err := classification(name, tasks); err != nil {
+			return nil, err
+		}
+		out, err := outputs(name, tasks)
+		if err != nil {
+			return nil, err
+		}
+		return build(out...), nil
 	}
-	if !slices.Equal(shape, []int{3, resnet18.Side, resnet18.Side}) {
-		return nil, fmt.Errorf("resnet18: inputs of shape %v, want 3×%d×%d images", shape, resnet18.Side, resnet18.Side)
-	}
-	if err := classification("resnet18", tasks); err != nil {
-		return nil, err
-	}
-	out, err := outputs("resnet18", tasks)
-	if err != nil {
-		return nil, err
-	}
-	return resnet18.New(out...), nil
 }

@@ -82,7 +82,7 @@ func TestDatasetDefaults(t *testing.T) {
 	s := base("sarcos", "mlp")
 	s.Epochs, s.Batch, s.LR, s.Optimizer, s.Schedule = 1000, 512, 1e-4, OptimizerAdam, ScheduleConstant
 	want["sarcos"] = s
-	s = base("celeba", "resnet18")
+	s = base("celeba", "resnet18-cifar")
 	s.Batch, s.LR, s.Optimizer, s.Schedule, s.Gamma, s.Every, s.Tasks, s.TrainLimit = 64, 5e-4, OptimizerAdam, ScheduleExponential, 0.85, 10, "10", 40_000
 	want["celeba"] = s
 	s = base("files", "")

@@ -160,13 +160,23 @@ func RestoreWith(c *checkpoints.Checkpoint, d Data, comps Components, workers in
 			return nil, fmt.Errorf("checkpoint metrics: %d temperatures for %d tasks", len(state.Temperatures), len(r.TrainSet.Tasks()))
 		}
 		for j, t := range state.Temperatures {
-			if !(t >= metrics.MinTemperature && t <= metrics.MaxTemperature) {
+			task := r.TrainSet.Tasks()[j]
+			switch {
+			case !(t >= metrics.MinTemperature && t <= metrics.MaxTemperature):
 				return nil, fmt.Errorf("checkpoint metrics: temperature %v of task %d outside [%v, %v]", t, j, metrics.MinTemperature, metrics.MaxTemperature)
+			case task.Kind == data.Regression && t != 1:
+				// FitTemperatures gives a regression task 1: there is
+				// nothing to scale.
+				return nil, fmt.Errorf("checkpoint metrics: temperature %v of task %d (%s), a regression task, whose temperature is 1", t, j, task.Name)
 			}
 		}
 		r.temperatures = state.Temperatures
 	}
 	r.ruleState = state.RuleState
+	if state.CheckpointEvery < 0 {
+		return nil, fmt.Errorf("checkpoint metrics: checkpoint_every %d is negative", state.CheckpointEvery)
+	}
+	r.CheckpointEvery = state.CheckpointEvery
 	switch {
 	case state.BestEpoch == nil:
 		r.bestEpoch = -1

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/data"
+	"github.com/mtsgd/mtsgd/data/files"
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/particles"
 )
@@ -64,8 +65,11 @@ type Run struct {
 	parts Components // what the caller built, nil where the settings name it
 
 	epoch, batch int // the next step is batch `batch` of epoch `epoch`
-	seconds      float64
-	history      []MetricsLine
+	// holdAsked says that the trainer was asked to hold the training set
+	// on its device (engine.Trainer.Hold), which it does once per run.
+	holdAsked bool
+	seconds   float64
+	history   []MetricsLine
 	// lastSave is when last/ was last saved at an epoch's end;
 	// pendingBest, a copy of the state of the best epoch since, not yet
 	// in best/ (SaveEvery).
@@ -133,6 +137,7 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	newTable := s.Dataset == files.Name && s.Files != nil && s.Files.Input == nil // not a restored run
 	if d.Record != nil {
 		if err := d.Record(&s); err != nil {
 			return nil, err
@@ -141,6 +146,9 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 	if s.Model == "" {
 		s.Model = DefaultModel(d.Train.InputShape())
 	}
+	if newTable {
+		s.sizeToTable(d.Train.Len(), d.Train.InputShape())
+	}
 	n := d.Train.Len()
 	if s.TrainLimit > 0 {
 		n = min(n, s.TrainLimit)
@@ -148,6 +156,13 @@ func NewWith(s Settings, d Data, c Components, workers int) (*Run, error) {
 	s.Resolve(n)
 	if err := s.check(own); err != nil {
 		return nil, err
+	}
+	if own == nil {
+		// Once the data have loaded, every data set's tasks are known.
+		method, _ := LookupMethod(s.Method)
+		if err := s.checkFits(method, len(d.Train.Tasks())); err != nil {
+			return nil, unfit{err}
+		}
 	}
 	r := &Run{Settings: s, TrainSet: d.Train, ValidSet: d.Valid, TestSet: d.Test, Best: DefaultBest(s.Dataset), full: d, parts: c}
 	if s.TrainLimit > 0 {

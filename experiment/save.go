@@ -140,6 +140,9 @@ type runState struct {
 	// RuleState is the trunk rule's state (particles.StatefulRule: a
 	// loss weighting's task weights, say); absent for a rule without.
 	RuleState []float64 `json:"rule_state,omitempty"`
+	// CheckpointEvery is the run's Run.CheckpointEvery, which a resumed
+	// run keeps unless told otherwise; absent for 0.
+	CheckpointEvery int `json:"checkpoint_every,omitempty"`
 }
 
 // Checkpoint captures the run's state.
@@ -151,7 +154,8 @@ func (r *Run) Checkpoint() (*checkpoints.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := runState{Seconds: r.seconds, LossSum: r.lossSum, ParticleLossSum: r.particleLoss, History: r.history, Temperatures: r.temperatures}
+	st := runState{Seconds: r.seconds, LossSum: r.lossSum, ParticleLossSum: r.particleLoss, History: r.history, Temperatures: r.temperatures,
+		CheckpointEvery: r.CheckpointEvery}
 	if r.bestEpoch >= 0 {
 		st.BestEpoch = &r.bestEpoch
 	}

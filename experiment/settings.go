@@ -273,6 +273,13 @@ func (s Settings) check(own *Method) error {
 	if err := s.checkDataset(); err != nil {
 		return err
 	}
+	if err := s.checkFits(method, TaskCount(s)); err != nil {
+		return err
+	}
+	if s.Preset != "" && !method.Presets && own == nil {
+		return fmt.Errorf("-preset %s sets the choices of %s; -method %s takes none of them",
+			s.Preset, strings.Join(MethodNames(func(m Method) bool { return m.Presets }), ", "), s.Method)
+	}
 	if _, err := s.LRSchedule(); err != nil {
 		return err
 	}
@@ -402,6 +409,10 @@ func (s Settings) checkDataset() error {
 		return errors.New("-dataset files needs -data DIR, the directory of your files")
 	case s.Dataset != files.Name && s.Files != nil:
 		return fmt.Errorf("-data DIR trains on the files in DIR; it cannot be given with -dataset %s", s.Dataset)
+	case s.Files != nil:
+		if err := s.Files.CheckTasks(); err != nil {
+			return err
+		}
 	}
 	if known && d.CheckTasks != nil {
 		if err := d.CheckTasks(s.Tasks); err != nil {

@@ -147,6 +147,14 @@ func (r *Run) trainEpoch(ctx context.Context, p rules) error {
 // r.seconds began.
 func (r *Run) steps(ctx context.Context, u engine.Update, warmup bool, start *time.Time) error {
 	k := len(r.TrainSet.Tasks())
+	if !r.holdAsked {
+		// On a device with room for it, the training set is uploaded
+		// once and each step sends its batch's indices.
+		if _, err := r.Trainer.Hold(r.TrainSet); err != nil {
+			return err
+		}
+		r.holdAsked = true
+	}
 	batches := data.Epoch(r.TrainSet, r.Settings.Batch, true, r.Settings.Seed, r.epoch)
 	batches.Skip(r.batch)
 	if r.Hooks.EpochStart != nil {

@@ -25,6 +25,14 @@ const (
 	TemperatureTol = 1e-6
 )
 
+// AtTemperatureBound reports whether t is at an end of the range a
+// temperature is searched in, within 1e-5 in log T (ten times the
+// search's tolerance): a fit that ends there found no minimum inside.
+func AtTemperatureBound(t float64) bool {
+	l := math.Log(t)
+	return math.Abs(l-math.Log(MinTemperature)) <= 1e-5 || math.Abs(l-math.Log(MaxTemperature)) <= 1e-5
+}
+
 // Temper writes softmax(log p / t) of each row of probs (width classes)
 // into dst, which may be probs. Each probability is clamped at MinProb
 // before its logarithm, as the NLL clamps it. t = 1 gives the rows back

@@ -125,3 +125,20 @@ func TestFitTemperatureBadInput(t *testing.T) {
 		t.Error("no examples: no error")
 	}
 }
+
+// A fit that ends at an end of the search's range is at its bound; one a
+// little inside (1e-4 in log T, a hundred times the search's tolerance)
+// is not.
+func TestAtTemperatureBound(t *testing.T) {
+	for _, tc := range []struct {
+		t    float64
+		want bool
+	}{
+		{MinTemperature, true}, {MaxTemperature, true}, {19.99999, true}, {0.050000019, true},
+		{MaxTemperature * math.Exp(-1e-4), false}, {MinTemperature * math.Exp(1e-4), false}, {1, false},
+	} {
+		if got := AtTemperatureBound(tc.t); got != tc.want {
+			t.Errorf("AtTemperatureBound(%v) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+}

@@ -7,7 +7,9 @@ import (
 )
 
 // Grams implements DeviceRule: G = ΘΘᵀ, for the kernel.
-func (r *SVGD) Grams(e DeviceEnsemble) []Gram { return []Gram{{e.Theta, e.Theta, e.M, e.M}} }
+func (r *SVGD) Grams(e DeviceEnsemble) []Gram {
+	return []Gram{{X: e.Theta, Y: e.Theta, Rows: e.M, Cols: e.M}}
+}
 
 // DirectionOnDevice implements DeviceRule.
 func (r *SVGD) DirectionOnDevice(dev gpu.Device, dst gpu.Ptr, e DeviceEnsemble) error {

@@ -31,13 +31,39 @@ func TestDirectionOnDevice(t *testing.T) {
 		{"svgd-weights", func() DeviceRule { return &SVGD{Repulsion: 1} }},
 		{"linear", func() DeviceRule { return &Linear{} }},
 		{"warmup", func() DeviceRule { return Warmup{} }},
+		{"mgda", func() DeviceRule { return &MGDA{} }},
+		{"moo-svgd", func() DeviceRule { return &MOOSVGD{Kernel: RBF{Scale: 0.5}, Repulsion: 0.3} }},
+		{"pareto-mtl", func() DeviceRule { return &ParetoMTL{} }},
+		{"pareto-mtl-feasibility", func() DeviceRule { return &ParetoMTL{InitSteps: 5} }},
 	}
 	for _, rule := range rules {
 		for seed := range uint64(6) {
 			m, k, d := []int{1, 3, 5}[seed%3], 1+int(seed%3), []int{7, 300}[seed%2]
 			t.Run(fmt.Sprintf("%s/seed=%d/M=%d/K=%d/d=%d", rule.name, seed, m, k, d), func(t *testing.T) {
-				e := randomEnsemble(rand.New(rand.NewPCG(seed, 7)), m, k, d)
-				cpu, gpuRule := rule.new(), rule.new()
+				rng := rand.New(rand.NewPCG(seed, 7))
+				e := randomEnsemble(rng, m, k, d)
+				// Pareto MTL's objective values and preference vectors,
+				// positive, the same for every copy of the rule.
+				prefs := make([][]float64, m)
+				e.Values = make([][]float64, k)
+				for t := range k {
+					e.Values[t] = make([]float64, m)
+					for a := range m {
+						e.Values[t][a] = 0.1 + rng.Float64()
+					}
+				}
+				for a := range prefs {
+					for range k {
+						prefs[a] = append(prefs[a], rng.Float64())
+					}
+				}
+				fit := func(r DeviceRule) DeviceRule {
+					if p, ok := r.(*ParetoMTL); ok {
+						p.Prefs = prefs
+					}
+					return r
+				}
+				cpu, gpuRule := fit(rule.new()), fit(rule.new())
 				if s, ok := cpu.(*SVGD); ok && rule.name == "svgd-weights" {
 					// k weights that are not equal, the same for both.
 					for i := range k {
@@ -76,7 +102,7 @@ func TestDirectionOnDevice(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				de := DeviceEnsemble{Theta: theta, Scores: scores, M: m, K: k, D: d}
+				de := DeviceEnsemble{Theta: theta, Scores: scores, M: m, K: k, D: d, Values: e.Values}
 				if err := gpuRule.DirectionOnDevice(dev, dst, de); err != nil {
 					t.Fatal(err)
 				}
@@ -93,7 +119,7 @@ func TestDirectionOnDevice(t *testing.T) {
 				}
 				negScores := upload(all)
 				de.Scores, de.Negated = negScores, true
-				negRule := rule.new()
+				negRule := fit(rule.new())
 				if s, ok := gpuRule.(*SVGD); ok {
 					negRule.(*SVGD).Weights = s.Weights
 				}
@@ -150,6 +176,10 @@ func TestDirectionOnDeviceKeepsWork(t *testing.T) {
 		{"svgd", func() DeviceRule { return &SVGD{Repulsion: 0.3} }},
 		{"linear", func() DeviceRule { return &Linear{} }},
 		{"warmup", func() DeviceRule { return Warmup{} }},
+		{"mgda", func() DeviceRule { return &MGDA{} }},
+		{"moo-svgd", func() DeviceRule { return &MOOSVGD{Kernel: RBF{Scale: 0.5}, Repulsion: 0.3} }},
+		{"pareto-mtl", func() DeviceRule { return &ParetoMTL{} }},
+		{"pareto-mtl-feasibility", func() DeviceRule { return &ParetoMTL{InitSteps: 5} }},
 	} {
 		t.Run(rule.name, func(t *testing.T) {
 			e := randomEnsemble(rand.New(rand.NewPCG(3, 7)), m, k, d)
@@ -175,12 +205,20 @@ func TestDirectionOnDeviceKeepsWork(t *testing.T) {
 				}
 				ptrs[name] = p
 			}
-			de := DeviceEnsemble{Theta: ptrs["theta"], Scores: ptrs["scores"], M: m, K: k, D: d}
-			if err := rule.new().DirectionOnDevice(dev, ptrs["own"], de); err != nil {
+			// Pareto MTL's objective values and preference vectors.
+			values, prefs := [][]float64{{0.5, 1, 2}, {1.5, 0.5, 1}}, [][]float64{{1, 0}, {0.6, 0.8}, {0, 1}}
+			fit := func(r DeviceRule) DeviceRule {
+				if p, ok := r.(*ParetoMTL); ok {
+					p.Prefs = prefs
+				}
+				return r
+			}
+			de := DeviceEnsemble{Theta: ptrs["theta"], Scores: ptrs["scores"], M: m, K: k, D: d, Values: values}
+			if err := fit(rule.new()).DirectionOnDevice(dev, ptrs["own"], de); err != nil {
 				t.Fatal(err)
 			}
 			de.Work = &DeviceWork{}
-			r := rule.new()
+			r := fit(rule.new())
 			for call := range 2 {
 				before := dev.Counts()
 				if err := r.DirectionOnDevice(dev, ptrs["kept"], de); err != nil {

@@ -11,9 +11,9 @@ import (
 // first term is wanted, Q = SΘᵀ.
 func (r *MTSGD) Grams(e DeviceEnsemble) []Gram {
 	km := e.K * e.M
-	gs := []Gram{{e.Theta, e.Theta, e.M, e.M}, {e.Scores, e.Scores, km, km}}
+	gs := []Gram{{X: e.Theta, Y: e.Theta, Rows: e.M, Cols: e.M}, {X: e.Scores, Y: e.Scores, Rows: km, Cols: km}}
 	if !r.FirstTermOnly {
-		gs = append(gs, Gram{e.Scores, e.Theta, km, e.M})
+		gs = append(gs, Gram{X: e.Scores, Y: e.Theta, Rows: km, Cols: e.M})
 	}
 	return gs
 }

@@ -66,55 +66,78 @@ func (r *ParetoMTL) Direction(dst [][]float64, e Ensemble) error {
 	}
 	s := e.scores()
 	cols := s.allColumns(&r.cols, d)
-	if len(e.Values) != k {
-		return errors.New("pareto-mtl: needs the objective values (Ensemble.Values)")
+	if err := r.check(e.Values, m, k); err != nil {
+		return err
 	}
-	if len(r.Prefs) != m {
-		return fmt.Errorf("pareto-mtl: %d preference vectors for %d particles", len(r.Prefs), m)
-	}
-	initPhase := e.Step < r.InitSteps
 	r.h = resize(r.h, k*k)
 	f := make([]float64, k)
 	for i := range m {
-		u := r.Prefs[i]
-		if len(u) != k {
-			return fmt.Errorf("pareto-mtl: preference %d has %d entries for %d objectives", i, len(u), k)
-		}
-		norm := 0.0
 		for t := range k {
 			f[t] = e.Values[t][i]
-			norm += f[t] * f[t]
 		}
-		norm = math.Sqrt(norm)
-		if !(norm > 0) || math.IsInf(norm, 0) {
-			return fmt.Errorf("pareto-mtl: particle %d has objective values %v", i, f)
-		}
-		active := r.activeConstraints(i, f, norm)
 		for a := range k {
 			for b := a; b < k; b++ {
 				v := s.dotScores(a, i, b, i, column(cols, a), column(cols, b))
 				r.h[a*k+b], r.h[b*k+a] = v, v
 			}
 		}
-		// The vectors of the QP, as coefficients over the K gradients.
-		var vecs [][]float64
-		feasibility := initPhase && len(active) > 0
-		if !feasibility {
-			for t := range k {
-				unit := make([]float64, k)
-				unit[t] = 1
-				vecs = append(vecs, unit)
-			}
-		}
-		vecs = append(vecs, active...)
-		weights, err := r.minNorm(vecs, k)
+		a, err := r.particleWeights(i, f, e.Step < r.InitSteps)
 		if err != nil {
-			return fmt.Errorf("pareto-mtl: particle %d: %w", i, err)
+			return err
 		}
-		a := coefficients(weights, vecs, k, !feasibility)
 		combine(dst[i], a, s, i, cols)
 	}
 	return nil
+}
+
+// check reports objective values or preference vectors that do not fit
+// m particles and k objectives.
+func (r *ParetoMTL) check(values [][]float64, m, k int) error {
+	if len(values) != k {
+		return errors.New("pareto-mtl: needs the objective values (Ensemble.Values)")
+	}
+	if len(r.Prefs) != m {
+		return fmt.Errorf("pareto-mtl: %d preference vectors for %d particles", len(r.Prefs), m)
+	}
+	for i, u := range r.Prefs {
+		if len(u) != k {
+			return fmt.Errorf("pareto-mtl: preference %d has %d entries for %d objectives", i, len(u), k)
+		}
+	}
+	return nil
+}
+
+// particleWeights returns particle i's task weights a (its direction is
+// Σ_t a_t s_t) from its objective values f and r.h, the Gram matrix of
+// its scores; initPhase is the feasibility phase (Ensemble.Step <
+// InitSteps).
+func (r *ParetoMTL) particleWeights(i int, f []float64, initPhase bool) ([]float64, error) {
+	k := len(f)
+	norm := 0.0
+	for _, v := range f {
+		norm += v * v
+	}
+	norm = math.Sqrt(norm)
+	if !(norm > 0) || math.IsInf(norm, 0) {
+		return nil, fmt.Errorf("pareto-mtl: particle %d has objective values %v", i, f)
+	}
+	active := r.activeConstraints(i, f, norm)
+	// The vectors of the QP, as coefficients over the K gradients.
+	var vecs [][]float64
+	feasibility := initPhase && len(active) > 0
+	if !feasibility {
+		for t := range k {
+			unit := make([]float64, k)
+			unit[t] = 1
+			vecs = append(vecs, unit)
+		}
+	}
+	vecs = append(vecs, active...)
+	weights, err := r.minNorm(vecs, k)
+	if err != nil {
+		return nil, fmt.Errorf("pareto-mtl: particle %d: %w", i, err)
+	}
+	return coefficients(weights, vecs, k, !feasibility), nil
 }
 
 // activeConstraints returns the coefficient vectors w_j = u_j − u_i of

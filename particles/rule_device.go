@@ -23,8 +23,11 @@ type DeviceEnsemble struct {
 	Theta, Scores gpu.Ptr
 	M, K, D       int
 	Step          int
-	Work          *DeviceWork
-	Negated       bool
+	// Values is Ensemble.Values (Values[t][a], objective t at particle
+	// a), for a rule that reads them (Pareto MTL); nil otherwise.
+	Values  [][]float64
+	Work    *DeviceWork
+	Negated bool
 }
 
 // DeviceRule is a Rule that can also move an ensemble held on a device,
@@ -46,11 +49,19 @@ type DeviceRule interface {
 }
 
 // Gram is the product X·Yᵀ (Rows×Cols, row-major) of Rows and Cols rows
-// of an ensemble's D values on the device.
+// of an ensemble's D values on the device. With Every > 0 it is Every
+// such products, one after another, the a-th of the rows a, a + Every,
+// a + 2·Every, … of X and of Y: with Every = M, each particle's own
+// Gram matrix of its K scores (K×K blocks of SSᵀ, M of them, where SSᵀ
+// would be KM×KM and M times the work).
 type Gram struct {
 	X, Y       gpu.Ptr
 	Rows, Cols int
+	Every      int
 }
+
+// size is the float64 values of the product.
+func (g Gram) size() int { return max(1, g.Every) * g.Rows * g.Cols }
 
 // directionOnDevice is DirectionOnDevice for any DeviceRule: its Grams
 // read back in one copy, then DirectionFromGrams.
@@ -75,8 +86,8 @@ func checkGrams(grams [][]float64, gs []Gram) error {
 		return fmt.Errorf("%d products read back, want %d", len(grams), len(gs))
 	}
 	for i, g := range gs {
-		if len(grams[i]) != g.Rows*g.Cols {
-			return fmt.Errorf("product %d has %d values, want %d×%d", i, len(grams[i]), g.Rows, g.Cols)
+		if len(grams[i]) != g.size() {
+			return fmt.Errorf("product %d has %d values, want %d", i, len(grams[i]), g.size())
 		}
 	}
 	return nil
@@ -204,7 +215,7 @@ func (w *deviceWork) products(gs ...Gram) ([][]float64, error) {
 func GramsSize(gs []Gram) int {
 	n := 0
 	for _, g := range gs {
-		n += g.Rows * g.Cols
+		n += g.size()
 	}
 	return n
 }
@@ -213,10 +224,18 @@ func GramsSize(gs []Gram) int {
 // another, at out on dev (GramsSize values).
 func ComputeGrams(dev gpu.Device, out gpu.Ptr, d int, gs []Gram) error {
 	for _, g := range gs {
-		if err := dev.Gemm(gpu.Float64, false, true, g.Rows, g.Cols, d, 1, g.X, d, g.Y, d, 0, out, g.Cols); err != nil {
+		var err error
+		if g.Every > 0 {
+			ld := g.Every * d
+			err = dev.GemmStrided(gpu.Float64, false, true, g.Rows, g.Cols, d, 1, g.X, ld, g.Y, ld, 0, out, g.Cols,
+				[3]int{d, d, g.Rows * g.Cols}, g.Every)
+		} else {
+			err = dev.Gemm(gpu.Float64, false, true, g.Rows, g.Cols, d, 1, g.X, d, g.Y, d, 0, out, g.Cols)
+		}
+		if err != nil {
 			return err
 		}
-		out += gpu.Ptr(8 * g.Rows * g.Cols)
+		out += gpu.Ptr(8 * g.size())
 	}
 	return nil
 }
@@ -226,7 +245,7 @@ func ComputeGrams(dev gpu.Device, out gpu.Ptr, d int, gs []Gram) error {
 func SplitGrams(host []float64, gs []Gram) [][]float64 {
 	res := make([][]float64, len(gs))
 	for i, g := range gs {
-		res[i], host = host[:g.Rows*g.Cols], host[g.Rows*g.Cols:]
+		res[i], host = host[:g.size()], host[g.size():]
 	}
 	return res
 }

@@ -66,7 +66,7 @@ class BasicBlock(nn.Module):
 class ResNet18(nn.Module):
     """torchvision's resnet18 without its last layer as the trunk, one Linear 512→2 head per task."""
 
-    def __init__(self, width=64):
+    def __init__(self, width=64, side=64):
         super().__init__()
         self.conv1, self.bn1 = conv(3, width, 7, 2, 3), nn.BatchNorm2d(width)
         blocks, cin = [], width
@@ -200,12 +200,14 @@ def train_step(nets, opts, x, targets, bufs):
     return w
 
 
-def main():
+def main(network=ResNet18):
+    """Times the step on network(width, side) particles, a class with ResNet18's
+    trunk_params, features and heads."""
     particles, threads, steps = arg(1, 5), arg(2, 2), arg(3, 2)
     width, side, batch = arg(4, 64), arg(5, 64), arg(6, 64)
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    nets = [ResNet18(width).train() for _ in range(particles)]
+    nets = [network(width, side).train() for _ in range(particles)]
     opts = [torch.optim.Adam(net.parameters(), lr=LR) for net in nets]
     d = sum(p.numel() for p in nets[0].trunk_params())
     dh = sum(p.numel() for p in nets[0].heads[0].parameters())

@@ -52,6 +52,17 @@
 //	tuned    every method at its own learning rate, chosen on the
 //	         validation split: a search, then 3 epochs, seeds 1,2,3
 //	         (below)
+//	paper-celeba
+//	         -dataset celeba only: the paper's 40-attribute CelebA
+//	         table (its appendix) on the whole training split, 100
+//	         epochs of the paper's ResNet-18 at CelebA's defaults (Adam
+//	         5e-4, batch 64): MT-SGD, linear, uw, gradnorm and MGDA with
+//	         seed 1, then MGDA with seeds 2-5 (plan.PaperCelebA says why
+//	         single-task training is not among them); -aggregate also
+//	         writes OUT/attributes.md (test error and ECE per attribute
+//	         and method, the paper's error beside ours) and
+//	         OUT/radar.png (the error per attribute, easy attributes
+//	         left and hard right, as the paper draws them)
 //
 // # The tuned protocol: each method at its best learning rate
 //
@@ -86,7 +97,9 @@
 // Flags:
 //
 //	-dataset NAME      network data set (required)
-//	-protocol NAME     reduced, paper or tuned (default: the data set's epochs, seed 1)
+//	-protocol NAME     reduced, paper, paper-study, paper-celeba or tuned
+//	                   (default: the data set's epochs, seed 1)
+//	-model NAME        every run's model (default: the data set's)
 //	-methods LIST      comma-separated (default: the compared methods,
 //	                   MT-SGD once per preset; compare -h prints the list)
 //	-seeds LIST        comma-separated seeds (default 1)
@@ -120,7 +133,10 @@
 //
 // -protocol paper-study trains the methods at the paper's rate and at
 // their tuned rates, with seeds 2 and 3 for MT-SGD, linear
-// scalarisation and MOO-SVGD (plan.PaperStudy lists them). When a run finishes,
+// scalarisation and MOO-SVGD (plan.PaperStudy lists them); on a data set
+// whose tasks a method cannot take (linear-pref weighs two; SARCOS has
+// 7) that method's runs are left out, with a warning, and -methods
+// naming it there is refused (status 2). When a run finishes,
 // its checkpoints last/ and best/ are assessed into its result.json: the
 // ensemble's test scores raw and after temperature scaling (eval's, the
 // temperatures fitted on the validation split), and the AUROC with which
@@ -219,4 +235,10 @@
 //
 //	compare -dataset multi-mnist -protocol reduced -out runs/compare-reduced
 //	compare -dataset multi-mnist -protocol paper -out runs/compare-paper
+//
+// and the paper's CelebA table as a Slurm job array on GPU nodes, a cell
+// per run (docs/data.md says where CelebA's files go, and what a cell
+// needs on the CPU):
+//
+//	compare -dataset celeba -protocol paper-celeba -device cuda -out /shared/celeba -slurm -submit
 package main

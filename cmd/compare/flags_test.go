@@ -44,3 +44,33 @@ func TestRefusesOwnFiles(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+// -protocol paper-study on SARCOS (7 tasks) plans no linear-pref run,
+// which weighs two tasks, and says so; -methods naming it there, or
+// -particles 1 with it, is refused as the command line (status 2).
+func TestProtocolLeavesOutUnfitMethods(t *testing.T) {
+	var logged bytes.Buffer
+	log.SetOutput(&logged)
+	defer log.SetOutput(os.Stderr)
+	o, err := parseFlags([]string{"-dataset", "sarcos", "-protocol", "paper-study", "-out", t.TempDir()}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range o.Runs {
+		if strings.HasPrefix(r.Method, "linear-pref") {
+			t.Errorf("paper-study on sarcos plans %s seed %d", r.Method, r.Seed)
+		}
+	}
+	if len(o.Runs) == 0 || !strings.Contains(logged.String(), "linear-pref left out: -method linear-pref on sarcos (7 tasks)") {
+		t.Errorf("%d runs; log:\n%s", len(o.Runs), logged.String())
+	}
+	for _, args := range [][]string{
+		{"-dataset", "sarcos", "-methods", "linear,linear-pref"},
+		{"-dataset", "multi-mnist", "-methods", "linear-pref,linear", "-particles", "1"},
+	} {
+		_, err := parseFlags(append(args, "-out", t.TempDir()), &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), "linear-pref: -method linear-pref with -particles") {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}

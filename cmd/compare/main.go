@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -171,6 +172,11 @@ func comparisonFlags(o *Options, c *lists, args []string, set map[string]bool) e
 	if err := applyProtocol(o, c, set); err != nil {
 		return err
 	}
+	if o.Model != "" {
+		if _, err := experiment.LookupModel(o.Model); err != nil {
+			return fmt.Errorf("-model: %w", err)
+		}
+	}
 	for _, f := range []string{"lrs", "extend-lrs", "search-epochs", "search-train-limit"} {
 		if set[f] && c.proto != "tuned" {
 			return fmt.Errorf("-%s needs -protocol tuned", f)
@@ -246,7 +252,8 @@ func newFlagSet(o *Options, c *lists, stderr io.Writer) *flag.FlagSet {
 	})
 	fs.StringVar(&c.methods, "methods", strings.Join(DefaultMethods(), ","), "comma-separated methods, NAME or NAME:PRESET: "+strings.Join(experiment.MethodNames(nil), ", "))
 	fs.StringVar(&c.seeds, "seeds", "1", "comma-separated seeds")
-	fs.StringVar(&c.proto, "protocol", "", "budget: reduced (5 epochs, seed 1), paper (100 epochs, seeds 1,2,3), paper-study (the paper's protocol, its runs listed one by one, assessed) or tuned (a learning-rate search on validation, then 3 epochs, seeds 1,2,3); -epochs and -seeds override it")
+	fs.StringVar(&o.Model, "model", "", "every run's model, one of "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's)")
+	fs.StringVar(&c.proto, "protocol", "", "budget: reduced (5 epochs, seed 1), paper (100 epochs, seeds 1,2,3), paper-study (the paper's protocol, its runs listed one by one, assessed), paper-celeba (the paper's 40-attribute CelebA table, its runs listed, per-attribute tables and radar charts) or tuned (a learning-rate search on validation, then 3 epochs, seeds 1,2,3); -epochs and -seeds override it")
 	fs.StringVar(&c.lrs, "lrs", "", "with -protocol tuned: the candidate learning rates, comma-separated (default "+plan.Rates(plan.Tuned.Search.LRs)+")")
 	fs.StringVar(&c.extend, "extend-lrs", plan.Rates(plan.Tuned.Search.Extend), "with -protocol tuned: rates above -lrs, each tried while a method's best so far is the largest it tried (\"\": none)")
 	fs.IntVar(&c.search.Epochs, "search-epochs", plan.Tuned.Search.Epochs, "with -protocol tuned: epochs per search run")
@@ -275,8 +282,12 @@ func applyProtocol(o *Options, c *lists, set map[string]bool) error {
 	if c.proto != "" {
 		p, ok := plan.Protocols[c.proto]
 		if !ok {
-			return fmt.Errorf("-protocol %q is not reduced, paper, paper-study or tuned", c.proto)
+			return fmt.Errorf("-protocol %q is not one of %s", c.proto, strings.Join(slices.Sorted(maps.Keys(plan.Protocols)), ", "))
 		}
+		if p.Dataset != "" && o.Dataset != p.Dataset {
+			return fmt.Errorf("-protocol %s is the paper's %s table: it needs -dataset %s", c.proto, p.Dataset, p.Dataset)
+		}
+		o.Tasks, o.Attributes = p.Tasks, p.Attributes
 		if !set["epochs"] {
 			o.Epochs = p.Epochs
 		}
@@ -287,8 +298,12 @@ func applyProtocol(o *Options, c *lists, set map[string]bool) error {
 			if set["methods"] || set["seeds"] {
 				return fmt.Errorf("-protocol %s lists its runs: -methods and -seeds cannot change them", c.proto)
 			}
+			runs, left := p.RunsFor(o.Dataset)
+			for _, why := range left {
+				log.Warn("-protocol " + c.proto + ": " + why)
+			}
 			var ms, ss []string
-			for _, r := range p.Runs {
+			for _, r := range runs {
 				if !slices.Contains(ms, r.Method) {
 					ms = append(ms, r.Method)
 				}
@@ -297,7 +312,7 @@ func applyProtocol(o *Options, c *lists, set map[string]bool) error {
 				}
 			}
 			c.methods, c.seeds = strings.Join(ms, ","), strings.Join(ss, ",")
-			o.Runs, o.Assess = p.Runs, true
+			o.Runs, o.Assess = runs, p.Assess
 		}
 	}
 	return nil

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -76,7 +78,7 @@ func writeSweep(ctx context.Context, o Options, stdout io.Writer) error {
 		return fmt.Errorf("creating the log folder: %w", err)
 	}
 	script := sbatchScript(p, o.Slurm, bin, out, dataDir)
-	job, err := k8sJob(p, o.Slurm, filepath.Base(out))
+	job, err := k8sJob(p, o.Slurm, out)
 	if err != nil {
 		return err
 	}
@@ -280,14 +282,20 @@ func shellQuote(s string) string {
 }
 
 // k8sJob is a Kubernetes Indexed Job over the plan: pod I runs compare
-// -cell I on a volume holding OUT (the PersistentVolumeClaim named after
-// OUT's folder, mounted at /sweep).
-func k8sJob(p plan.Plan, s SlurmOptions, name string) (string, error) {
+// -cell I on a volume holding OUT, out's absolute path (the
+// PersistentVolumeClaim named after it, k8sSweepName, mounted at
+// /sweep). With -device cuda each pod runs its cell there and asks for
+// one NVIDIA GPU (the device plugin's nvidia.com/gpu resource).
+func k8sJob(p plan.Plan, s SlurmOptions, out string) (string, error) {
 	mem, err := k8sQuantity(s.Mem)
 	if err != nil {
 		return "", err
 	}
-	jobName := k8sName("compare-" + p.Dataset + "-" + name)
+	device, gpu := "", ""
+	if s.Device == "cuda" {
+		device, gpu = `, "-device", "cuda"`, "\n              nvidia.com/gpu: 1"
+	}
+	jobName := k8sSweepName(p.Dataset, out)
 	var b strings.Builder
 	fmt.Fprintf(&b, `# A Kubernetes Indexed Job over the %d cells of the plan, written by
 # compare -slurm: pod I runs compare -cell I (JOB_COMPLETION_INDEX) on the
@@ -310,13 +318,13 @@ spec:
         - name: cell
           image: %q
           command: ["compare"]
-          args: ["-cell", "$(JOB_COMPLETION_INDEX)", "-out", "/sweep", "-workers", "%d"]
+          args: ["-cell", "$(JOB_COMPLETION_INDEX)", "-out", "/sweep", "-workers", "%d"%s]
           resources:
             requests:
               cpu: "%d"
               memory: %s
             limits:
-              memory: %s
+              memory: %s%s
           volumeMounts:
             - name: sweep
               mountPath: /sweep
@@ -324,7 +332,7 @@ spec:
         - name: sweep
           persistentVolumeClaim:
             claimName: %s
-`, len(p.Cells), jobName, JobFile, jobName, len(p.Cells), len(p.Cells), 2*len(p.Cells), s.Image, s.CPUs, s.CPUs, mem, mem, jobName)
+`, len(p.Cells), jobName, JobFile, jobName, len(p.Cells), len(p.Cells), 2*len(p.Cells), s.Image, s.CPUs, device, s.CPUs, mem, mem, gpu, jobName)
 	return b.String(), nil
 }
 
@@ -339,6 +347,22 @@ func k8sQuantity(mem string) (string, error) {
 		return "", fmt.Errorf("-slurm-mem %q is not a size such as 4G or 4000M", mem)
 	}
 	return n + unit + "i", nil
+}
+
+// k8sSweepName is the name of the Job and the claim of the sweep in
+// out, an absolute path: the data set and out's folder as far as they
+// make a name (k8sName), and the first 8 hex digits of the SHA-256 of
+// out, so that two sweeps' names differ even where their folders' names
+// reduce to the same (a b, a#b, ü) and neither reuses the other's volume
+// and plan.
+func k8sSweepName(dataset, out string) string {
+	sum := sha256.Sum256([]byte(out))
+	suffix := "-" + hex.EncodeToString(sum[:4])
+	name := k8sName("compare-" + dataset + "-" + filepath.Base(out))
+	if len(name) > 52-len(suffix) {
+		name = strings.TrimRight(name[:52-len(suffix)], "-")
+	}
+	return name + suffix
 }
 
 // k8sName makes s a valid Kubernetes object name: lower case letters,

@@ -265,7 +265,7 @@ func TestTunedFlags(t *testing.T) {
 		{[]string{"-protocol", "tuned", "-lrs", "0.1,x"}, `-lrs: "x" is not a positive learning rate`},
 		{[]string{"-protocol", "tuned", "-lrs", "0.1,-1"}, `-lrs: "-1" is not a positive learning rate`},
 		{[]string{"-protocol", "tuned", "-search-epochs", "0"}, "-search-epochs must be at least 1"},
-		{[]string{"-protocol", "fast"}, "not reduced, paper, paper-study or tuned"},
+		{[]string{"-protocol", "fast"}, `-protocol "fast" is not one of paper, paper-celeba, paper-study, reduced, tuned`},
 		{[]string{"-protocol", "tuned", "-extend-lrs", "0.01"}, "-extend-lrs: 0.01 is not above the largest of -lrs, 0.03"},
 	} {
 		_, err := parseFlags(append([]string{"-dataset", "multi-mnist"}, tc.args...), &bytes.Buffer{})

@@ -18,7 +18,11 @@
 //	                    the run's -test-limit or -train-limit; 0: all)
 //	-json               print one JSON object instead of the table
 //	-reliability DIR    write a reliability diagram per task to
-//	                    DIR/reliability-TASK.png
+//	                    DIR/reliability-TASK.png; DIR (or the nearest
+//	                    directory above it) must be a directory eval can
+//	                    write in, checked before anything loads (status
+//	                    2); the diagrams are all written or none, and a
+//	                    DIR eval made goes with them
 //	-data-dir DIR       where data sets are looked for (default
 //	                    $MTSGD_DATA_DIR, else ~/.cache/mtsgd)
 //	-data DIR           a run on your own files (-dataset files): read
@@ -34,7 +38,12 @@
 //	-ood DATASET        also score out-of-distribution detection: the
 //	                    test split against DATASET's test inputs (same
 //	                    input shape and tasks, e.g. multi-fashion for a
-//	                    multi-mnist run), by AUROC
+//	                    multi-mnist run), by AUROC. A built-in data set
+//	                    only (not files); the name, the run's own data
+//	                    set, another number of tasks and a run on your
+//	                    own files are refused before anything loads
+//	                    (status 2); fewer than 100 examples on a side
+//	                    (-limit) give a warning
 //
 // The table has one row per task: each particle's accuracy, then the
 // ensemble's accuracy, Brier score, ECE, NLL and mean confidence minus
@@ -47,10 +56,13 @@
 // softmax(log p̄ / T), T fitted to minimise the validation split's NLL
 // (metrics.FitTemperature). The checkpoint records the temperatures
 // training fitted at its epoch; for a checkpoint that records none, eval
-// fits them on the validation split itself and says so. The test split never
-// takes part in a fit; a run without a validation split of at least
-// 100 examples has no temperature. -json gives them as "temperatures" and the scaled scores as
-// "calibrated".
+// fits them on the validation split itself and says so, as predict does.
+// The test split never takes part in a fit; a run without a validation
+// split of at least 100 examples has no temperature. A regression task's
+// temperature is 1 (a checkpoint recording another is refused); one at
+// the bound of the search (0.05 or 20), where the fit found no minimum,
+// is warned about. -json gives them as "temperatures" and the scaled
+// scores as "calibrated".
 //
 // Out-of-distribution detection (-ood): every example of both test
 // splits gets the ensemble's predictive entropy and its mutual

@@ -14,14 +14,18 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
+	"github.com/mtsgd/mtsgd/cmd/internal/runlock"
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/gpu"
 	"github.com/mtsgd/mtsgd/internal/gpu/cuda"
 	_ "github.com/mtsgd/mtsgd/internal/openblas" // OpenBLAS when built with -tags openblas
 	"github.com/mtsgd/mtsgd/internal/sysmem"
@@ -66,7 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	cli.Workers(fs, &o.Workers, "")
 	cli.Device(fs, &o.Device, "")
 	cli.Temperature(fs, &o.Temperature, "reported beside the raw scores")
-	fs.StringVar(&o.OOD, "ood", "", "score out-of-distribution detection against this data set's test inputs (AUROC of entropy and mutual information)")
+	fs.StringVar(&o.OOD, "ood", "", "score out-of-distribution detection against this data set's test inputs (AUROC of entropy and mutual information): "+strings.Join(experiment.OODDatasets(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -86,10 +90,68 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	case o.Workers < 1:
 		return o, fmt.Errorf("-workers must be at least 1, got %d", o.Workers)
 	}
+	if o.OOD != "" {
+		if err := experiment.CheckOOD(experiment.Settings{}, o.OOD); err != nil {
+			return o, err
+		}
+	}
 	if err := sysmem.CheckEnv(); err != nil {
 		return o, err
 	}
 	return o, cuda.CheckName(o.Device)
+}
+
+// openRun restores the run of the checkpoint -ckpt names. A checkpoint
+// of a run that a train is writing (its directory locked: runlock.Holder)
+// may be read in the middle of a save, its files and its manifest from
+// two epochs: eval reads it again, a few times, and if it still cannot,
+// says that the train is writing it rather than that it is damaged.
+func openRun(o Options, dev gpu.Device) (*experiment.Run, string, error) {
+	const attempts = 4
+	for i := 1; ; i++ {
+		r, dir, err := experiment.OpenFiles(o.Checkpoint, o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
+		if err == nil {
+			return r, dir, nil
+		}
+		runDir := filepath.Dir(filepath.Clean(dir))
+		pid, held := runlock.Holder(runDir)
+		if !held {
+			return nil, dir, err
+		}
+		if i == attempts {
+			return nil, dir, fmt.Errorf("%s could not be read while process %d (a train; lock file %s) writes the run: evaluate it once the run ends, or %s between saves: %w",
+				dir, pid, filepath.Join(runDir, runlock.Name), filepath.Join(runDir, "best"), err)
+		}
+		log.WithField("checkpoint", dir).Warnf("process %d is writing this run; reading the checkpoint again", pid)
+		time.Sleep(checkpointRetry)
+	}
+}
+
+// checkpointRetry is how long eval waits before reading again a
+// checkpoint that a train is saving: a save of the paper's checkpoints
+// takes well under a second.
+var checkpointRetry = time.Second
+
+// checkOOD refuses, from the checkpoint's settings alone and before its
+// data load, an -ood data set that cannot be scored against the run
+// (experiment.CheckOOD): a bad command line. A checkpoint that cannot be
+// read is left to the load to report.
+func checkOOD(o Options) error {
+	if o.OOD == "" {
+		return nil
+	}
+	c, err := checkpoints.LoadManifest(checkpoints.Locate(o.Checkpoint))
+	if err != nil {
+		return nil
+	}
+	var s experiment.Settings
+	if json.Unmarshal(c.Settings, &s) != nil {
+		return nil
+	}
+	if err := experiment.CheckOOD(s, o.OOD); err != nil {
+		return cli.Usage(err)
+	}
+	return nil
 }
 
 // Report is what -json prints.
@@ -123,7 +185,13 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	if dev != nil {
 		defer dev.Close()
 	}
-	r, dir, err := experiment.OpenFiles(o.Checkpoint, o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
+	if err := checkReliability(o.Reliability); err != nil {
+		return err
+	}
+	if err := checkOOD(o); err != nil {
+		return err
+	}
+	r, dir, err := openRun(o, dev)
 	if err != nil {
 		return err
 	}
@@ -154,19 +222,9 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 		if diverged != nil {
 			return errors.Join(fmt.Errorf("-ood: not scored"), diverged)
 		}
-		oodSet, err := r.OODSplit(ctx, o.OOD, o.DataDir, o.Limit)
-		if err != nil {
+		if rep.OOD, err = detectOOD(ctx, o, r, set.Tasks(), out); err != nil {
 			return err
 		}
-		oodOut, _, err := r.Trainer.Outputs(ctx, oodSet)
-		if err != nil {
-			return fmt.Errorf("-ood %s: %w", o.OOD, err)
-		}
-		res, err := experiment.DetectOOD(o.OOD, set.Tasks(), out, oodOut)
-		if err != nil {
-			return fmt.Errorf("-ood %s: %w", o.OOD, err)
-		}
-		rep.OOD = &res
 	}
 	if o.Reliability != "" {
 		if err := writeDiagrams(o.Reliability, rep); err != nil {
@@ -191,6 +249,28 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	return diverged
 }
 
+// detectOOD scores -ood's test inputs against out, the ensemble's
+// outputs on the evaluated split, warning where the AUROCs rest on few
+// examples.
+func detectOOD(ctx context.Context, o Options, r *experiment.Run, tasks []data.Task, out [][][]float64) (*experiment.OOD, error) {
+	oodSet, err := r.OODSplit(ctx, o.OOD, o.DataDir, o.Limit)
+	if err != nil {
+		return nil, err
+	}
+	oodOut, _, err := r.Trainer.Outputs(ctx, oodSet)
+	if err != nil {
+		return nil, fmt.Errorf("-ood %s: %w", o.OOD, err)
+	}
+	res, err := experiment.DetectOOD(o.OOD, tasks, out, oodOut)
+	if err != nil {
+		return nil, fmt.Errorf("-ood %s: %w", o.OOD, err)
+	}
+	if w := res.Warning(); w != "" {
+		log.Warn(w)
+	}
+	return &res, nil
+}
+
 // calibrate fills rep's temperatures and calibrated scores: the
 // checkpoint's temperatures, or where it records none, those fitted now
 // on the validation split (never the test split). Without a validation
@@ -204,12 +284,18 @@ func calibrate(ctx context.Context, r *experiment.Run, tasks []data.Task, out []
 		return err
 	}
 	if temps == nil {
-		log.Infof("no temperature scaling: the run has no validation split of %d examples to fit it on", experiment.MinCalibrationExamples)
+		validSize := 0
+		if r.ValidSet != nil {
+			validSize = r.ValidSet.Len()
+		}
+		log.Info(experiment.NoTemperatures(validSize))
 		return nil
 	}
-	if source != "checkpoint" {
+	if source != experiment.TemperatureSourceCheckpoint {
 		log.WithField("temperatures", temps).Info("the checkpoint records no temperatures: " + source)
-		source += " now"
+	}
+	for _, w := range experiment.TemperatureWarnings(tasks, temps) {
+		log.Warn(w)
 	}
 	cal, err := experiment.Calibrated(tasks, out, labels, temps)
 	if err != nil {
@@ -217,6 +303,15 @@ func calibrate(ctx context.Context, r *experiment.Run, tasks []data.Task, out []
 	}
 	rep.Temperatures, rep.TemperatureSource, rep.Calibrated = temps, source, cal
 	return nil
+}
+
+// temperatureFootnote says in words where a report's temperatures come
+// from.
+func temperatureFootnote(source string) string {
+	if source == experiment.TemperatureSourceCheckpoint {
+		return "temperatures from the checkpoint"
+	}
+	return "temperatures " + source + " now: the checkpoint records none"
 }
 
 // divergence says which parameters or scores are not finite, wrapping
@@ -323,7 +418,7 @@ func writeTable(w io.Writer, rep Report) error {
 		return err
 	}
 	if rep.Calibrated != nil {
-		fmt.Fprintf(w, "\nT=: the ensemble after temperature scaling (temperatures from the %s)\n", rep.TemperatureSource)
+		fmt.Fprintf(w, "\nT=: the ensemble after temperature scaling (%s)\n", temperatureFootnote(rep.TemperatureSource))
 	}
 	if o := rep.OOD; o != nil {
 		fmt.Fprintf(w, "\nout of distribution: %s test split (%d examples) against this %s split (%d)\n", o.Dataset, o.OutExamples, rep.Split, o.InExamples)
@@ -400,20 +495,69 @@ func classRow(e metrics.Score) []string {
 }
 
 // writeDiagrams writes one reliability diagram per classification task.
-func writeDiagrams(dir string, rep Report) error {
+func writeDiagrams(dir string, rep Report) (err error) {
+	created := cli.FirstMissing(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return fmt.Errorf("-reliability %s: %w", dir, err)
 	}
+	var written []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		// All or nothing: what this call wrote goes, and so does the
+		// directory it made.
+		for _, path := range written {
+			os.Remove(path)
+		}
+		if created != "" {
+			os.RemoveAll(created)
+		}
+	}()
 	for _, t := range rep.Tasks {
 		if t.Ensemble.Classification == nil {
 			continue
 		}
 		path := filepath.Join(dir, "reliability-"+t.Task+".png")
 		title := fmt.Sprintf("%s, %s, epoch %d: %s (ECE %.4f)", rep.Dataset, rep.Split, rep.Epoch, t.Task, t.Ensemble.ECE)
-		if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return plotReliability(w, t.Ensemble.Classification, title) }); err != nil {
-			return err
+		if err := writeFile(path, 0o644, func(w io.Writer) error { return plotReliability(w, t.Ensemble.Classification, title) }); err != nil {
+			return fmt.Errorf("-reliability %s: %w", dir, err)
 		}
+		written = append(written, path)
+	}
+	for _, path := range written {
 		log.WithField("file", path).Info("wrote reliability diagram")
 	}
+	return nil
+}
+
+// writeFile writes a diagram whole or not at all (a variable, so that a
+// test can make it fail as a full disk would).
+var writeFile = atomicfile.Write
+
+// checkReliability checks -reliability DIR before anything is computed:
+// DIR, or the nearest directory above it that exists, must be a
+// directory this process can write in.
+func checkReliability(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	at := filepath.Clean(dir)
+	if m := cli.FirstMissing(at); m != "" {
+		at = filepath.Dir(m)
+	}
+	st, err := os.Stat(at)
+	if err != nil {
+		return cli.Usage(fmt.Errorf("-reliability %s: %w", dir, err))
+	}
+	if !st.IsDir() {
+		return cli.Usage(fmt.Errorf("-reliability %s: %s is not a directory", dir, at))
+	}
+	f, err := os.CreateTemp(at, ".eval-")
+	if err != nil {
+		return cli.Usage(fmt.Errorf("-reliability %s: cannot write in %s: %w", dir, at, err))
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }

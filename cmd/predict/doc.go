@@ -4,7 +4,7 @@
 //
 // Usage:
 //
-//	predict -ckpt DIR -data FILE.npz -out FILE.csv [-out FILE.npz] [flags]
+//	predict -ckpt DIR -data FILE.npz|FILE.csv -out FILE.csv [-out FILE.npz] [flags]
 //
 // DIR is a checkpoint of a run on your own files (train -data; RUN/best,
 // RUN/last, or a run's directory for RUN/last). FILE.npz holds the inputs
@@ -62,12 +62,23 @@
 //
 // Where the task's classes have names (tasks.json's class_names, or the
 // string labels of a CSV), the CSV gives each label's name in a column
-// TASK/class beside TASK/label. Where the training CSV had an id column,
-// the CSV's second column is each input row's id. The probs are
+// TASK/class beside TASK/label. Where the input CSV names its rows (the
+// run's id column, else an unnamed first column: pandas' index, R's row
+// names), the CSV's second column is each row's id, and the NPZ holds
+// them as the array id (NumPy Unicode strings). Inputs missing in a CSV
+// are imputed as training imputed them (train -missing impute, the
+// default), so every row is predicted; a run trained with -missing drop
+// skips a row with a missing input and lists each skipped row's line and
+// id in OUT.skipped.csv, beside the first -out (written with the others);
+// one trained with -missing refuse stops at it. The probs are
 // those eval's ensemble scores, after temperature scaling: where the
 // checkpoint records temperatures (a run with a validation split of at
-// least 100 examples fits one per task on it, go doc ./cmd/eval), probs and confidence are
-// softmax(log p̄ / T), which keeps the label; the three entropies are
+// least 100 examples fits one per task on it, go doc ./cmd/eval), probs
+// and confidence are softmax(log p̄ / T), which keeps the label. A
+// checkpoint of such a run that records none has them fitted on the
+// run's validation split, loaded from its files, as eval does; where
+// those cannot be loaded predict refuses (status 1) and
+// -temperature=false gives the raw probabilities; the three entropies are
 // always those of the particles' own probabilities. -temperature=false
 // writes p̄ as it is. The CSV has a header and one row per
 // example: index, then each task's columns, named TASK/probs's classes,

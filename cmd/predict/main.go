@@ -45,6 +45,9 @@ type Options struct {
 	// Temperature applies the checkpoint's temperatures to the
 	// ensemble's probabilities.
 	Temperature bool
+	// skipped is where the rows left out for a missing input are listed,
+	// for a run trained with -missing drop; "" otherwise.
+	skipped string
 }
 
 // prepared is called with each output once it is written, before any is
@@ -126,6 +129,9 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if s.Files.Missing == files.MissingDrop {
+		o.skipped = skippedPath(o.Out[0])
+	}
 	if err := checkOutputs(o, s.Files.Dir); err != nil {
 		return err
 	}
@@ -163,27 +169,29 @@ func run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	temps, err := o.temperatures(ctx, dir, r, s, tasks)
+	if err != nil {
+		return err
+	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "model": r.Settings.Model, "particles": len(r.Trainer.Particles),
 		"inputs": o.Data, "examples": in.Len()}).Info("predicting")
 
 	tmp, err := os.MkdirTemp(filepath.Dir(o.Out[0]), ".predict-")
 	if err != nil {
-		return err
+		return o.outputError(err)
 	}
 	defer os.RemoveAll(tmp)
-	w, err := newWriter(tmp, tasks, in.Len(), s.Files.ID, noiseVariances(r, tasks))
+	w, err := newWriter(tmp, tasks, in.Len(), in.IDName(), noiseVariances(r, tasks, s.Files.Valid))
 	if err != nil {
-		return err
+		return o.outputError(err)
 	}
 	defer w.close()
-	if o.Temperature {
-		w.useTemperatures(r.Temperatures())
-	}
+	w.temps = temps
 	if err := predictAll(ctx, o, r, in, first, w, top); err != nil {
-		return err
+		return o.outputError(err)
 	}
-	if err := writeOutputs(ctx, o, w, top, tasks); err != nil {
-		return err
+	if err := writeOutputs(ctx, o, w, top, tasks, in); err != nil {
+		return o.outputError(err)
 	}
 	for _, out := range o.outputs() {
 		log.WithField("file", out).Info("wrote")
@@ -232,17 +240,6 @@ func showFor(o *Options, shape []int, tasks []data.Task) (*topMI, error) {
 	return top, nil
 }
 
-// useTemperatures applies temps, the checkpoint's, to the ensemble's
-// probabilities; nil: none recorded.
-func (w *writer) useTemperatures(temps []float64) {
-	w.temps = temps
-	if temps == nil {
-		log.Info("the checkpoint records no temperatures (a run without a validation split of 100 examples): probabilities as the ensemble gives them")
-		return
-	}
-	log.WithField("temperatures", temps).Info("temperature scaling")
-}
-
 // predictAll runs the ensemble on every chunk of in, first already
 // read, streaming each batch's figures to w and offering its examples to
 // top (nil: no -show).
@@ -287,7 +284,7 @@ func predictAll(ctx context.Context, o Options, r *experiment.Run, in *files.Inp
 // writeOutputs writes every output to a temporary file beside it and
 // puts them all in place only once all were written and no signal came
 // meanwhile.
-func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks []data.Task) error {
+func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks []data.Task, in *files.Inputs) error {
 	var pending []*atomicfile.Pending
 	defer func() {
 		for _, p := range pending {
@@ -300,6 +297,8 @@ func writeOutputs(ctx context.Context, o Options, w *writer, top *topMI, tasks [
 		switch {
 		case out == o.Show:
 			p, err = atomicfile.Prepare(o.Show, 0o644, func(out io.Writer) error { return top.write(out, tasks) })
+		case out == o.skipped:
+			p, err = atomicfile.Prepare(o.skipped, 0o644, func(out io.Writer) error { return writeSkipped(out, in.Skipped(), in.IDName()) })
 		case filepath.Ext(out) == ".csv":
 			p, err = w.writeCSV(ctx, out)
 		default:
@@ -373,10 +372,16 @@ type writer struct {
 // without a validation split). The predictive standard deviation is
 // sqrt(spread² + noise): the spread alone is the particles' disagreement,
 // far below the error it claims to measure.
-func noiseVariances(r *experiment.Run, tasks []data.Task) []float64 {
+func noiseVariances(r *experiment.Run, tasks []data.Task, valid int) []float64 {
 	noise := make([]float64, len(tasks))
 	for j := range noise {
 		noise[j] = math.NaN()
+	}
+	if valid < experiment.MinNoiseExamples {
+		if slices.ContainsFunc(tasks, func(t data.Task) bool { return t.Kind == data.Regression }) && valid > 0 {
+			log.WithField("valid_examples", valid).Warnf("the validation split has fewer than %d examples, too few to estimate the noise: each regression std is the particles' spread alone, which understates the error", experiment.MinNoiseExamples)
+		}
+		return noise
 	}
 	for _, l := range r.History() {
 		if l.Epoch != r.Epoch() || l.Split != "valid" || l.Regression == nil {
@@ -634,6 +639,9 @@ func (w *writer) writeNPZ(path string) (*atomicfile.Pending, error) {
 					return err
 				}
 			}
+		}
+		if err := w.writeNPZIDs(z); err != nil {
+			return err
 		}
 		return z.Close()
 	})

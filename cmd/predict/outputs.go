@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 )
@@ -13,6 +16,9 @@ func (o Options) outputs() []string {
 	outs := append([]string(nil), o.Out...)
 	if o.Show != "" {
 		outs = append(outs, o.Show)
+	}
+	if o.skipped != "" {
+		outs = append(outs, o.skipped)
 	}
 	return outs
 }
@@ -64,4 +70,21 @@ func checkOutputs(o Options, dataDir string) error {
 		os.Remove(f.Name())
 	}
 	return nil
+}
+
+// outputError names the outputs in a failed write's error: the
+// predictions go through temporary column files beside them, whose
+// names (.predict-123/0-1) would say nothing of which output a full disk
+// stopped. Errors that are not of the file system pass as they are.
+func (o Options) outputError(err error) error {
+	var pathErr *fs.PathError
+	if !errors.As(err, &pathErr) {
+		return err
+	}
+	for _, out := range o.outputs() {
+		if strings.Contains(err.Error(), out) {
+			return err // it names its output already
+		}
+	}
+	return fmt.Errorf("writing %s: %w", strings.Join(o.outputs(), " and "), err)
 }

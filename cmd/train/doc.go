@@ -28,9 +28,11 @@
 //	celeba CelebA face attributes (Section 4.3): binary tasks from
 //	       DATA/celeba in the official layout (img_align_celeba/,
 //	       list_attr_celeba.txt, list_eval_partition.txt; package
-//	       data/celeba), images resized to 64×64; each particle is a
-//	       ResNet-18 trunk with batch normalisation and one linear 512→2
-//	       head per task (package models/resnet18). By default the main
+//	       data/celeba), images resized to 64×64; each particle is the
+//	       paper's ResNet-18 trunk (-model resnet18-cifar: 3×3 stem, no
+//	       max-pool, 2,048 features) with batch normalisation and one
+//	       linear 2048→2 head per task (package models/resnet18;
+//	       -model resnet18 is torchvision's layout). By default the main
 //	       table's protocol: the first 10 attributes, the first 40,000
 //	       training images. Best checkpoint by validation accuracy.
 //	files  your own data, -data DIR: DIR/train.npz (optionally valid.npz
@@ -74,8 +76,9 @@
 //	-seed N             fixes data generation, initialisation and shuffling
 //	                    (default 1)
 //	-out DIR            output directory (default runs/DATASET-METHOD-seedN;
-//	                    -data DIR: runs/NAME-METHOD-seedN, NAME the last
-//	                    element of DIR)
+//	                    -data DIR: runs/NAME-HASH-METHOD-seedN, NAME the
+//	                    last element of DIR, HASH 6 hex digits of the
+//	                    SHA-256 of its absolute path)
 //	-progress           progress bar on a terminal, else a log line every
 //	                    tenth of the run or epoch (default true)
 //
@@ -89,14 +92,27 @@
 // 100 epochs, the rate × 0.85 every 10 epochs):
 //
 //	-data DIR           train on the files in DIR (-dataset files, above)
-//	-sep S, -missing drop, -standardize-targets=false
+//	-missing impute|drop|refuse
+//	                    a missing CSV input ("", NA, NaN): impute (the
+//	                    default) fills it from the training split (a
+//	                    numeric column's median and a missing-indicator
+//	                    input, a categorical one's "(missing)" category),
+//	                    drop drops its row (predict lists it in
+//	                    OUT.skipped.csv), refuse stops naming the cell
+//	-na-values LIST     more CSV cells read as missing (e.g. None,null)
+//	-id COLUMN          the CSV column carried to predict's outputs as
+//	                    the row id (default: tasks.json's "id", a column
+//	                    named id, else the unnamed index column)
+//	-sep S, -standardize-targets=false
 //	                    how -data's files are read (docs/own-data.md)
 //	-model NAME         a registered model, train -h lists them (default:
 //	                    the data set's; files: from the input shape); a
 //	                    model that cannot take the data's shape or tasks
 //	                    is status 2
 //	-hidden LIST        -model mlp: hidden layer widths (default
-//	                    256,256,256)
+//	                    256,256,256; a new -data run on vectors from
+//	                    5,000 to 100,000 training rows: two layers as
+//	                    wide as the input, 128 to 256)
 //	-epochs N           passes over the training set (default 100 / 1000 / 100)
 //	-batch N            examples per step (default 256 / 512 / 64)
 //	-lr-schedule NAME   multistep, exponential or constant (default
@@ -131,7 +147,8 @@
 //	                    A flag below given with a preset overrides that
 //	                    choice alone; other methods than mtsgd take no
 //	                    preset (batch-mean scores, no warm-up, kernels over
-//	                    the parameters). See docs/mtsgd-choices.md.
+//	                    the parameters), and -preset with one is refused
+//	                    (status 2). See docs/mtsgd-choices.md.
 //	-kernel-on SPACE    params (the kernels compare the parameter vectors) or
 //	                    outputs (the trunk's features and each head's outputs
 //	                    on the batch; the repulsion goes back to the
@@ -184,11 +201,16 @@
 //	-stats              print both splits' sizes and label histograms and exit
 //	                    (not with -preview)
 //	-checkpoint-every N also save DIR/last every N steps (default 0: at the
-//	                    end of each epoch only)
+//	                    end of each epoch only); the checkpoint records it,
+//	                    and -resume without it keeps the run's
 //	-best-metric NAME   the metric, averaged over tasks, that selects DIR/best
 //	                    on the validation split: accuracy (higher is
-//	                    better), nll, brier, ece or mse (lower is better)
-//	                    (default accuracy; SARCOS: mse). A classification
+//	                    better), nll, brier, ece or mse (lower is better),
+//	                    or proper: each task's NLL (a regression task's
+//	                    MSE) as a fraction of its epoch-1 value, the last
+//	                    epoch on fewer than 100 validation examples
+//	                    (default accuracy; SARCOS: mse; -data: proper,
+//	                    docs/own-data.md). A classification
 //	                    task counts by the metric (not under mse); a
 //	                    regression task by its MSE under mse, else by its
 //	                    Gaussian NLL at the estimated variance,
@@ -199,7 +221,8 @@
 //	                    follows, and warns when the validation split has
 //	                    fewer than 30 examples
 //	-resume DIR         continue the run in DIR (or DIR/last) from DIR/last;
-//	                    only -epochs (at least 1, to extend the run),
+//	                    only -epochs (at least 1, to extend the run; fewer
+//	                    than the run has done is refused, status 2),
 //	                    -workers, -device, -data-dir, -progress,
 //	                    -checkpoint-every, -best-metric and -data may be
 //	                    given with it. A run on your own files resumes on
@@ -208,7 +231,11 @@
 //	                    changed, missing or new since is refused by name
 //	                    (status 1); -data DIR names the directory the
 //	                    files have moved to, the hashes deciding whether
-//	                    they are the same
+//	                    they are the same. A DIR/last that is not the
+//	                    run's (its settings or history differ from
+//	                    DIR/best's: another run's, another data set's) is
+//	                    refused, naming what differs (status 1); a copy
+//	                    of DIR/best is the run's
 //	-overwrite          train into a -out that holds a run (last/, best/ or
 //	                    metrics.jsonl), deleting them when training starts;
 //	                    without it such a -out is refused before any data

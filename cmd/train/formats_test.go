@@ -73,7 +73,8 @@ func majority(t *testing.T, path, column string, sep rune) float64 {
 // Files as users write them train to completion through train: NumPy's
 // savez of a pandas frame's to_numpy() (Fortran order), of int64 inputs
 // and a boolean target, of float16; pandas' to_csv with its index, or
-// with ";" and a byte-order mark; R's write.csv with -missing drop. A
+// with ";" and a byte-order mark; R's write.csv by default (its NA input
+// imputed) and with -missing drop. A
 // fifth of the species labels of the CSV files are missing, and the
 // species is still learnt: test accuracy well above the majority class.
 // The value task's test MSE is in the data's units (thousands: an MSE
@@ -96,6 +97,7 @@ func TestFormatsTrain(t *testing.T) {
 		{"pandas-index", nil, []string{"species", "value"}, true},
 		{"pandas-semicolon", nil, []string{"species", "value"}, true},
 		{"r-write-csv", []string{"-missing", "drop"}, []string{"species", "value"}, true},
+		{"r-write-csv", nil, []string{"species", "value"}, true}, // the default: NA imputed
 	} {
 		t.Run(tc.dir, func(t *testing.T) {
 			out, lines := trainFiles(t, append(append([]string{"-data", filepath.Join(formats, tc.dir)}, common...), tc.args...)...)
@@ -130,9 +132,9 @@ func TestFormatsTrain(t *testing.T) {
 			}
 		})
 	}
-	// R's NA input, without -missing drop, is bad input that names the
+	// R's NA input under -missing refuse is bad input that names the
 	// file, the line and the column.
-	o, err := parseFlags([]string{"-data", filepath.Join(formats, "r-write-csv"), "-out", t.TempDir(), "-progress=false", "-epochs", "1"}, &bytes.Buffer{})
+	o, err := parseFlags([]string{"-data", filepath.Join(formats, "r-write-csv"), "-missing", "refuse", "-out", t.TempDir(), "-progress=false", "-epochs", "1"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,9 @@ type Options struct {
 	filesRead    *filesFlags                   // how -data's files are read
 	choices      choiceFlags                   // the settings' named choices as given
 	methodParams map[string]map[string]float64 // -METHOD-PARAM as given: method → parameter → value
+	// keepCheckpointEvery: -resume without -checkpoint-every keeps the
+	// run's own (the checkpoint records it).
+	keepCheckpointEvery bool
 }
 
 // choiceFlags are the flags of the settings' named choices as the command
@@ -160,7 +163,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	fs.Float64Var(&o.KernelScale, "kernel-scale", 1, "multiplies the median-heuristic RBF bandwidth")
 	fs.Float64Var(&o.Repulsion, "repulsion", 1, "weight of the kernel-gradient (repulsive) term; for networks, of the trunks' (default 1 toy problems; networks: the score scale's, see -score-scale)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "random seed: fixes data generation, initialisation and shuffling")
-	cli.Out(fs, "output directory (default runs/DATASET-METHOD-seedN; -data DIR: runs/NAME-METHOD-seedN, NAME the last element of DIR)", func(v string) error { o.Out = v; return nil })
+	cli.Out(fs, "output directory (default runs/DATASET-METHOD-seedN; -data DIR: runs/NAME-HASH-METHOD-seedN, NAME the last element of DIR, HASH 6 hex digits of the SHA-256 of its absolute path)", func(v string) error { o.Out = v; return nil })
 	cli.Progress(fs, &o.Progress)
 
 	fs.IntVar(&o.Steps, "steps", 1000, "toy problems: optimiser steps")
@@ -168,7 +171,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	cli.Data(fs, &o.Data, "networks: train on your own data: the directory of train.npz (optionally valid.npz, test.npz) and tasks.json (go doc ./data/files); implies -dataset "+files.Name+"; with -resume, the directory a run's files have moved to")
 	o.filesRead = addFilesFlags(fs)
 	fs.StringVar(&o.Model, "model", "", "networks: the model, "+strings.Join(experiment.ModelNames(), ", ")+" (default: the data set's; "+files.Name+": picked from the input shape)")
-	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+")")
+	fs.StringVar(&o.Hidden, "hidden", "", "networks, -model mlp: hidden layer widths separated by commas (default "+joinInts(experiment.MLPHidden)+"; a new -data run on vectors from "+strconv.Itoa(experiment.TableHiddenFrom)+" to "+strconv.Itoa(experiment.TableHiddenTo)+" training rows: two layers as wide as the input, 128 to 256)")
 	cli.DataDir(fs, &o.DataDir, "networks")
 	fs.StringVar(&o.Preview, "preview", "", "networks: write a grid of 16 training examples with their labels to this PNG file and exit")
 	fs.BoolVar(&o.Stats, "stats", false, "networks: print the data sets' sizes and label histograms and exit")
@@ -197,7 +200,7 @@ func newFlagSet(o *Options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.CheckpointEvery, "checkpoint-every", 0, "networks: also save DIR/last every N steps (0: at each epoch's end only)")
 	fs.BoolVar(&o.LogQP, "log-qp", false, "networks, mtsgd: log every step's min-norm QP: K, the weights w*, the duality gap and whether it is certified")
 	fs.BoolVar(&o.Overwrite, "overwrite", false, "networks: train into a -out that holds a run (last/, best/, metrics.jsonl), replacing it")
-	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best on the validation split (without one, DIR/best is the last epoch): "+strings.Join(experiment.BestMetrics, ", ")+"; a regression task counts by its MSE under mse, else by its Gaussian NLL at the estimated variance (default "+byDataset(func(s experiment.Settings) any {
+	fs.StringVar(&o.BestMetric, "best-metric", "", "networks: metric that selects DIR/best on the validation split (without one, DIR/best is the last epoch): "+strings.Join(experiment.BestMetrics, ", ")+"; a regression task counts by its MSE under mse, else by its Gaussian NLL at the estimated variance; proper: each task's NLL (a regression task's MSE) as a fraction of its epoch-1 value, the last epoch on fewer than "+strconv.Itoa(experiment.MinProperExamples)+" validation examples (default "+byDataset(func(s experiment.Settings) any {
 		return experiment.DefaultBest(s.Dataset)
 	})+")")
 	return fs
@@ -216,6 +219,7 @@ func resumeOptions(o Options, set map[string]bool) (Options, error) {
 		return o, err
 	}
 	o.Resume, o.Out = dir, dir
+	o.keepCheckpointEvery = !set["checkpoint-every"]
 	if !set["epochs"] {
 		o.Epochs = 0 // keep the checkpoint's
 	} else if o.Epochs < 1 {
@@ -284,8 +288,7 @@ func newRunOptions(o Options, set map[string]bool) (Options, error) {
 	if o.Out == "" {
 		name := o.Dataset
 		if o.Files != nil {
-			// Runs on two data directories must not share a default.
-			name = filepath.Base(o.Files.Dir)
+			name = dataName(o.Files.Dir)
 		}
 		o.Out = fmt.Sprintf("runs/%s-%s-seed%d", name, o.Method, o.Seed)
 	}

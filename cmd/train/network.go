@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	log "github.com/sirupsen/logrus"
 
+	"github.com/mtsgd/mtsgd/checkpoints"
 	"github.com/mtsgd/mtsgd/cmd/internal/cli"
 	"github.com/mtsgd/mtsgd/cmd/internal/curves"
 	"github.com/mtsgd/mtsgd/cmd/internal/progress"
@@ -32,16 +34,18 @@ import (
 var runFiles = []string{"last", "best", experiment.MetricsFile}
 
 // runNetwork handles the data sets that train networks.
-func runNetwork(ctx context.Context, o Options) error {
+func runNetwork(ctx context.Context, o Options) (err error) {
 	trains := !o.Stats && o.Preview == ""
 	if trains {
 		// Before the data loads (seconds to minutes), so that a locked
-		// or refused -out fails at once.
-		release, err := cli.LockRun(o.Out, true)
-		if err != nil {
+		// or refused -out fails at once. A run refused before it wrote
+		// anything leaves no -out holding the lock file alone.
+		var unlock func(error)
+		if unlock, err = cli.LockNewRun(o.Out); err != nil {
 			return err
 		}
-		defer release()
+		// err is the named result here: what runNetwork returns.
+		defer func() { unlock(err) }()
 		if err := checkFresh(o); err != nil {
 			return err
 		}
@@ -154,17 +158,56 @@ func resumeNetwork(ctx context.Context, o Options) error {
 		r, dir, err = experiment.OpenFiles(filepath.Join(o.Resume, "last"), o.DataDir, o.Data, experiment.Components{Device: dev}, o.Workers)
 		return err
 	})
+	// Whether last/ is the run's is judged once it has loaded, so that
+	// a damaged one is reported as such; where it did not load, a last/
+	// of another run is said too.
 	if err != nil {
+		if !errors.Is(err, errLoadInterrupted) {
+			if other := checkOwnLast(o.Resume); other != nil {
+				return errors.Join(err, other)
+			}
+		}
+		return err
+	}
+	if err := checkOwnLast(o.Resume); err != nil {
+		r.Close()
 		return err
 	}
 	if f := r.Settings.Files; f != nil && f.SHA256 == nil {
 		log.WithField("checkpoint", dir).Warn("the checkpoint records no hashes of its data files (it predates them): a change of their content is not detected")
+	}
+	if o.Epochs > 0 && o.Epochs < r.Epoch() {
+		r.Close()
+		return cli.Usage(fmt.Errorf("-epochs %d with -resume: %s has done %d epochs already; -epochs N with N above that extends it", o.Epochs, o.Resume, r.Epoch()))
 	}
 	if o.Epochs > 0 {
 		r.Settings.Epochs = o.Epochs
 	}
 	log.WithFields(log.Fields{"checkpoint": dir, "epoch": r.Epoch(), "step": r.Trainer.Steps, "epochs": r.Settings.Epochs}).Info("resuming")
 	return trainNetwork(ctx, o, r)
+}
+
+// checkOwnLast refuses a run directory whose last/ is not the run's own
+// (experiment.CheckSameRun), judged by its best/. Without a best/ (a run
+// interrupted in its first epoch) there is nothing to judge by; a best/
+// that cannot be read is said, and the resume goes on: last/ is what it
+// reads.
+func checkOwnLast(runDir string) error {
+	last, best := filepath.Join(runDir, "last"), filepath.Join(runDir, "best")
+	if _, err := os.Stat(filepath.Join(last, checkpoints.ManifestName)); err != nil {
+		return nil // OpenFiles says what is wrong with last/
+	}
+	if _, err := os.Lstat(best); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	err := experiment.CheckSameRun(last, best)
+	switch {
+	case errors.Is(err, experiment.ErrOtherRun):
+		return fmt.Errorf("-resume %s: %w", runDir, err)
+	case err != nil:
+		log.WithField("best", best).Warnf("cannot check that last/ is this run's: %v", err)
+	}
+	return nil
 }
 
 // errLoadInterrupted is interruptible's error when the context ends
@@ -237,7 +280,10 @@ func loadData(s experiment.Settings, dataDir string) (experiment.Data, error) {
 
 // trainNetwork runs r to its last epoch with progress and log lines.
 func trainNetwork(ctx context.Context, o Options, r *experiment.Run) error {
-	r.Out, r.CheckpointEvery, r.SaveEvery = o.Out, o.CheckpointEvery, saveEvery
+	r.Out, r.SaveEvery = o.Out, saveEvery
+	if !o.keepCheckpointEvery {
+		r.CheckpointEvery = o.CheckpointEvery
+	}
 	if o.BestMetric != "" {
 		r.Best = o.BestMetric
 	}

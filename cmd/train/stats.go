@@ -10,7 +10,8 @@ import (
 )
 
 // writeStats prints the size and input shape of d and, per task, the class
-// histogram (classification) or the range and mean (regression).
+// histogram (classification; each class's count followed by its name
+// where the classes have names) or the range and mean (regression).
 func writeStats(w io.Writer, d data.Dataset) error {
 	tasks := d.Tasks()
 	shape := make([]string, len(d.InputShape()))
@@ -64,7 +65,11 @@ func writeStats(w io.Writer, d data.Dataset) error {
 		var cells []string
 		for c, n := range counts[j] {
 			fewest, most = min(fewest, n), max(most, n)
-			cells = append(cells, fmt.Sprintf("%d:%d", c, n))
+			cell := fmt.Sprintf("%d:%d", c, n)
+			if c < len(t.ClassNames) {
+				cell += " (" + t.ClassNames[c] + ")"
+			}
+			cells = append(cells, cell)
 		}
 		fmt.Fprintf(w, "  %-14s %s  (min/max %.3f, uniform %.1f)\n", t.Name, strings.Join(cells, " "),
 			float64(fewest)/float64(most), float64(d.Len())/float64(t.Classes))

@@ -52,6 +52,16 @@ const (
 	PartitionFile = "list_eval_partition.txt"
 )
 
+// Attributes are the 40 attribute names of the official
+// list_attr_celeba.txt, in its order; Load reads the names from the file
+// itself, and tables that quote the paper's per-attribute figures match
+// them by these.
+var Attributes = strings.Fields(`5_o_Clock_Shadow Arched_Eyebrows Attractive Bags_Under_Eyes Bald Bangs Big_Lips Big_Nose
+Black_Hair Blond_Hair Blurry Brown_Hair Bushy_Eyebrows Chubby Double_Chin Eyeglasses Goatee Gray_Hair Heavy_Makeup
+High_Cheekbones Male Mouth_Slightly_Open Mustache Narrow_Eyes No_Beard Oval_Face Pale_Skin Pointy_Nose Receding_Hairline
+Rosy_Cheeks Sideburns Smiling Straight_Hair Wavy_Hair Wearing_Earrings Wearing_Hat Wearing_Lipstick Wearing_Necklace
+Wearing_Necktie Young`)
+
 // Set is one split. It implements data.Dataset.
 type Set struct {
 	name   string

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,5 +109,22 @@ func TestMalformed(t *testing.T) {
 	_, err := Load(t.TempDir(), Options{})
 	if !errors.Is(err, data.ErrMissing) || !strings.Contains(err.Error(), "mmlab.ie.cuhk.edu.hk") {
 		t.Errorf("no data: %v", err)
+	}
+}
+
+// Attributes are the official file's 40 names, which the fixture writes
+// from its own copy: Load reads them back in that order.
+func TestAttributesAreTheFilesNames(t *testing.T) {
+	dir := testenv.CelebAFixture(t, 5, nil)
+	sp, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, task := range sp.Train.Tasks() {
+		names = append(names, task.Name)
+	}
+	if !slices.Equal(names, Attributes) || len(Attributes) != 40 {
+		t.Errorf("the file's attributes %v, Attributes %v", names, Attributes)
 	}
 }

@@ -40,29 +40,6 @@ const MaxCategories = 1000
 // put first: not part of the first column's name.
 var bom = []byte("\xEF\xBB\xBF")
 
-// Missing-value policies for CSV inputs (Options.Missing).
-const (
-	// MissingError refuses a missing input, naming its file, line and
-	// column: the default, since a silently dropped or filled row
-	// changes what the model learns.
-	MissingError = "error"
-	// MissingDrop drops a training, validation or test row with a
-	// missing input, and says how many were dropped.
-	MissingDrop = "drop"
-)
-
-// missingCell reports whether a CSV cell, trimmed, is a missing value
-// as pandas (an empty cell, NaN, <NA>, None) and R (NA) write them; the
-// set is that pandas.read_csv reads as missing.
-func missingCell(s string) bool {
-	switch s {
-	case "", "NA", "NaN", "nan", "-NaN", "-nan", "N/A", "n/a", "NULL", "null", "None", "<NA>", "#N/A", "#N/A N/A", "#NA",
-		"-1.#IND", "-1.#QNAN", "1.#IND", "1.#QNAN":
-		return true
-	}
-	return false
-}
-
 // number reads a trimmed CSV cell as a number: a decimal or float
 // literal, or a boolean as pandas (True, False) and R (TRUE, FALSE)
 // write them, 1 or 0. A value too large for a float64 is ±Inf.
@@ -230,6 +207,10 @@ func openCSV(path string, sep rune, whole bool) (*os.File, *csv.Reader, []string
 		f.Close()
 		return nil, nil, nil, err
 	}
+	if err := checkUTF8(f, path); err != nil {
+		f.Close()
+		return nil, nil, nil, err
+	}
 	r, lim := csvReader(f, sep)
 	header, err := r.Read()
 	if err != nil {
@@ -239,4 +220,27 @@ func openCSV(path string, sep rune, whole bool) (*os.File, *csv.Reader, []string
 	header = slices.Clone(header)
 	lim.columns(len(header))
 	return f, r, header, nil
+}
+
+// checkUTF8 refuses a CSV file in UTF-16 (what R's fileEncoding =
+// "UTF-16LE" or Excel's "Unicode text" writes), by its byte-order mark or
+// the NUL byte beside each ASCII character, which the CSV reader would
+// report as a quoting error.
+func checkUTF8(f *os.File, path string) error {
+	var b [2]byte
+	if n, _ := f.ReadAt(b[:], 0); n < 2 {
+		return nil
+	}
+	what := ""
+	switch {
+	case b == [2]byte{0xFF, 0xFE}:
+		what = "UTF-16 little-endian: its byte-order mark is FF FE"
+	case b == [2]byte{0xFE, 0xFF}:
+		what = "UTF-16 big-endian: its byte-order mark is FE FF"
+	case (b[0] == 0) != (b[1] == 0):
+		what = "UTF-16, by the NUL byte beside its first character"
+	default:
+		return nil
+	}
+	return csvError(path, "not UTF-8 (%s): save it as UTF-8 (R: write.csv(..., fileEncoding = \"UTF-8\"); pandas: to_csv(..., encoding = \"utf-8\"))", what)
 }

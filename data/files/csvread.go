@@ -49,8 +49,8 @@ func readCSV(path, split string, sep rune, sc *schema, lay *layout) (*Set, int, 
 		}
 		s.floats = append(s.floats, x...)
 		s.y = append(s.y, y...)
-		if lay.id >= 0 {
-			s.ids = append(s.ids, strings.TrimSpace(rec[lay.id]))
+		if c := lay.idColumn(sc); c >= 0 {
+			s.ids = append(s.ids, strings.TrimSpace(rec[c]))
 		}
 	}
 	if len(s.floats) == 0 {
@@ -65,25 +65,23 @@ func readCSV(path, split string, sep rune, sc *schema, lay *layout) (*Set, int, 
 // csvInputs is the CSV side of Inputs: the reader, and where the
 // columns are.
 type csvInputs struct {
-	f      *os.File
-	r      *csv.Reader
-	header []string
-	lay    *layout
-	sc     *schema
-	ids    []string // the last chunk's
+	f       *os.File
+	r       *csv.Reader
+	header  []string
+	lay     *layout
+	sc      *schema
+	ids     []string  // the last chunk's
+	skipped []Skipped // rows left out so far
 }
 
-// openCSV counts the file's examples, then opens it again to read them,
-// so that memory holds a chunk.
+// openCSV opens the file, maps its header, and counts the examples to
+// predict (under MissingDrop, the rows with every input), then reads
+// them from a second opening, so that memory holds a chunk.
 func (in *Inputs) openCSV() error {
 	if len(in.spec.Shape) != 1 {
 		return fmt.Errorf("%w: %s: the model was trained on inputs of shape %v; a CSV file holds vectors", data.ErrInvalid, in.path, in.spec.Shape)
 	}
 	sep, err := ParseSep(in.spec.Sep)
-	if err != nil {
-		return err
-	}
-	n, err := countRecords(in.path, sep)
 	if err != nil {
 		return err
 	}
@@ -113,6 +111,14 @@ func (in *Inputs) openCSV() error {
 	if err == nil && sc.width != in.spec.Shape[0] {
 		err = fmt.Errorf("%w: %s: %d input features; the model was trained on %d", data.ErrInvalid, in.path, sc.width, in.spec.Shape[0])
 	}
+	n := 0
+	if err == nil {
+		keep := func([]string) bool { return true }
+		if sc.missing == MissingDrop {
+			keep = func(rec []string) bool { return !sc.anyMissing(rec, lay) }
+		}
+		n, err = countRecords(in.path, sep, keep)
+	}
 	if err == nil && n == 0 {
 		err = fmt.Errorf("%w: %s: no examples", data.ErrInvalid, in.path)
 	}
@@ -126,8 +132,19 @@ func (in *Inputs) openCSV() error {
 	return nil
 }
 
-// countRecords counts a CSV file's records after its header.
-func countRecords(path string, sep rune) (int, error) {
+// anyMissing reports whether a record has a missing input.
+func (sc *schema) anyMissing(rec []string, lay *layout) bool {
+	for _, c := range lay.inputs {
+		if sc.na.has(strings.TrimSpace(rec[c])) {
+			return true
+		}
+	}
+	return false
+}
+
+// countRecords counts a CSV file's records after its header that keep
+// holds true of.
+func countRecords(path string, sep rune, keep func(rec []string) bool) (int, error) {
 	f, _, err := regfile.Open(path)
 	if err != nil {
 		return 0, err
@@ -143,19 +160,25 @@ func countRecords(path string, sep rune) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
 		}
-		if n < 0 {
+		switch {
+		case n < 0:
 			lim.columns(len(rec))
+			n++
+		case keep(rec):
+			n++
 		}
-		n++
 	}
 }
 
-// next reads m records' inputs into s.floats, and their ids.
+// next reads the inputs of the next m records to predict into
+// s.floats, and their ids; under MissingDrop a record with a missing
+// input is skipped, and listed in c.skipped.
 func (c *csvInputs) next(path string, s *Set, m int) error {
 	w := c.sc.width
 	s.floats = make([]float32, m*w)
 	c.ids = nil
-	for i := range m {
+	idAt := c.lay.idColumn(c.sc)
+	for i := 0; i < m; {
 		rec, err := c.r.Read()
 		if err != nil {
 			if err == io.EOF {
@@ -164,12 +187,62 @@ func (c *csvInputs) next(path string, s *Set, m int) error {
 			return fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
 		}
 		line, _ := c.r.FieldPos(0)
-		if _, err := c.sc.row(path, c.header, rec, line, c.lay, s.floats[i*w:(i+1)*w], nil, true); err != nil {
+		skip, err := c.sc.row(path, c.header, rec, line, c.lay, s.floats[i*w:(i+1)*w], nil, true)
+		if err != nil {
 			return err
 		}
-		if c.lay.id >= 0 {
-			c.ids = append(c.ids, strings.TrimSpace(rec[c.lay.id]))
+		id := ""
+		if idAt >= 0 {
+			id = strings.TrimSpace(rec[idAt])
 		}
+		if skip {
+			c.skipped = append(c.skipped, Skipped{Line: line, ID: id})
+			continue
+		}
+		if idAt >= 0 {
+			c.ids = append(c.ids, id)
+		}
+		i++
 	}
 	return nil
+}
+
+// Skipped is a row of predict's inputs left out for a missing input
+// (MissingDrop): its line in the file and its id ("" without one).
+type Skipped struct {
+	Line int
+	ID   string
+}
+
+// Skipped are the rows read so far that were left out for a missing
+// input, under MissingDrop; nil under the other policies.
+func (in *Inputs) Skipped() []Skipped {
+	if in.csv == nil {
+		return nil
+	}
+	return in.csv.skipped
+}
+
+// drain reads the records after the last one to predict: under
+// MissingDrop, rows with a missing input, listed in c.skipped.
+func (c *csvInputs) drain(path string) error {
+	idAt := c.lay.idColumn(c.sc)
+	for {
+		rec, err := c.r.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
+		}
+		line, _ := c.r.FieldPos(0)
+		if !c.sc.anyMissing(rec, c.lay) {
+			return fmt.Errorf("%w: %s: line %d: more rows than were counted (the file changed while it was read)", data.ErrInvalid, path, line)
+		}
+		id := ""
+		if idAt >= 0 {
+			id = strings.TrimSpace(rec[idAt])
+		}
+		c.skipped = append(c.skipped, Skipped{Line: line, ID: id})
+	}
 }

@@ -25,8 +25,8 @@ type column struct {
 	max       float64         // the largest number
 }
 
-func (c *column) see(cell string, line int) {
-	if missingCell(cell) {
+func (c *column) see(cell string, line int, na naSet) {
+	if na.has(cell) {
 		c.missing++
 		return
 	}
@@ -73,7 +73,7 @@ func (c *column) categories(path, name, what string) ([]string, error) {
 // input column numeric or categorical (and its categories), each
 // classification task's classes (and class names, from string labels),
 // where tasks.json leaves them out.
-func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id string, legacy bool) (*schema, *layout, []string, int, error) {
+func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id string, legacy bool, na naSet, missing string) (*schema, *layout, []string, int, error) {
 	f, r, header, err := openCSV(path, sep, true)
 	if err != nil {
 		return nil, nil, nil, 0, err
@@ -105,19 +105,22 @@ func scanTrain(path string, sep rune, desc Description, tasks []data.Task, id st
 		}
 		line, _ := r.FieldPos(0) // only after a record was read: it panics otherwise
 		for _, c := range watch {
-			cols[c].see(strings.TrimSpace(rec[c]), line)
+			cols[c].see(strings.TrimSpace(rec[c]), line, na)
 		}
 		rows++
 	}
 	if rows == 0 {
 		return nil, nil, nil, 0, csvError(path, "no examples")
 	}
-	sc := &schema{columns: inputs, cats: map[string][]string{}, tasks: slices.Clone(tasks), ignore: desc.Ignore, id: id}
+	sc := &schema{columns: inputs, cats: map[string][]string{}, tasks: slices.Clone(tasks), ignore: desc.Ignore, id: id, na: na, missing: missing}
 	if err := sc.inputCategories(path, lay, cols, names, desc.Categorical); err != nil {
 		return nil, nil, nil, 0, err
 	}
 	if err := sc.taskClasses(path, lay, cols, names); err != nil {
 		return nil, nil, nil, 0, err
+	}
+	if missing == MissingImpute {
+		sc.imputeMissing(lay, cols)
 	}
 	sc.index()
 	sc.categorize(lay)
@@ -143,6 +146,8 @@ func (sc *schema) inputCategories(path string, lay *layout, cols []column, names
 		case col.text > 0 && col.numbers > 0 && !forced:
 			return csvError(path, "column %q mixes numbers (line %d: %s) and text (line %d: %s); correct the value, or list the column in tasks.json's \"categorical\" to one-hot encode it",
 				name, col.numLine, short(col.numText), col.textLine, short(col.firstText))
+		case col.text > 0 && !forced && checkNearUnique(path, name, col) != nil:
+			return checkNearUnique(path, name, col)
 		case col.text > 0 || forced:
 			cs, err := col.categories(path, name, "column")
 			if err != nil {
@@ -174,6 +179,11 @@ func (sc *schema) taskClasses(path string, lay *layout, cols []column, names []s
 			cs, err := col.categories(path, names[c], "task column")
 			if err != nil {
 				return err
+			}
+			for _, name := range cs {
+				if err := CheckClassName(name); err != nil {
+					return csvError(path, "column %q: task %s's label: %v", names[c], t.Name, err)
+				}
 			}
 			if t.Classes != 0 && t.Classes != len(cs) {
 				return csvError(path, "column %q: task %s has %d distinct labels (%s), tasks.json says %d classes; give its \"class_names\"",

@@ -33,12 +33,22 @@ type schema struct {
 	id      string // the id column; "" none
 	ignore  []string
 	missing string
+	na      naSet // the cells read as missing
+	// indicators are the numeric input columns that have a missing-value
+	// indicator feature after their own, medians each numeric input
+	// column's training median (nil until fitted), under MissingImpute.
+	indicators map[string]bool
+	medians    map[string]float64
 }
 
 // newSchema is the schema of a spec: that recorded by a run, or
 // decided by its training split.
 func newSchema(spec *Spec) *schema {
-	sc := &schema{columns: spec.Columns, cats: spec.Categories, tasks: spec.DataTasks(), id: spec.ID, ignore: spec.Ignore, missing: spec.Missing}
+	sc := &schema{columns: spec.Columns, cats: spec.Categories, tasks: spec.DataTasks(), id: spec.ID, ignore: spec.Ignore, missing: spec.Missing,
+		na: newNASet(spec.Version < 2, spec.NAValues), medians: spec.Medians, indicators: map[string]bool{}}
+	for _, c := range spec.Indicators {
+		sc.indicators[c] = true
+	}
 	sc.index()
 	return sc
 }
@@ -47,9 +57,12 @@ func newSchema(spec *Spec) *schema {
 func (sc *schema) index() {
 	sc.width = 0
 	for _, c := range sc.columns {
-		if cs, ok := sc.cats[c]; ok {
+		switch cs, ok := sc.cats[c]; {
+		case ok:
 			sc.width += len(cs)
-		} else {
+		case sc.indicators[c]:
+			sc.width += 2
+		default:
 			sc.width++
 		}
 	}
@@ -226,20 +239,25 @@ func (sc *schema) categorize(lay *layout) {
 
 // row is one record's parse: the inputs (width features) into x, the
 // targets into y (NaN where missing), unless lay reads none. drop, where
-// the policy is to drop a row with a missing input, reports one; without
-// it such a row is an error. predict (inputs only) cannot drop a row.
+// the policy is to drop a row with a missing input, reports one; under
+// MissingImpute the input is filled (missingInput); else such a row is
+// an error.
 func (sc *schema) row(path string, names, rec []string, line int, lay *layout, x, y []float32, predict bool) (drop bool, err error) {
 	f := 0
 	for k, c := range lay.inputs {
 		cell := strings.TrimSpace(rec[c])
-		if missingCell(cell) {
-			switch {
-			case predict:
-				return false, csvError(path, "line %d, column %q: a missing value (%q); every input of a row to predict must be there", line, names[c], cell)
-			case sc.missing == MissingDrop:
+		if sc.na.has(cell) {
+			switch sc.missing {
+			case MissingImpute:
+				f += sc.missingInput(k, sc.columns[k], lay, x[f:])
+				continue
+			case MissingDrop:
 				return true, nil
 			}
-			return false, csvError(path, "line %d, column %q: a missing value (%q); fill it in, or drop such rows with -missing drop", line, names[c], cell)
+			if predict {
+				return false, csvError(path, "line %d, column %q: a missing value (%q); every input of a row to predict must be there (the run was trained with -missing %s)", line, names[c], cell, MissingRefuse)
+			}
+			return false, csvError(path, "line %d, column %q: a missing value (%q); fill it in, or drop such rows with -missing %s (or fill them from the training split: -missing %s)", line, names[c], cell, MissingDrop, MissingImpute)
 		}
 		if cs := lay.cats[k]; cs != nil {
 			i, ok := lay.catAt[k][cell]
@@ -260,29 +278,40 @@ func (sc *schema) row(path string, names, rec []string, line int, lay *layout, x
 		}
 		x[f] = float32(v)
 		f++
+		if sc.indicators[sc.columns[k]] {
+			x[f] = 0
+			f++
+		}
 	}
+	return false, sc.targets(path, names, rec, line, lay, y)
+}
+
+// targets reads a record's targets into y, NaN where missing: a label
+// that tasks.json declares as a class name is that class, whatever it
+// looks like.
+func (sc *schema) targets(path string, names, rec []string, line int, lay *layout, y []float32) error {
 	for j, c := range lay.targets {
 		cell := strings.TrimSpace(rec[c])
 		t := sc.tasks[j]
-		if missingCell(cell) {
-			y[j] = float32(math.NaN()) // the task's loss skips the row
-			continue
-		}
 		if i, ok := sc.names[j][cell]; ok {
 			y[j] = float32(i)
+			continue
+		}
+		if sc.na.has(cell) {
+			y[j] = float32(math.NaN()) // the task's loss skips the row
 			continue
 		}
 		v, ok := number(cell)
 		if !ok {
 			if sc.names[j] != nil {
-				return false, csvError(path, "line %d, column %q: %s is not a class of task %s (%s)", line, names[c], short(cell), t.Name, listShort(t.ClassNames))
+				return csvError(path, "line %d, column %q: %s is not a class of task %s (%s)", line, names[c], short(cell), t.Name, listShort(t.ClassNames))
 			}
-			return false, csvError(path, "line %d, column %q: %q is not a number", line, names[c], rec[c])
+			return csvError(path, "line %d, column %q: %q is not a number", line, names[c], rec[c])
 		}
 		if msg := checkTarget(t, v); msg != "" {
-			return false, csvError(path, "line %d, column %q: %v%s", line, names[c], v, msg)
+			return csvError(path, "line %d, column %q: %v%s", line, names[c], v, msg)
 		}
 		y[j] = float32(v)
 	}
-	return false, nil
+	return nil
 }

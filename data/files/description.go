@@ -28,6 +28,9 @@ type TaskSpec struct {
 	Kind       string   `json:"kind"` // classification or regression
 	Classes    int      `json:"classes,omitempty"`
 	ClassNames []string `json:"class_names,omitempty"`
+	// Positive, for a regression task, says its targets are above 0:
+	// trained on their logarithm, predicted in their units (data.Task.Log).
+	Positive bool `json:"positive,omitempty"`
 }
 
 // Description is tasks.json.
@@ -66,6 +69,9 @@ func ReadDescription(path string) (Description, error) {
 	}
 	if len(b) > maxDescription {
 		return desc, fmt.Errorf("%w: %s: more than %d bytes; it names the tasks only", data.ErrInvalid, path, maxDescription)
+	}
+	if err := checkKeys(bytes.TrimPrefix(b, bom)); err != nil {
+		return desc, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(b, bom)))
 	dec.DisallowUnknownFields()
@@ -128,6 +134,8 @@ func (t TaskSpec) check() error {
 		return fmt.Errorf("a classification task needs \"classes\" of at least 2 (or none, to count them from the labels), got %d", t.Classes)
 	case t.Kind == "regression" && (t.Classes != 0 || t.ClassNames != nil):
 		return errors.New("a regression task has no classes")
+	case t.Kind != "regression" && t.Positive:
+		return errors.New("\"positive\" is for a regression task")
 	case t.Kind != "classification" && t.Kind != "regression":
 		return fmt.Errorf("kind %q is not classification or regression", t.Kind)
 	case t.ClassNames != nil && len(t.ClassNames) != t.Classes:
@@ -135,6 +143,9 @@ func (t TaskSpec) check() error {
 	}
 	names := map[string]bool{}
 	for _, n := range t.ClassNames {
+		if err := CheckClassName(n); err != nil {
+			return err
+		}
 		if names[n] {
 			return fmt.Errorf("class name %q twice", n)
 		}
@@ -175,9 +186,27 @@ func (desc *Description) checkColumns(tasks map[string]bool) error {
 // without commas, slashes, backslashes or quotes, and without
 // surrounding spaces.
 func CheckTaskName(name string) error {
-	if name == "" || !utf8.ValidString(name) || strings.ContainsAny(name, ",/\\\"") || strings.TrimSpace(name) != name ||
-		strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) {
+	if !printable(name) || strings.ContainsAny(name, ",/\\\"") {
 		return fmt.Errorf("name %q (names are non-empty printable UTF-8, without commas, slashes, quotes, control characters or surrounding spaces)", name)
 	}
 	return nil
+}
+
+// CheckClassName refuses a class name that would not stay one value in
+// predict's outputs (pred.csv's TASK/label column, -show's captions) or
+// would act on a terminal that shows them: the rule of task names but
+// for commas, slashes and quotes, which a quoted CSV field holds.
+func CheckClassName(name string) error {
+	if !printable(name) {
+		return fmt.Errorf("class name %q (class names are non-empty printable UTF-8, without control characters, line or paragraph separators, or surrounding spaces)", name)
+	}
+	return nil
+}
+
+// printable reports whether name is non-empty UTF-8 of printable
+// characters (a space, but no control character, line or paragraph
+// separator, or other space), without surrounding spaces.
+func printable(name string) bool {
+	return name != "" && utf8.ValidString(name) && strings.TrimSpace(name) == name &&
+		!strings.ContainsFunc(name, func(r rune) bool { return !unicode.IsPrint(r) })
 }

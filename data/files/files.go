@@ -47,7 +47,8 @@
 //
 // Without a validation split, Options.Valid training examples, drawn at random
 // with the seed, are held out for validation; without a test split, the
-// validation split is the test split too.
+// validation split is the test split too. A split's file that is there
+// but cannot be opened (a dangling symlink) is an error, not no split.
 //
 // Everything is checked while loading, and an inconsistency (a shape or
 // type, a label out of range, a non-finite input or regression target,
@@ -61,6 +62,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/mtsgd/mtsgd/data"
 	"github.com/mtsgd/mtsgd/internal/regfile"
@@ -89,10 +91,16 @@ type Options struct {
 	// "|", or "tab".
 	Sep string
 	// Missing is what a missing CSV input (an empty cell, NA, NaN) does:
-	// MissingError ("") refuses it, naming the file, line and column;
-	// MissingDrop drops the row. A missing target never drops its row:
-	// it masks that task's loss there.
+	// MissingRefuse (MissingError, "") refuses it, naming the file, line
+	// and column; MissingDrop drops the row; MissingImpute fills it from
+	// the training split (missing.go). A missing target never drops its
+	// row: it masks that task's loss there.
 	Missing string
+	// NAValues are cells read as missing besides "", "NA" and "NaN".
+	NAValues []string
+	// LegacyNA reads as missing the cells pandas.read_csv does ("None",
+	// "null", "n/a" among them), as specs recorded before Version 2 did.
+	LegacyNA bool
 	// ID names the CSV id column, over tasks.json's "id".
 	ID string
 	// RawTargets uses regression targets as they are; by default each
@@ -145,10 +153,8 @@ func load(dir string, o Options) (*Data, error) {
 	if err != nil {
 		return nil, &data.SettingError{Setting: "sep", Reason: err.Error()}
 	}
-	switch o.Missing {
-	case "", MissingError, MissingDrop:
-	default:
-		return nil, fmt.Errorf("%w: -missing %q is not %s or %s", data.ErrInvalid, o.Missing, MissingError, MissingDrop)
+	if err := checkMissing(o.Missing); err != nil {
+		return nil, fmt.Errorf("%w: %w", data.ErrInvalid, err)
 	}
 	id := o.ID
 	if id == "" {
@@ -157,12 +163,16 @@ func load(dir string, o Options) (*Data, error) {
 	if o.Legacy {
 		o.RawTargets = true
 	}
-	spec := Spec{Dir: dir, Tasks: desc.Tasks, Sep: o.Sep, Missing: o.Missing, Ignore: desc.Ignore, RawTargets: o.RawTargets && !o.Legacy, Version: SpecVersion}
-	if o.Legacy {
+	spec := Spec{Dir: dir, Tasks: desc.Tasks, Sep: o.Sep, Missing: o.Missing, NAValues: o.NAValues, Ignore: desc.Ignore, RawTargets: o.RawTargets && !o.Legacy, Version: SpecVersion}
+	switch {
+	case o.Legacy:
 		spec.Version = 0
+	case o.LegacyNA:
+		spec.Version = 1
 	}
 	d := &Data{}
-	rd := &reading{dir: dir, sep: sep, desc: desc, id: id, tasks: spec.DataTasks(), missing: o.Missing, legacy: o.Legacy, notes: &d.Notes}
+	rd := &reading{dir: dir, sep: sep, desc: desc, id: id, tasks: spec.DataTasks(), missing: o.Missing, legacy: o.Legacy,
+		na: newNASet(o.Legacy || o.LegacyNA, o.NAValues), notes: &d.Notes}
 	train, err := rd.split("train")
 	if err != nil {
 		return nil, err
@@ -182,6 +192,9 @@ func load(dir string, o Options) (*Data, error) {
 	if err := d.evaluationSplits(rd, train, o); err != nil {
 		return nil, err
 	}
+	if rd.csv != nil && rd.csv.missing == MissingImpute {
+		spec.Medians, spec.Indicators = d.imputation(rd.csv)
+	}
 	norm, err := desc.normalization(d.Train)
 	if err != nil {
 		return nil, err
@@ -191,11 +204,8 @@ func load(dir string, o Options) (*Data, error) {
 		return nil, err
 	}
 	if !o.RawTargets {
-		if spec.Targets, err = d.Train.targetScales(); err != nil {
+		if err := d.scaleTargets(&spec); err != nil {
 			return nil, err
-		}
-		for name, sc := range spec.Targets {
-			d.Notes = append(d.Notes, fmt.Sprintf("task %s: regression targets standardised with the training split's mean %.6g and standard deviation %.6g; scores and predictions are in the data's units", name, sc.Mean, sc.Std))
 		}
 	}
 	spec.Train = d.Train.Len()
@@ -213,6 +223,23 @@ func load(dir string, o Options) (*Data, error) {
 	}
 	d.Spec = spec
 	return d, nil
+}
+
+// scaleTargets records in spec the standardisation of each regression
+// task's targets on the training split, and says so.
+func (d *Data) scaleTargets(spec *Spec) error {
+	var err error
+	if spec.Targets, err = d.Train.targetScales(); err != nil {
+		return err
+	}
+	for name, sc := range spec.Targets {
+		what := "regression targets"
+		if slices.ContainsFunc(spec.Tasks, func(t TaskSpec) bool { return t.Name == name && t.Positive }) {
+			what = "positive: the logarithms of its targets,"
+		}
+		d.Notes = append(d.Notes, fmt.Sprintf("task %s: %s standardised with the training split's mean %.6g and standard deviation %.6g; scores and predictions are in the data's units", name, what, sc.Mean, sc.Std))
+	}
+	return nil
 }
 
 // evaluationSplits sets d's splits: train, the validation and test

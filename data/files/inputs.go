@@ -118,6 +118,11 @@ func (in *Inputs) Next(n int) (*Set, error) {
 			return nil, err
 		}
 		s.ids = in.csv.ids
+		if in.done+m == in.n {
+			if err := in.csv.drain(in.path); err != nil {
+				return nil, err
+			}
+		}
 	case in.whole != nil && in.whole.bytes != nil:
 		s.bytes = in.whole.bytes[in.done*s.size : (in.done+m)*s.size]
 	case in.whole != nil:

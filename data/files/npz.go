@@ -148,6 +148,8 @@ func checkTarget(t data.Task, v float64) string {
 	switch {
 	case t.Kind == data.Regression && (math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > math.MaxFloat32):
 		return fmt.Sprintf(": task %s's target must be a finite float32", t.Name)
+	case t.Kind == data.Regression && t.Log && !(v > 0):
+		return fmt.Sprintf(": task %s is positive (tasks.json), its targets must be above 0", t.Name)
 	case t.Kind == data.Classification && t.Classes == 0 && (v != math.Trunc(v) || v < 0):
 		// classes to be counted from the training split's labels
 		return fmt.Sprintf(" is not a class of task %s (a whole number from 0)", t.Name)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/data"
@@ -21,6 +22,7 @@ type reading struct {
 	id      string // asked for; "" takes a column named "id"
 	tasks   []data.Task
 	missing string
+	na      naSet
 	shape   []int   // the training split's inputs; nil before it
 	csv     *schema // the training split's, where it is a CSV file
 	legacy  bool    // Options.Legacy
@@ -32,24 +34,47 @@ func (rd *reading) note(format string, args ...any) {
 }
 
 // split reads the split base of the directory, from base.npz or
-// base.csv; nil where there is neither.
+// base.csv; nil where there is neither. A name that is there but cannot
+// be opened (a dangling symlink, a file without read permission) is an
+// error: taking it as no split would score the validation split as the
+// test split, or hold out training examples, without a word.
 func (rd *reading) split(base string) (*Set, error) {
 	npzPath, csvPath := filepath.Join(rd.dir, base+".npz"), filepath.Join(rd.dir, base+".csv")
-	_, errNPZ := os.Stat(npzPath)
-	_, errCSV := os.Stat(csvPath)
+	hasNPZ, err := present(npzPath)
+	if err != nil {
+		return nil, err
+	}
+	hasCSV, err := present(csvPath)
+	if err != nil {
+		return nil, err
+	}
 	switch {
-	case errNPZ == nil && errCSV == nil:
+	case hasNPZ && hasCSV:
 		return nil, fmt.Errorf("%w: %s has both %s.npz and %s.csv: keep one", data.ErrInvalid, rd.dir, base, base)
-	case errNPZ == nil:
+	case hasNPZ:
 		return rd.npz(npzPath, base)
-	case errCSV == nil:
+	case hasCSV:
 		return rd.csvSplit(csvPath, base)
-	case !errors.Is(errNPZ, fs.ErrNotExist):
-		return nil, errNPZ
-	case !errors.Is(errCSV, fs.ErrNotExist):
-		return nil, errCSV
 	}
 	return nil, nil
+}
+
+// present says whether a directory entry named path exists, a symlink
+// included whatever it points to; one that exists but whose target
+// cannot be reached is an error naming it.
+func present(path string) (bool, error) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("%w: %s: %w", data.ErrInvalid, path, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("%w: %s is there but cannot be opened (a symlink to a file that does not exist?): %w", data.ErrInvalid, path, err)
+		}
+		return false, fmt.Errorf("%w: %s is there but cannot be opened: %w", data.ErrInvalid, path, err)
+	}
+	return true, nil
 }
 
 // npz reads a split's archive; the training split's decides the classes
@@ -83,11 +108,10 @@ func (rd *reading) npz(path, base string) (*Set, error) {
 // once to decide how (schema), once to read it.
 func (rd *reading) csvSplit(path, base string) (*Set, error) {
 	if rd.shape == nil {
-		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id, rd.legacy)
+		sc, lay, names, _, err := scanTrain(path, rd.sep, rd.desc, rd.tasks, rd.id, rd.legacy, rd.na, rd.missing)
 		if err != nil {
 			return nil, err
 		}
-		sc.missing = rd.missing
 		s, dropped, err := readCSV(path, base, rd.sep, sc, lay)
 		if err != nil {
 			return nil, err
@@ -100,7 +124,10 @@ func (rd *reading) csvSplit(path, base string) (*Set, error) {
 	if sc == nil {
 		// A CSV split beside a training archive: numeric columns, as
 		// many as the archive's features.
-		sc = &schema{tasks: rd.tasks, ignore: rd.desc.Ignore, missing: rd.missing, id: rd.id}
+		sc = &schema{tasks: rd.tasks, ignore: rd.desc.Ignore, missing: rd.missing, id: rd.id, na: rd.na}
+		if sc.missing == MissingImpute {
+			sc.missing = MissingRefuse // no training median to fill from
+		}
 		f, _, header, err := openCSV(path, rd.sep, true)
 		if err != nil {
 			return nil, err
@@ -129,7 +156,10 @@ func (rd *reading) csvSplit(path, base string) (*Set, error) {
 // csvNotes says what reading the training CSV decided.
 func (rd *reading) csvNotes(path string, sc *schema, lay *layout, names []string, dropped int) {
 	base := filepath.Base(path)
-	if lay.indexed {
+	switch {
+	case lay.indexed && sc.id == "":
+		rd.note("%s: the first column has no name (%q): taken as the row index, not an input; predict gives it as each row's id", base, names[0])
+	case lay.indexed:
 		rd.note("%s: the first column has no name (%q): taken as the row index, not an input", base, names[0])
 	}
 	if sc.id != "" {
@@ -142,7 +172,12 @@ func (rd *reading) csvNotes(path string, sc *schema, lay *layout, names []string
 		}
 		cols = append(cols, c)
 	}
-	rd.note("%s: %d input columns, %d features: %s", base, len(sc.columns), sc.width, strings.Join(cols, ", "))
+	rd.note("%s: %d input columns, %d features: %s (every column but the tasks', the id and those ignored; a target missing from %s is among them)", base, len(sc.columns), sc.width, strings.Join(cols, ", "), TasksFile)
+	for _, c := range names {
+		if slices.Contains(sc.ignore, c) {
+			rd.note("%s: column %q is neither an input nor a task (tasks.json's \"ignore\")", base, c)
+		}
+	}
 	for j, t := range sc.tasks {
 		if rd.desc.Tasks[j].ClassNames == nil && t.ClassNames != nil {
 			rd.note("task %s: %d classes from the training split's labels, in sorted order: %s", t.Name, t.Classes, listShort(t.ClassNames))

@@ -21,6 +21,8 @@ func (d *Data) labelNotes() error {
 		switch {
 		case missing == d.Train.Len():
 			return fmt.Errorf("%w: %s: task %s has no label in the training split: every one is missing", data.ErrInvalid, d.Train.path, t.Name)
+		case missing > 0 && k == 1:
+			d.Notes = append(d.Notes, fmt.Sprintf("task %s: %d of the %d training labels are missing: those rows are left out of training and scores", t.Name, missing, d.Train.Len()))
 		case missing > 0:
 			d.Notes = append(d.Notes, fmt.Sprintf("task %s: %d of the %d training labels are missing: those rows train the other tasks, and scores skip them", t.Name, missing, d.Train.Len()))
 		}
@@ -37,9 +39,17 @@ func (s *Set) targetScales() (map[string]Scale, error) {
 		if t.Kind != data.Regression {
 			continue
 		}
+		// A positive task's scale is that of log y, what it trains on.
+		value := func(i int) float64 {
+			v := float64(s.y[s.rows(i)*k+j])
+			if t.Log {
+				return math.Log(v)
+			}
+			return v
+		}
 		var sum, n float64
 		for i := range s.Len() {
-			if v := float64(s.y[s.rows(i)*k+j]); !math.IsNaN(v) {
+			if v := value(i); !math.IsNaN(v) {
 				sum += v
 				n++
 			}
@@ -47,7 +57,7 @@ func (s *Set) targetScales() (map[string]Scale, error) {
 		mean := sum / n
 		var sq float64
 		for i := range s.Len() {
-			if v := float64(s.y[s.rows(i)*k+j]); !math.IsNaN(v) {
+			if v := value(i); !math.IsNaN(v) {
 				sq += (v - mean) * (v - mean)
 			}
 		}

@@ -696,3 +696,42 @@ func (w *Writer) WriteFloat64(name string, shape []int, v []float64) error {
 
 // Close writes the archive's directory.
 func (w *Writer) Close() error { return w.z.Close() }
+
+// WriteStrings writes v as a NumPy Unicode array (<Un, n the most
+// characters of any string; UTF-32, each string padded with zeros), of
+// shape len(v), as numpy.array(list_of_str) gives. A string that is not
+// valid UTF-8 is written with U+FFFD for each bad byte.
+func (w *Writer) WriteStrings(name string, v []string) error {
+	width := 1
+	for _, s := range v {
+		width = max(width, utf8.RuneCountInString(s))
+	}
+	descr := "<U" + strconv.Itoa(width)
+	switch {
+	case name == "" || !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
+		return fmt.Errorf("npz: array name %q: empty, not UTF-8 or holding a control character", name)
+	case w.names[name]:
+		return fmt.Errorf("npz: array %q written twice", name)
+	}
+	w.names[name] = true
+	e, err := w.z.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})
+	if err != nil {
+		return err
+	}
+	if _, err := e.Write(EncodeHeader(descr, []int{len(v)})); err != nil {
+		return err
+	}
+	buf := make([]byte, 4*width)
+	for _, s := range v {
+		clear(buf)
+		k := 0
+		for _, r := range s {
+			binary.LittleEndian.PutUint32(buf[4*k:], uint32(r))
+			k++
+		}
+		if _, err := e.Write(buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}

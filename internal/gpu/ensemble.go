@@ -27,7 +27,9 @@ import (
 //
 // An input that every lane reads alike (a batch) may lie in one
 // allocation the lanes share (AllocShared), which each lane uploads the
-// same bytes to: Flush then makes one of those uploads.
+// same bytes to, or writes by the same launch (one whose every pointer is
+// the same on each lane): Flush then makes one of those uploads or
+// launches.
 //
 // Lanes' downloads, syncs and frees flush first; so must whoever uses
 // the device itself while lanes have work recorded.
@@ -133,6 +135,12 @@ func (e *Ensemble) together(cs []*call) (bool, error) {
 		strides, ok := launchStrides(cs)
 		if !ok {
 			return false, nil
+		}
+		if strides == (Lanes{}) {
+			// Every lane's pointers the same: memory the lanes share
+			// (AllocShared) written alike by each, as an upload there.
+			// Once is enough.
+			return true, e.dev.Launch(c.kernel, c.threads, c.args...)
 		}
 		return true, e.dev.LaunchLanes(c.kernel, c.threads, len(cs), strides, c.args...)
 	case c.gemm != nil:

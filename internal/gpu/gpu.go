@@ -63,6 +63,13 @@ type Device interface {
 	Close() error
 }
 
+// MemoryReporter is a Device that can say how many bytes of its memory
+// are free (the CUDA device; not the emulator, whose memory is the
+// host's).
+type MemoryReporter interface {
+	FreeMemory() (int, error)
+}
+
 // Dtype is an element type of the kernels.
 type Dtype int
 

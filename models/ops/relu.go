@@ -152,20 +152,43 @@ func GlobalAvgPool(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if len(s) != 4 {
 		return nil, fmt.Errorf("global average pool of shape %v, want (batch, C, H, W)", s)
 	}
-	return apply(&avgPoolOp{base: newBase("GlobalAvgPool", 4, 2), shape: s.Clone()}, x)
+	return apply(&avgPoolOp{base: newBase("GlobalAvgPool", 4, 2), shape: s.Clone(), kh: s[2], kw: s[3]}, x)
 }
 
-// avgPoolOp is the global average pool.
+// AvgPool adds the k×k average pool with stride k of x (batch, C, H, W),
+// H and W multiples of k, to x's graph, flattened per example as
+// PyTorch's avg_pool2d(x, k).view(batch, -1): the result is (batch,
+// C·(H/k)·(W/k)), channel by channel, each channel's windows row by row.
+// With k = H = W it is GlobalAvgPool.
+func AvgPool(x *gorgonia.Node, k int) (*gorgonia.Node, error) {
+	s := x.Shape()
+	if len(s) != 4 || k < 1 || s[2]%k != 0 || s[3]%k != 0 {
+		return nil, fmt.Errorf("%d×%d average pool of shape %v, want (batch, C, H, W) with H and W multiples of %d", k, k, s, k)
+	}
+	return apply(&avgPoolOp{base: newBase("AvgPool", 4, 2), shape: s.Clone(), kh: k, kw: k}, x)
+}
+
+// avgPoolOp is the average pool over kh×kw windows with their own size
+// as stride; windows the size of the plane make the global pool.
 type avgPoolOp struct {
 	base
-	gpu   onGPU        // on a device: see deviceDo
-	shape tensor.Shape // the input's
-	twin  *avgPoolOp
-	out   buffer
+	gpu    onGPU        // on a device: see deviceDo
+	shape  tensor.Shape // the input's
+	kh, kw int
+	twin   *avgPoolOp
+	out    buffer
+}
+
+// global reports whether the op is the global average pool.
+func (op *avgPoolOp) global() bool { return op.kh == op.shape[2] && op.kw == op.shape[3] }
+
+// features is the width of the output per example.
+func (op *avgPoolOp) features() int {
+	return op.shape[1] * (op.shape[2] / op.kh) * (op.shape[3] / op.kw)
 }
 
 func (op *avgPoolOp) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
-	return tensor.Shape{op.shape[0], op.shape[1]}, nil
+	return tensor.Shape{op.shape[0], op.features()}, nil
 }
 
 func (op *avgPoolOp) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
@@ -181,8 +204,12 @@ func (op *avgPoolOp) replayed() (gorgonia.Value, bool) {
 
 // avgPoolCPU is avgPoolOp's run on the CPU in T.
 func avgPoolCPU[T float](op *avgPoolOp, x *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
-	out := op.out.get(x.Dtype(), false, op.shape[0], op.shape[1])
-	planeMeans(data[T](x), op.shape[2]*op.shape[3], data[T](out))
+	out := op.out.get(x.Dtype(), false, op.shape[0], op.features())
+	if op.global() {
+		planeMeans(data[T](x), op.shape[2]*op.shape[3], data[T](out))
+	} else {
+		windowMeans(data[T](x), op.shape[2], op.shape[3], op.kh, op.kw, data[T](out))
+	}
 	return out, nil
 }
 
@@ -192,10 +219,29 @@ func planeMeans[T float](x []T, hw int, out []T) {
 	}
 }
 
+// windowMeans is the mean of each kh×kw window of the h×w planes of x.
+func windowMeans[T float](x []T, h, w, kh, kw int, out []T) {
+	oh, ow := h/kh, w/kw
+	for p := range len(x) / (h * w) {
+		plane := x[p*h*w : (p+1)*h*w]
+		for oy := range oh {
+			for ox := range ow {
+				var s float64
+				for y := oy * kh; y < (oy+1)*kh; y++ {
+					for _, v := range plane[y*w+ox*kw : y*w+(ox+1)*kw] {
+						s += float64(v)
+					}
+				}
+				out[(p*oh+oy)*ow+ox] = T(s / float64(kh*kw))
+			}
+		}
+	}
+}
+
 func (op *avgPoolOp) DiffWRT(int) []bool { return []bool{true} }
 
 func (op *avgPoolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(&avgPoolGrad{base: op.derive(op.name+"∂x", 2, 4), shape: op.shape}, grad)
+	dx, err := gorgonia.ApplyOp(&avgPoolGrad{base: op.derive(op.name+"∂x", 2, 4), shape: op.shape, kh: op.kh, kw: op.kw}, grad)
 	if err != nil {
 		return nil, err
 	}
@@ -204,20 +250,23 @@ func (op *avgPoolOp) SymDiff(_ gorgonia.Nodes, _, grad *gorgonia.Node) (gorgonia
 
 func (op *avgPoolOp) replay(recorded gorgonia.Op) error {
 	r, ok := recorded.(*avgPoolOp)
-	if !ok || !r.shape.Eq(op.shape) {
+	if !ok || !r.shape.Eq(op.shape) || r.kh != op.kh || r.kw != op.kw {
 		return fmt.Errorf("ops: %v cannot replay %v", op, recorded)
 	}
 	op.twin = r
 	return nil
 }
 
-// avgPoolGrad spreads each plane's gradient evenly over the plane.
+// avgPoolGrad spreads each window's gradient evenly over the window.
 type avgPoolGrad struct {
 	base
-	gpu   onGPU // on a device: see deviceDo
-	shape tensor.Shape
-	out   buffer
+	gpu    onGPU // on a device: see deviceDo
+	shape  tensor.Shape
+	kh, kw int
+	out    buffer
 }
+
+func (op *avgPoolGrad) global() bool { return op.kh == op.shape[2] && op.kw == op.shape[3] }
 
 func (op *avgPoolGrad) InferShape(...gorgonia.DimSizer) (tensor.Shape, error) {
 	return op.shape.Clone(), nil
@@ -230,7 +279,11 @@ func (op *avgPoolGrad) Do(vals ...gorgonia.Value) (gorgonia.Value, error) {
 // avgPoolGradCPU is avgPoolGrad's run on the CPU in T.
 func avgPoolGradCPU[T float](op *avgPoolGrad, g *tensor.Dense, _ []gorgonia.Value) (gorgonia.Value, error) {
 	out := op.out.get(g.Dtype(), false, op.shape...)
-	spread(data[T](g), op.shape[2]*op.shape[3], data[T](out))
+	if op.global() {
+		spread(data[T](g), op.shape[2]*op.shape[3], data[T](out))
+	} else {
+		spreadWindows(data[T](g), op.shape[2], op.shape[3], op.kh, op.kw, data[T](out))
+	}
 	return out, nil
 }
 
@@ -239,6 +292,19 @@ func spread[T float](g []T, hw int, dx []T) {
 		v /= T(hw)
 		for i := range hw {
 			dx[p*hw+i] = v
+		}
+	}
+}
+
+// spreadWindows gives each value of a kh×kw window of the h×w planes of
+// dx its window's gradient over kh·kw.
+func spreadWindows[T float](g []T, h, w, kh, kw int, dx []T) {
+	oh, ow := h/kh, w/kw
+	for p := range len(dx) / (h * w) {
+		for y := range h {
+			for x := range w {
+				dx[(p*h+y)*w+x] = g[(p*oh+y/kh)*ow+x/kw] / T(kh*kw)
+			}
 		}
 	}
 }

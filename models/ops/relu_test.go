@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -92,5 +93,69 @@ func TestAddReLURejectsShapes(t *testing.T) {
 	}
 	if _, err := GlobalAvgPool(gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 3), gorgonia.WithName("m"))); err == nil {
 		t.Error("a matrix: no error")
+	}
+}
+
+// TestAvgPoolWindows checks the 2×2 average pool of a (2, 3, 4, 6) input
+// against the windows' means summed here value by value, to 1e-12, its
+// gradient with central differences, and that a window equal to the
+// plane gives GlobalAvgPool's output.
+func TestAvgPoolWindows(t *testing.T) {
+	const n, c, h, w, k = 2, 3, 4, 6, 2
+	rng := rand.New(rand.NewPCG(13, 0))
+	in := randomInput(rng, "x", n, c, h, w)
+	p := newProbe(t, tensor.Float64, []input{in}, []int{0}, rand.New(rand.NewPCG(14, 0)), func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+		x, err := notLeaf(nodes[0])
+		if err != nil {
+			return nil, err
+		}
+		return AvgPool(x, k)
+	})
+	out, _, _ := p.run(t)
+	if len(out) != n*c*(h/k)*(w/k) {
+		t.Fatalf("%d outputs, want %d", len(out), n*c*(h/k)*(w/k))
+	}
+	for i := range n {
+		for ch := range c {
+			for oy := range h / k {
+				for ox := range w / k {
+					var want float64
+					for dy := range k {
+						for dx := range k {
+							want += in.vals[((i*c+ch)*h+oy*k+dy)*w+ox*k+dx] / (k * k)
+						}
+					}
+					// PyTorch's view(batch, -1): channel, then row, then column.
+					got := out[i*c*(h/k)*(w/k)+(ch*(h/k)+oy)*(w/k)+ox]
+					if math.Abs(got-want) > 1e-12 {
+						t.Fatalf("example %d channel %d window (%d,%d): %g, want %g", i, ch, oy, ox, got, want)
+					}
+				}
+			}
+		}
+	}
+	fdCheck(t, p, []int{0}, rng)
+
+	sq := randomInput(rng, "s", n, c, 4, 4)
+	whole := func(f func(*gorgonia.Node) (*gorgonia.Node, error)) []float64 {
+		q := newProbe(t, tensor.Float64, []input{sq}, []int{0}, rand.New(rand.NewPCG(15, 0)), func(nodes []*gorgonia.Node) (*gorgonia.Node, error) {
+			x, err := notLeaf(nodes[0])
+			if err != nil {
+				return nil, err
+			}
+			return f(x)
+		})
+		o, _, _ := q.run(t)
+		return o
+	}
+	a := whole(func(x *gorgonia.Node) (*gorgonia.Node, error) { return AvgPool(x, 4) })
+	b := whole(GlobalAvgPool)
+	if d := maxRelDiff(a, b); d > 1e-12 {
+		t.Errorf("4×4 pool of a 4×4 plane differs from the global pool by %.3g", d)
+	}
+	g := gorgonia.NewGraph()
+	odd := gorgonia.NewTensor(g, tensor.Float64, 4, gorgonia.WithShape(1, 2, 6, 6), gorgonia.WithName("odd"))
+	if _, err := AvgPool(odd, 4); err == nil {
+		t.Error("a 4×4 pool of 6×6 planes: no error")
 	}
 }

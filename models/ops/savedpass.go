@@ -163,7 +163,7 @@ func (op *avgPoolOp) exchange(part *any) {
 	op.out, *k = *k, op.out
 }
 
-func (op *avgPoolOp) savedSize() (floats, ints int) { return op.shape[0] * op.shape[1], 0 }
+func (op *avgPoolOp) savedSize() (floats, ints int) { return op.shape[0] * op.features(), 0 }
 
 type linearSaved struct {
 	out  buffer

@@ -1,24 +1,42 @@
 // Package resnet18 is the multi-task ResNet-18 of the paper's CelebA
-// experiment: torchvision's resnet18 without its final layer as the trunk,
-// one linear head per task.
+// experiment in two layouts, one trunk shared by the tasks and one linear
+// head per task. Both have the same four layers of basic blocks:
 //
-//	trunk: conv 7×7/2 (3→64, padding 3) → BN → ReLU → max-pool 3×3/2
-//	       (padding 1) → layer1 … layer4 → global average pool (512)
 //	layer k: two basic blocks with 64, 128, 256, 512 channels; the first
 //	       block of layers 2-4 has stride 2 and a 1×1/2 convolution + BN
 //	       on its shortcut
 //	basic block: conv 3×3 → BN → ReLU → conv 3×3 → BN, + shortcut → ReLU
+//
+// Paper is the network the paper ran (its CelebA appendix: "as in" Sener
+// & Koltun, whose multi_faces_resnet.py is the CIFAR-style ResNet-18):
+//
+//	trunk: conv 3×3/1 (3→64, padding 1) → BN → ReLU → layer1 … layer4
+//	       → 4×4 average pool, flattened (2×2×512 = 2,048 at 64×64)
+//	head j: linear 2048→C_j
+//
+// A 64×64 input keeps its size through layer1, then 32×32, 16×16 and
+// 8×8 in layers 2-4. Its initialisation is PyTorch's default, as that
+// code leaves it: convolution and linear weights kaiming_uniform_ with
+// a = √5, which is U(±1/√fan_in) with fan_in = in_channels·k·k, head
+// biases U(±1/√fan_in), batch-norm scale 1 and shift 0, running mean 0
+// and variance 1.
+//
+// New is torchvision's resnet18 without its final layer:
+//
+//	trunk: conv 7×7/2 (3→64, padding 3) → BN → ReLU → max-pool 3×3/2
+//	       (padding 1) → layer1 … layer4 → global average pool (512)
 //	head j: linear 512→C_j
 //
-// Convolutions have no bias, as in torchvision. A 64×64 input becomes
-// 32×32 after the first convolution, 16×16 after pooling and 2×2 after
-// layer4. Initialisation is torchvision's: convolution weights
+// A 64×64 input becomes 32×32 after the first convolution, 16×16 after
+// pooling and 2×2 after layer4: about 15 times fewer operations than
+// Paper's. Its initialisation is torchvision's: convolution weights
 // N(0, 2/fan_out) with fan_out = out_channels·k·k (kaiming_normal_,
-// mode "fan_out"), batch-norm scale 1 and shift 0, running mean 0 and
-// variance 1; heads as PyTorch's nn.Linear, U(±1/√512).
+// mode "fan_out"), batch norms as above, heads as PyTorch's nn.Linear,
+// U(±1/√512).
 //
-// Small builds the same network with fewer channels and smaller inputs,
-// for tests: every layer is the same code at another width.
+// Convolutions have no bias in either. Small and PaperSmall build the
+// same networks with fewer channels and smaller inputs, for tests: every
+// layer is the same code at another width.
 package resnet18
 
 import (
@@ -41,6 +59,7 @@ const Side = 64
 type ResNet struct {
 	width, side int
 	classes     []int
+	paper       bool // Paper's layout; torchvision's otherwise
 }
 
 // New returns the standard ResNet-18 trunk for 3×64×64 inputs with one
@@ -57,11 +76,37 @@ func Small(width, side int, classes ...int) *ResNet {
 	return &ResNet{width: width, side: side, classes: slices.Clone(classes)}
 }
 
+// PoolSide is the side of the average pool that ends Paper's trunk.
+const PoolSide = 4
+
+// Paper returns the paper's trunk, the CIFAR-style ResNet-18, for
+// 3×64×64 inputs with one head per task, task j having classes[j]
+// outputs.
+func Paper(classes ...int) *ResNet { return PaperSmall(64, Side, classes...) }
+
+// PaperSmall returns Paper's layout with width channels in layer1 (64 in
+// the paper's network) for 3×side×side inputs, side a multiple of 32
+// (layers 2-4 halve it three times, then the pool takes 4×4 windows).
+func PaperSmall(width, side int, classes ...int) *ResNet {
+	if side%(8*PoolSide) != 0 {
+		panic(fmt.Sprintf("resnet18: side %d is not a multiple of %d", side, 8*PoolSide))
+	}
+	r := Small(width, side, classes...)
+	r.paper = true
+	return r
+}
+
 func (r *ResNet) InputShape() []int { return []int{3, r.side, r.side} }
 
-// Features is the width of the trunk's output: 512 in the standard
-// network.
-func (r *ResNet) Features() int { return 8 * r.width }
+// Features is the width of the trunk's output: 512 in torchvision's
+// layout, 512 per window of the last pool in Paper's (2,048 at 64×64).
+func (r *ResNet) Features() int {
+	if r.paper {
+		windows := r.side / (8 * PoolSide)
+		return 8 * r.width * windows * windows
+	}
+	return 8 * r.width
+}
 
 // block describes one basic block.
 type block struct {
@@ -91,7 +136,12 @@ func (r *ResNet) blocks() []block {
 	return bs
 }
 
-func conv(name string, in, out, k int) models.Param {
+// conv is a convolution weight, initialised as the layout's reference
+// does: PyTorch's default for Paper, torchvision's otherwise.
+func (r *ResNet) conv(name string, in, out, k int) models.Param {
+	if r.paper {
+		return models.Param{Name: name, Shape: []int{out, in, k, k}, Init: models.Uniform(1 / math.Sqrt(float64(in*k*k)))}
+	}
 	std := math.Sqrt(2 / float64(out*k*k))
 	return models.Param{Name: name, Shape: []int{out, in, k, k}, Init: func(rng *rand.Rand, dst []float64) {
 		for i := range dst {
@@ -107,18 +157,26 @@ func bn(name string, c int) []models.Param {
 	}
 }
 
+// stem is the side of the first convolution's kernel.
+func (r *ResNet) stem() int {
+	if r.paper {
+		return 3
+	}
+	return 7
+}
+
 // TrunkParams are, in order: conv1, bn1, then per block conv1, bn1,
 // conv2, bn2 and the shortcut's conv and bn; a convolution is one weight
 // (out, in, k, k), a batch norm its weight and bias (1, C, 1, 1).
 func (r *ResNet) TrunkParams() []models.Param {
-	ps := append([]models.Param{conv("conv1.weight", 3, r.width, 7)}, bn("bn1", r.width)...)
+	ps := append([]models.Param{r.conv("conv1.weight", 3, r.width, r.stem())}, bn("bn1", r.width)...)
 	for _, b := range r.blocks() {
-		ps = append(ps, conv(b.name+".conv1.weight", b.in, b.out, 3))
+		ps = append(ps, r.conv(b.name+".conv1.weight", b.in, b.out, 3))
 		ps = append(ps, bn(b.name+".bn1", b.out)...)
-		ps = append(ps, conv(b.name+".conv2.weight", b.out, b.out, 3))
+		ps = append(ps, r.conv(b.name+".conv2.weight", b.out, b.out, 3))
 		ps = append(ps, bn(b.name+".bn2", b.out)...)
 		if b.hasShortcut {
-			ps = append(ps, conv(b.name+".downsample.0.weight", b.in, b.out, 1))
+			ps = append(ps, r.conv(b.name+".downsample.0.weight", b.in, b.out, 1))
 			ps = append(ps, bn(b.name+".downsample.1", b.out)...)
 		}
 	}
@@ -164,19 +222,39 @@ func (r *ResNet) Trunk(x *gorgonia.Node, p []*gorgonia.Node, norm *models.Norm) 
 		return nil, fmt.Errorf("resnet18: %d parameter nodes for %d", len(p), len(r.TrunkParams()))
 	}
 	ps := params(p)
-	h, err := convBN(x, ps.next(3), 7, 2, 3, norm)
+	h, err := r.stemLayers(x, ps.next(3), norm)
 	if err != nil {
-		return nil, fmt.Errorf("resnet18 conv1: %w", err)
-	}
-	if h, err = ops.ReLUMaxPool2d(h, 3, 2, 1); err != nil {
-		return nil, fmt.Errorf("resnet18 max-pool: %w", err)
+		return nil, err
 	}
 	for _, b := range r.blocks() {
 		if h, err = basicBlock(h, b, &ps, norm); err != nil {
 			return nil, fmt.Errorf("resnet18 %s: %w", b.name, err)
 		}
 	}
+	if r.paper {
+		return ops.AvgPool(h, PoolSide)
+	}
 	return ops.GlobalAvgPool(h)
+}
+
+// stemLayers are the layers before layer1: the first convolution, its
+// batch norm and ReLU, and in torchvision's layout the max-pool.
+func (r *ResNet) stemLayers(x *gorgonia.Node, p []*gorgonia.Node, norm *models.Norm) (*gorgonia.Node, error) {
+	if r.paper {
+		h, err := convBN(x, p, 3, 1, 1, norm)
+		if err != nil {
+			return nil, fmt.Errorf("resnet18 conv1: %w", err)
+		}
+		return ops.ReLU(h)
+	}
+	h, err := convBN(x, p, 7, 2, 3, norm)
+	if err != nil {
+		return nil, fmt.Errorf("resnet18 conv1: %w", err)
+	}
+	if h, err = ops.ReLUMaxPool2d(h, 3, 2, 1); err != nil {
+		return nil, fmt.Errorf("resnet18 max-pool: %w", err)
+	}
+	return h, nil
 }
 
 func basicBlock(x *gorgonia.Node, b block, ps *params, norm *models.Norm) (*gorgonia.Node, error) {

@@ -34,7 +34,12 @@
 // changes, it tries to finish exactly by solving the KKT system on that
 // support; that system is singular where the minimiser is not unique, so
 // then, and every few dozen iterations on an unchanged support, it also
-// tries a few proximal steps, which stay well-posed.
+// tries a few proximal steps, which stay well-posed. Projected gradient's
+// rate depends on U's conditioning along the simplex: where it leaves the
+// gap above the tolerance (one direction 10⁴ times longer than the
+// others is enough), an active-set method, Wolfe's algorithm for the
+// nearest point of a polytope, finishes in the steps kept back for it
+// (wolfe.go).
 //
 // # Certification
 //
@@ -92,7 +97,7 @@ type Result struct {
 	Value      float64 // wᵀUw at the returned w, for U as given
 	Gap        float64 // Frank-Wolfe gap 2(wᵀUw − min_i (Uw)_i) ≥ wᵀUw − min over the simplex
 	Tol        float64 // the absolute tolerance Converged holds Gap to (see the package doc)
-	Iterations int     // projected-gradient iterations (0 for closed forms)
+	Iterations int     // projected-gradient and active-set steps (0 for closed forms)
 	Converged  bool    // Gap ≤ Tol
 }
 
@@ -124,6 +129,7 @@ type Solver struct {
 	best                           []float64 // the point of least gap so far
 	bestGap                        float64
 	support                        []int
+	corral                         []bool    // the active set of wolfe
 	system                         []float64 // (K+1)×(K+2) augmented KKT system
 }
 
@@ -177,7 +183,18 @@ func (s *Solver) Solve(w, u []float64) (Result, error) {
 	case k == 2:
 		solve2(w, b)
 	default:
-		iters = s.iterate(w, b, aim)
+		maxIter := s.MaxIter
+		if maxIter == 0 {
+			maxIter = DefaultMaxIter
+		}
+		// Projected gradient first; the active-set method (wolfe.go)
+		// finishes what it leaves uncertified, in a reserve of steps.
+		reserve := min(maxIter/2, wolfeReserve(k))
+		iters = s.iterate(w, b, aim, maxIter-reserve)
+		if s.bestGap > aim && iters < maxIter {
+			iters += s.wolfe(w, b, aim, maxIter-iters)
+			copy(w, s.best)
+		}
 	}
 	r := s.evaluate(w, b)
 	r.Iterations = iters
@@ -266,10 +283,11 @@ func (s *Solver) evaluate(w, u []float64) Result {
 }
 
 // iterate runs FISTA with gradient-based restart (O'Donoghue & Candès 2015)
-// from the simplex centre until the gap is at most aim, and returns the
-// number of iterations used. It leaves in w the point of least gap it met,
-// among the iterates and the polishing candidates.
-func (s *Solver) iterate(w, u []float64, aim float64) int {
+// from the simplex centre until the gap is at most aim, for at most
+// maxIter iterations, and returns the number used. It leaves in w the
+// point of least gap it met, among the iterates and the polishing
+// candidates.
+func (s *Solver) iterate(w, u []float64, aim float64, maxIter int) int {
 	step := 1 / (2 * s.curvature(u))
 
 	for i := range w {
@@ -278,10 +296,6 @@ func (s *Solver) iterate(w, u []float64, aim float64) int {
 	copy(s.y, w)
 	s.bestGap = math.Inf(1)
 	mom := 1.0
-	maxIter := s.MaxIter
-	if maxIter == 0 {
-		maxIter = DefaultMaxIter
-	}
 	lastSupport := -1
 	for it := 1; it <= maxIter; it++ {
 		// Gradient step from the extrapolated point y, then project.
@@ -561,6 +575,7 @@ func (s *Solver) resize(k int) {
 	s.best = make([]float64, k)
 	s.b = make([]float64, k*k)
 	s.support = make([]int, 0, k)
+	s.corral = make([]bool, k)
 	s.system = make([]float64, (k+1)*(k+2))
 }
 

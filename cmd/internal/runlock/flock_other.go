@@ -17,3 +17,6 @@ var errWouldBlock = errors.New("locked")
 // AIX): the lock file then only records the PID of the last process that
 // opened the directory.
 func lock(*os.File) error { return nil }
+
+// probe knows of no holder where there are no locks.
+func probe(*os.File) bool { return false }

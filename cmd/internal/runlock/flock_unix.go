@@ -22,3 +22,19 @@ func lock(f *os.File) error {
 		}
 	}
 }
+
+// probe reports whether another open file holds a lock on f, trying a
+// shared lock without waiting and dropping it at once.
+func probe(f *os.File) bool {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err == nil:
+			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			return false
+		}
+		return errors.Is(err, errWouldBlock)
+	}
+}

@@ -108,6 +108,22 @@ func Hold(dir string, report func(error)) (release func(), err error) {
 	}, nil
 }
 
+// Holder reports whether a process holds the run directory dir (a train
+// writing its checkpoints), and its PID as the lock file records it (0
+// where it records none), without taking or creating the lock: a reader
+// (eval) says who is writing what it could not read.
+func Holder(dir string) (pid int, held bool) {
+	f, err := os.OpenFile(filepath.Join(dir, Name), os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if checkFile(f, f.Name()) != nil || !probe(f) {
+		return 0, false
+	}
+	return readPID(f), true
+}
+
 // isLink tells whether path is a symbolic link.
 func isLink(path string) bool {
 	st, err := os.Lstat(path)

@@ -134,3 +134,31 @@ func TestHoldReleases(t *testing.T) {
 	}
 	l.Release()
 }
+
+// Holder sees a held directory and its holder's PID, and neither takes
+// the lock (Acquire still succeeds once it is released) nor creates the
+// lock file where there is none.
+func TestHolder(t *testing.T) {
+	dir := t.TempDir()
+	if pid, held := Holder(dir); held || pid != 0 {
+		t.Errorf("no lock file: %d, %v", pid, held)
+	}
+	if _, err := os.Stat(filepath.Join(dir, Name)); err == nil {
+		t.Error("Holder created the lock file")
+	}
+	l, err := Acquire(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, held := Holder(dir); !held || pid != os.Getpid() {
+		t.Errorf("held: %d, %v; want %d, true", pid, held, os.Getpid())
+	}
+	l.Release()
+	if pid, held := Holder(dir); held {
+		t.Errorf("released: %d, %v", pid, held)
+	}
+	if l, err = Acquire(dir); err != nil {
+		t.Fatalf("Acquire after Holder: %v", err)
+	}
+	l.Release()
+}

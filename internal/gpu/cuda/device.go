@@ -21,6 +21,7 @@ CUresult mt_function(CUcontext ctx, CUmodule m, const char *name, CUfunction *f)
 CUresult mt_launch(CUcontext ctx, CUfunction f, unsigned lanes, unsigned grid, unsigned block, char *buf, const int *offsets, int n);
 CUresult mt_alloc(CUcontext ctx, CUdeviceptr *p, size_t n);
 CUresult mt_free(CUcontext ctx, CUdeviceptr p);
+CUresult mt_meminfo(CUcontext ctx, size_t *free, size_t *total);
 CUresult mt_upload(CUcontext ctx, CUdeviceptr dst, const void *src, size_t n);
 CUresult mt_download(CUcontext ctx, void *dst, CUdeviceptr src, size_t n);
 CUresult mt_sync(CUcontext ctx);
@@ -102,6 +103,16 @@ func (d *Device) Alloc(bytes int) (gpu.Ptr, error) {
 		return 0, fmt.Errorf("%s: allocating %d bytes: %w", d.name, bytes, err)
 	}
 	return gpu.Ptr(p), nil
+}
+
+// FreeMemory implements gpu.MemoryReporter: the driver's count of the
+// device's free bytes (cuMemGetInfo).
+func (d *Device) FreeMemory() (int, error) {
+	var free, total C.size_t
+	if err := cudaError(C.mt_meminfo(d.ctx, &free, &total)); err != nil {
+		return 0, fmt.Errorf("%s: free memory: %w", d.name, err)
+	}
+	return int(free), nil
 }
 
 func (d *Device) Free(p gpu.Ptr) error {

@@ -33,6 +33,7 @@ static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, un
 				    unsigned, CUstream, void **, void **);
 static CUresult (*p_cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*p_cuMemFree)(CUdeviceptr);
+static CUresult (*p_cuMemGetInfo)(size_t *, size_t *);
 static CUresult (*p_cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
 static CUresult (*p_cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
 static CUresult (*p_cuGetErrorString)(CUresult, const char **);
@@ -61,6 +62,7 @@ static const char *load_driver(void)
 	SYM(p_cuLaunchKernel, "cuLaunchKernel")
 	SYM(p_cuMemAlloc, "cuMemAlloc_v2")
 	SYM(p_cuMemFree, "cuMemFree_v2")
+	SYM(p_cuMemGetInfo, "cuMemGetInfo_v2")
 	SYM(p_cuMemcpyHtoD, "cuMemcpyHtoD_v2")
 	SYM(p_cuMemcpyDtoH, "cuMemcpyDtoH_v2")
 	SYM(p_cuGetErrorString, "cuGetErrorString")
@@ -114,6 +116,11 @@ CUresult mt_alloc(CUcontext ctx, CUdeviceptr *p, size_t n)
 {
 	CUresult r = p_cuCtxSetCurrent(ctx);
 	return r ? r : p_cuMemAlloc(p, n);
+}
+CUresult mt_meminfo(CUcontext ctx, size_t *free, size_t *total)
+{
+	CUresult r = p_cuCtxSetCurrent(ctx);
+	return r ? r : p_cuMemGetInfo(free, total);
 }
 CUresult mt_free(CUcontext ctx, CUdeviceptr p)
 {

@@ -120,3 +120,28 @@ func checkBiasAdd(k *kit) {
 		k.near(fmt.Sprintf("bias_add, relu %d", relu), k.download(py, len(y)), want)
 	}
 }
+
+// checkGatherRows takes rows of a matrix by index, scaled, with -1 for a
+// row of zeros (a batch's padding), against the definition.
+func checkGatherRows(k *kit) {
+	const n, width = 7, 5
+	src := k.randoms(n*width, -2, 2)
+	idx := []int32{3, 0, 6, 3, -1, -1}
+	psrc, out := k.upload(src), k.buffer(k.dt, len(idx)*width)
+	pidx := k.buffer(gpu.Float32, len(idx)) // int32s, as wide as float32s
+	if err := k.dev.Upload(pidx, gpu.Bytes(idx)); err != nil {
+		k.t.Fatal(err)
+	}
+	for _, scale := range []float64{1, 0.25} {
+		k.launch("gather_rows", len(idx)*width, out, psrc, pidx, len(idx), width, scale)
+		want := make([]float64, len(idx)*width)
+		for r, j := range idx {
+			for c := range width {
+				if j >= 0 {
+					want[r*width+c] = k.round(scale * k.round(src[int(j)*width+c]))
+				}
+			}
+		}
+		k.same(fmt.Sprintf("gather_rows, scale %g", scale), k.download(out, len(want)), want)
+	}
+}

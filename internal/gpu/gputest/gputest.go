@@ -46,6 +46,7 @@ var checks = []struct {
 }{
 	{"fill-axpy-scale", checkElementwise},
 	{"copy-add-swap01", checkCopyAddSwap},
+	{"gather_rows", checkGatherRows},
 	{"widen-narrow", checkWidenNarrow},
 	{"relu", checkReLU},
 	{"bias_add", checkBiasAdd},

@@ -45,6 +45,7 @@ template <typename... A> kernel entry(void (*f)(A...))
 	X(copy)                                                                                   \
 	X(add)                                                                                    \
 	X(swap01)                                                                                 \
+	X(gather_rows)                                                                            \
 	X(widen)                                                                                  \
 	X(narrow)                                                                                 \
 	X(relu)                                                                                   \

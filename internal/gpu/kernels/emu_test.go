@@ -184,13 +184,31 @@ func TestEnsemble(t *testing.T) {
 		must(t, l.Upload(p, gpu.Bytes([]float64{0.5})))
 		must(t, l.Launch("axpy_f64", 1, bs[i].c, 2.0, p, 1)) // c += 1
 	}
+	// A shared buffer that every lane writes alike, by a launch whose
+	// pointers are the same on each: one launch (three would make 13.5).
+	var written gpu.Ptr
+	for i := range lanes {
+		l := e.Lane(i)
+		p, err := l.AllocShared(8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written = p
+		must(t, l.Upload(p, gpu.Bytes([]float64{0.5})))
+		must(t, l.Launch("scale_f64", 1, p, 3.0, 1))
+	}
 	before := count.Counts()
 	if err := e.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	got := count.Counts().Sub(before)
-	if got.Launches != 2+lanes || got.Gemms != 1 || got.Uploads != 3*lanes+1 {
-		t.Errorf("flush: %v; want %d launches, 1 GEMM, %d uploads", got, 2+lanes, 3*lanes+1)
+	if got.Launches != 3+lanes || got.Gemms != 1 || got.Uploads != 3*lanes+2 {
+		t.Errorf("flush: %v; want %d launches, 1 GEMM, %d uploads", got, 3+lanes, 3*lanes+2)
+	}
+	w := make([]float64, 1)
+	must(t, e.Lane(2).Download(gpu.Bytes(w), written))
+	if w[0] != 1.5 {
+		t.Errorf("the shared buffer every lane scaled by 3 holds %v, want 1.5", w[0])
 	}
 	for i, b := range bs {
 		if d := b.x - bs[0].x; d != gpu.Ptr(i)*(bs[1].x-bs[0].x) {
@@ -227,9 +245,10 @@ func TestEnsemble(t *testing.T) {
 	}
 	for i := range lanes {
 		must(t, e.Lane(i).Free(shared))
+		must(t, e.Lane(i).Free(written))
 	}
-	if live != 4 || emu.Live() != 0 {
-		t.Errorf("%d device allocations for the lanes' 12, %d after they freed them; want 4, 0", live, emu.Live())
+	if live != 5 || emu.Live() != 0 {
+		t.Errorf("%d device allocations for the lanes' 15, %d after they freed them; want 5, 0", live, emu.Live())
 	}
 }
 
@@ -237,5 +256,27 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEveryKernelInPTX reads the committed PTX (package gpu/cuda's
+// kernels.ptx, which `go generate ./internal/gpu/cuda` makes with nvcc):
+// every kernel of the source must have an entry there, so that a kernel
+// added without remaking the PTX fails here, on any machine, and not at
+// its first launch on a GPU (cuModuleGetFunction's "named symbol not
+// found").
+func TestEveryKernelInPTX(t *testing.T) {
+	ptx, err := os.ReadFile("../cuda/kernels.ptx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\.entry (\w+)\(`).FindAllSubmatch(ptx, -1) {
+		entries[string(m[1])] = true
+	}
+	for _, k := range kernels.Kernels() {
+		if !entries[k] {
+			t.Errorf("kernel %s is not in internal/gpu/cuda/kernels.ptx: remake it (go generate ./internal/gpu/cuda, docs/gpu.md)", k)
+		}
 	}
 }

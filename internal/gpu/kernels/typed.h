@@ -59,6 +59,22 @@ extern "C" __global__ void K(swap01)(REAL *dst, const REAL *src, const REAL *bia
 	}
 }
 
+// gather_rows is row r of dst (rows×width) = scale·(row idx[r] of src),
+// or zeros where idx[r] < 0: a batch taken from a data set held in device
+// memory by its examples' indices, the rows past the batch's examples
+// (idx −1) its padding (engine Inputs.Load lays out the same values).
+extern "C" __global__ void K(gather_rows)(REAL *dst, const REAL *src, const int *idx, int rows, int width,
+					  double scale, struct lanes ln)
+{
+	LANE(ln, dst, src, idx);
+	FOR(i, (long long)rows * width)
+	{
+		long long r = i / width, c = i % width;
+		int j = idx[r];
+		dst[i] = j < 0 ? (REAL)0 : (REAL)(scale * (double)src[(long long)j * width + c]);
+	}
+}
+
 // widen copies x into the doubles d (the particle algebra's precision).
 extern "C" __global__ void K(widen)(double *d, const REAL *x, int n, struct lanes ln)
 {

@@ -79,6 +79,11 @@ func Aggregate(out string, stdout io.Writer) error {
 	if err := study.WriteComparison(out, study.Comparison{Dataset: p.Dataset, Methods: p.Methods, Chosen: chosenLabels(p, ss)}, c.results, note, stdout); err != nil {
 		return err
 	}
+	if p.Attributes {
+		if err := study.WriteAttributes(out, p.Methods, c.results); err != nil {
+			return err
+		}
+	}
 	if p.Assess {
 		var left string // the study's missing cells, without this machine's paths
 		if len(c.missing) > 0 {

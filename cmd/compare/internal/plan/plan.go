@@ -39,6 +39,13 @@ type Comparison struct {
 	// assessed into its result file.
 	Runs   []Run `json:"runs,omitempty"`
 	Assess bool  `json:"assess,omitempty"`
+	// Tasks and Model replace the data set's -tasks and -model in every
+	// run; "": its defaults.
+	Tasks string `json:"tasks,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Attributes: Aggregate also writes CelebA's per-attribute tables
+	// and radar charts (study.WriteAttributes).
+	Attributes bool `json:"attributes,omitempty"`
 }
 
 // Plan is a comparison as a list of independent cells, each one run
@@ -146,6 +153,12 @@ func (o Comparison) Settings(method string, seed uint64) experiment.Settings {
 		p.Apply(&s)
 	}
 	s.Seed, s.Particles, s.TrainLimit, s.TestLimit = seed, o.Particles, o.TrainLimit, o.TestLimit
+	if o.Tasks != "" {
+		s.Tasks = o.Tasks
+	}
+	if o.Model != "" {
+		s.Model = o.Model
+	}
 	if o.Epochs > 0 {
 		s.Epochs = o.Epochs
 	}
@@ -159,14 +172,22 @@ func (o Comparison) Settings(method string, seed uint64) experiment.Settings {
 	return s
 }
 
-// Check checks the settings the comparison trains with: those of its
-// first method and seed, or with a search those of every search run.
+// Check checks the settings the comparison trains with: those of each
+// method at its first seed, or with a search those of every search run.
 func (o Comparison) Check() error {
 	if err := o.checkDistinct(); err != nil {
 		return err
 	}
 	if o.Search == nil {
-		return o.Settings(o.Methods[0], o.Seeds[0]).Check()
+		for _, m := range o.Methods {
+			if err := o.Settings(m, o.Seeds[0]).Check(); err != nil {
+				if len(o.Methods) > 1 {
+					return fmt.Errorf("%s: %w", m, err)
+				}
+				return err
+			}
+		}
+		return nil
 	}
 	for _, m := range o.Methods {
 		cs, _ := o.Search.candidates(m)
@@ -286,9 +307,8 @@ func Read(out string) (Plan, error) {
 	}
 	for i, c := range p.Cells {
 		if !c.Equal(want.Cells[i]) {
-			a, _ := json.Marshal(c)
-			w, _ := json.Marshal(want.Cells[i])
-			return Plan{}, fmt.Errorf("%s: cell %d differs from what this compare makes of the plan's flags (another version?):\n  plan: %s\n  here: %s", path, i, a, w)
+			return Plan{}, fmt.Errorf("%s: cell %d differs from what this compare makes of the plan's flags (another version?) in %s here (run %s)",
+				path, i, firstDiffer(c, want.Cells[i]), c.Dir)
 		}
 	}
 	return p, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,6 +31,54 @@ func TestCommittedPlansRoundTrip(t *testing.T) {
 		}
 		if got, _ := os.ReadFile(filepath.Join(out, PlanFile)); !bytes.Equal(got, want) {
 			t.Errorf("%s: written again, it differs:\n%s", path, got)
+		}
+	}
+}
+
+// A plan.json cell that is not what the plan's flags make is refused
+// naming the cell and the field, with both values, in one short line,
+// not the two cells as JSON.
+func TestReadNamesDifferingField(t *testing.T) {
+	p, err := Read("../../../../docs/results/paper-multi-mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	p.Cells[2].Settings.LR = 0.25
+	if err := Write(out, p); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Read(out)
+	want := "cell 2 differs from what this compare makes of the plan's flags (another version?) in settings.lr: 0.25 against 0.001 here (run " + p.Cells[2].Dir + ")"
+	if err == nil || !strings.Contains(err.Error(), want) || len(err.Error()) > 300 || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %v\nwant %q, one line under 300 bytes", err, want)
+	}
+}
+
+// firstDiffer names the first differing field by its JSON path, an
+// absent one as none, and "" for equal values.
+func TestFirstDiffer(t *testing.T) {
+	type inner struct {
+		Seeds []int          `json:"seeds"`
+		Opts  map[string]int `json:"opts,omitempty"`
+	}
+	type outer struct {
+		Name  string `json:"name"`
+		Inner inner  `json:"inner"`
+	}
+	a := outer{"x", inner{[]int{1, 2}, map[string]int{"k": 1}}}
+	for _, tc := range []struct {
+		b    outer
+		want string
+	}{
+		{a, ""},
+		{outer{"y", a.Inner}, `name: "x" against "y"`},
+		{outer{"x", inner{[]int{1, 3}, a.Inner.Opts}}, "inner.seeds[1]: 2 against 3"},
+		{outer{"x", inner{[]int{1}, a.Inner.Opts}}, "inner.seeds: [1,2] against [1]"},
+		{outer{"x", inner{a.Inner.Seeds, nil}}, `inner.opts: {"k":1} against none`},
+	} {
+		if got := firstDiffer(a, tc.b); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.b, got, tc.want)
 		}
 	}
 }

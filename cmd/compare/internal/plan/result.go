@@ -91,9 +91,7 @@ func SameRun(saved, asked experiment.Settings) bool {
 // OtherRun is the error for a run directory dir that holds a run saved
 // with settings saved where settings asked were asked for.
 func OtherRun(dir string, saved, asked experiment.Settings) error {
-	a, _ := json.Marshal(saved)
-	b, _ := json.Marshal(asked)
-	return fmt.Errorf("%s holds a run with other settings:\n  there: %s\n  asked: %s\nuse another -out, or remove it", dir, a, b)
+	return fmt.Errorf("%s holds a run with other settings, %s asked for; use another -out, or remove it", dir, firstDiffer(saved, asked))
 }
 
 // LastTest returns the test lines of the last epoch in history.
