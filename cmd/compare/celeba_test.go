@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,10 +37,10 @@ func init() {
 }
 
 // -protocol paper-celeba plans the paper's CelebA runs (seed 1 of MT-SGD,
-// linear, uw, GradNorm and MGDA, then MGDA's seeds 2-5) on all 40
-// attributes of the whole training split with CelebA's defaults: the
-// paper's trunk, Adam at 5e-4, batch 64, 100 epochs, 5 particles. It
-// runs only on CelebA.
+// linear, uw, GradNorm and MGDA, then MGDA's seeds 2-5, then one
+// single-task run per attribute) on all 40 attributes of the whole
+// training split with CelebA's defaults: the paper's trunk, Adam at 5e-4,
+// batch 64, 100 epochs, 5 particles. It runs only on CelebA.
 func TestPaperCelebAPlan(t *testing.T) {
 	o, err := parseFlags([]string{"-dataset", "celeba", "-protocol", "paper-celeba", "-plan", "-out", t.TempDir()}, &bytes.Buffer{})
 	if err != nil {
@@ -46,6 +48,9 @@ func TestPaperCelebAPlan(t *testing.T) {
 	}
 	p := o.plan()
 	want := []string{"mtsgd-seed1", "linear-seed1", "uw-seed1", "gradnorm-seed1", "mgda-seed1", "mgda-seed2", "mgda-seed3", "mgda-seed4", "mgda-seed5"}
+	for j := 1; j <= 40; j++ {
+		want = append(want, fmt.Sprintf("single-task%d-seed1", j))
+	}
 	if len(p.Cells) != len(want) || !p.Attributes || p.Assess {
 		t.Fatalf("%d cells, attributes %v, assess %v", len(p.Cells), p.Attributes, p.Assess)
 	}
@@ -54,6 +59,9 @@ func TestPaperCelebAPlan(t *testing.T) {
 		if c.Dir != want[i] || s.Tasks != "40" || s.TrainLimit != 0 || s.Model != "resnet18-cifar" || s.Epochs != 100 ||
 			s.Batch != 64 || s.LR != 5e-4 || s.Optimizer != experiment.OptimizerAdam || s.Particles != 5 {
 			t.Errorf("cell %d: %s %+v", i, c.Dir, s)
+		}
+		if j := i - 8; j > 0 && (s.Method != "single" || s.MethodParams["task"] != float64(j)) {
+			t.Errorf("cell %d: method %s %v, want single with task %d", i, s.Method, s.MethodParams, j)
 		}
 	}
 	if _, err := parseFlags([]string{"-dataset", "multi-mnist", "-protocol", "paper-celeba"}, &bytes.Buffer{}); err == nil ||
@@ -68,7 +76,7 @@ func TestPaperCelebAPlan(t *testing.T) {
 
 // The paper's CelebA protocol end to end on a fixture in CelebA's official
 // layout, on the CPU: every cell trains one epoch of two particles of the
-// paper's trunk at width 2 on 8 training images and 4 validation and
+// paper's trunk at width 2 on 4 training images and 2 validation and
 // test images, with all 40 attributes; -aggregate writes the comparison,
 // the per-attribute error and ECE tables and the radar charts; -slurm
 // writes a job array of one task per cell.
@@ -76,7 +84,7 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 	dir := testenv.CelebAFixture(t, 40, nil)
 	out := t.TempDir()
 	o, err := parseFlags([]string{"-dataset", "celeba", "-protocol", "paper-celeba", "-data-dir", dir, "-model", tinyPaperTrunk,
-		"-epochs", "1", "-particles", "2", "-train-limit", "8", "-test-limit", "4", "-out", out}, &bytes.Buffer{})
+		"-epochs", "1", "-particles", "2", "-train-limit", "4", "-test-limit", "2", "-out", out}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +104,7 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(tables)
-	for _, want := range []string{"| mtsgd (1) | paper | linear (1) | paper | uw (1) | paper | gradnorm (1) | paper | mgda (5) | paper |",
+	for _, want := range []string{"| mtsgd (1) | paper | linear (1) | paper | uw (1) | paper | gradnorm (1) | paper | mgda (5) | paper | single (1) | paper |",
 		"| Young | hard |", "| 5_o_Clock_Shadow | easy |", "## Test ECE (%) per attribute"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%s lacks %q:\n%s", study.AttributesFile, want, text)
@@ -106,6 +114,19 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 		if strings.Count(text, "| "+a+" |") != 2 {
 			t.Errorf("%s: attribute %s is not once in each table", study.AttributesFile, a)
 		}
+	}
+	// The single-task row is the forty single@task=J runs folded, a
+	// figure per attribute: no cell of it missing, no run of it a column.
+	for _, line := range strings.Split(text, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) == 16 && slices.Contains(celeba.Attributes, strings.TrimSpace(cells[1])) {
+			if v := strings.TrimSpace(cells[12]); v == "" || v == "—" {
+				t.Errorf("%s: the single-task figure of %s is %q", study.AttributesFile, cells[1], v)
+			}
+		}
+	}
+	if strings.Contains(text, "single@task") || strings.Count(text, "single (1)") != 2 {
+		t.Errorf("%s: the single-task runs are not one column in each table", study.AttributesFile)
 	}
 	for _, f := range []string{study.RadarFile, "compare.md", plan.CurvesFile} {
 		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
@@ -122,7 +143,7 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	script, err := os.ReadFile(filepath.Join(sweep, plan.SbatchFile))
-	if err != nil || !strings.Contains(string(script), "#SBATCH --array=0-8\n") || !strings.Contains(string(script), "-cell \"$SLURM_ARRAY_TASK_ID\"") {
+	if err != nil || !strings.Contains(string(script), "#SBATCH --array=0-48\n") || !strings.Contains(string(script), "-cell \"$SLURM_ARRAY_TASK_ID\"") {
 		t.Errorf("%s: %v\n%s", plan.SbatchFile, err, script)
 	}
 }

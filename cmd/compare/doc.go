@@ -57,8 +57,9 @@
 //	         table (its appendix) on the whole training split, 100
 //	         epochs of the paper's ResNet-18 at CelebA's defaults (Adam
 //	         5e-4, batch 64): MT-SGD, linear, uw, gradnorm and MGDA with
-//	         seed 1, then MGDA with seeds 2-5 (plan.PaperCelebA says why
-//	         single-task training is not among them); -aggregate also
+//	         seed 1, then MGDA with seeds 2-5, then single-task training
+//	         as one run per attribute, single@task=J, which -aggregate
+//	         folds into one row named single; -aggregate also
 //	         writes OUT/attributes.md (test error and ECE per attribute
 //	         and method, the paper's error beside ours) and
 //	         OUT/radar.png (the error per attribute, easy attributes
