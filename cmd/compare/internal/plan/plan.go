@@ -15,6 +15,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/jsondiff"
 )
 
 // PlanFile is the name of a sweep's plan in OUT.
@@ -308,7 +309,7 @@ func Read(out string) (Plan, error) {
 	for i, c := range p.Cells {
 		if !c.Equal(want.Cells[i]) {
 			return Plan{}, fmt.Errorf("%s: cell %d differs from what this compare makes of the plan's flags (another version?) in %s here (run %s)",
-				path, i, firstDiffer(c, want.Cells[i]), c.Dir)
+				path, i, jsondiff.First(c, want.Cells[i]), c.Dir)
 		}
 	}
 	return p, nil
