@@ -475,7 +475,9 @@ func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, e
 	}
 	p := RuleParams{Settings: s, Tasks: tasks, StepsPerEpoch: stepsPerEpoch}
 	// A run without a shared trunk trains models.Independent, whose
-	// trunk is empty: any rule will do, and it never moves anything.
+	// trunk is empty: any rule will do, and it never moves anything;
+	// or, for one task, that task's network (Settings.model), whose
+	// trunk follows the one score as Linear moves it.
 	trunk = &particles.Linear{}
 	if m.shared(s) {
 		if trunk, err = m.TrunkRule(p); err != nil {
@@ -546,6 +548,11 @@ func (s Settings) model(d data.Dataset) (models.Model, error) {
 		net, err := arch.New(d.InputShape(), []data.Task{t}, s)
 		if err != nil {
 			return nil, unfit{err}
+		}
+		if len(net.TrunkStats()) > 0 && len(d.Tasks()) == 1 {
+			// One task's network is the whole of models.Independent, and
+			// it keeps its batch norms' statistics as its own trunk.
+			return net, nil
 		}
 		if len(net.TrunkStats()) > 0 {
 			// The running statistics of batch norms belong to a trunk;

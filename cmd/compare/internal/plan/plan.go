@@ -114,8 +114,11 @@ func New(o Comparison) Plan {
 	p.Search = nil // a study has none; a tuned plan gets a copy of o's below
 	if o.Runs != nil {
 		for _, r := range o.Runs {
-			p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: r.Method, Seed: r.Seed,
-				Dir: runDir(r.Method, r.Seed), Settings: o.Settings(r.Method, r.Seed)})
+			s, dir := o.Settings(r.Method, r.Seed), runDir(r.Method, r.Seed)
+			if r.Tasks != "" {
+				s.Tasks, dir = r.Tasks, runDir(r.Method+"-"+r.Tasks, r.Seed)
+			}
+			p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: r.Method, Seed: r.Seed, Dir: dir, Settings: s})
 		}
 		return p
 	}

@@ -45,11 +45,10 @@ var Protocols = map[string]Protocol{
 // MGDA's code with five seeds and quotes the other baselines from Chen et
 // al.'s GradNorm, one figure each, and does not say how many MT-SGD runs
 // its figures average: here seed 1 of every method, then MGDA's seeds
-// 2-5. The single-task baseline is one run per attribute, single@task=J
-// (the network trained on attribute J alone: forty whole networks per
-// particle in one run would hold forty times the trunk's 11.2 million
-// parameters and could not keep batch normalisation's statistics), which
-// Aggregate folds into one single-task row.
+// 2-5. The single-task baseline is one run per attribute, method single
+// on that attribute alone (-tasks NAME): the network of one task, whose
+// step takes one backward pass of the trunk where a 40-task run takes
+// 40. The runs of every attribute together make single's rows.
 var PaperCelebA = Protocol{
 	Epochs:     100,
 	Dataset:    celeba.Name,
@@ -61,10 +60,10 @@ var PaperCelebA = Protocol{
 // paperCelebARuns are PaperCelebA's runs: seed 1 of each method, MGDA's
 // seeds 2-5, then the single-task runs, one per attribute.
 func paperCelebARuns() []Run {
-	runs := []Run{{"mtsgd", 1}, {"linear", 1}, {"uw", 1}, {"gradnorm", 1}, {"mgda", 1},
-		{"mgda", 2}, {"mgda", 3}, {"mgda", 4}, {"mgda", 5}}
-	for j := range celeba.Attributes {
-		runs = append(runs, Run{SingleTaskSpec(j + 1), 1})
+	runs := []Run{{"mtsgd", 1, ""}, {"linear", 1, ""}, {"uw", 1, ""}, {"gradnorm", 1, ""}, {"mgda", 1, ""},
+		{"mgda", 2, ""}, {"mgda", 3, ""}, {"mgda", 4, ""}, {"mgda", 5, ""}}
+	for _, a := range celeba.Attributes {
+		runs = append(runs, Run{"single", 1, a})
 	}
 	return runs
 }
