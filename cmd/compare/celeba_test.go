@@ -131,6 +131,11 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 	if strings.Count(text, "single (1)") != 2 {
 		t.Errorf("%s: the single-task runs are not one column in each table", study.AttributesFile)
 	}
+	// With single's rows, compare.md gives each method's Δm %.
+	if cmp, err := os.ReadFile(filepath.Join(out, "compare.md")); err != nil || !strings.Contains(string(cmp), "| method | Δm % against single-task |") ||
+		strings.Contains(string(cmp), "| mtsgd | — |") {
+		t.Errorf("compare.md has no Δm %% of mtsgd against single-task: %v", err)
+	}
 	for _, a := range celeba.Attributes {
 		res, ok, err := plan.ReadResult(filepath.Join(out, "single-"+a+"-seed1"))
 		if err != nil || !ok {
