@@ -55,7 +55,7 @@ func (s Settings) checkFits(method Method, tasks int) error {
 	if method.Fits == nil {
 		return nil
 	}
-	if err := method.Fits(s.Particles, tasks); err != nil {
+	if err := method.Fits(s, tasks); err != nil {
 		return fmt.Errorf("-method %s with -particles %d on %s (%d tasks): %w", method.Name, s.Particles, s.Dataset, tasks, err)
 	}
 	return nil
@@ -70,7 +70,8 @@ func (s Settings) CheckFits(method string) error {
 		return err
 	}
 	n := TaskCount(s)
-	if err := m.Fits(0, n); err != nil {
+	s.Particles = 0
+	if err := m.Fits(s, n); err != nil {
 		return fmt.Errorf("-method %s on %s (%d tasks): %w", method, s.Dataset, n, err)
 	}
 	return nil

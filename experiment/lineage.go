@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/checkpoints"
+	"github.com/mtsgd/mtsgd/internal/jsondiff"
 )
 
 // ErrOtherRun is CheckSameRun's error for a last/ of another run.
@@ -80,42 +79,18 @@ func settingsDiffer(a, b json.RawMessage) []string {
 		}
 	}
 	var differ []string
-	for _, k := range union(ma, mb) {
+	for _, k := range jsondiff.Keys(ma, mb) {
 		switch {
 		case reflect.DeepEqual(ma[k], mb[k]):
 		case k == "files" && fa != nil && fb != nil:
-			for _, f := range union(fa, fb) {
+			for _, f := range jsondiff.Keys(fa, fb) {
 				if !reflect.DeepEqual(fa[f], fb[f]) {
 					differ = append(differ, "files."+f)
 				}
 			}
 		default:
-			differ = append(differ, fmt.Sprintf("%s (%s in last/, %s in best/)", k, short(ma[k]), short(mb[k])))
+			differ = append(differ, fmt.Sprintf("%s (%s in last/, %s in best/)", k, jsondiff.Short(ma[k], 40), jsondiff.Short(mb[k], 40)))
 		}
 	}
 	return differ
-}
-
-// union is the keys of a and b, sorted.
-func union(a, b map[string]any) []string {
-	keys := slices.Collect(maps.Keys(a))
-	for k := range b {
-		if _, ok := a[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// short is a setting's value for a message, cut to a readable length.
-func short(v any) string {
-	b, _ := json.Marshal(v)
-	if v == nil {
-		return "none"
-	}
-	if len(b) > 40 {
-		return string(b[:37]) + "..."
-	}
-	return string(b)
 }

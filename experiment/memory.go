@@ -93,7 +93,7 @@ func (s Settings) shapeMemory(cfg *engine.Config, evalExamples, workers int) sha
 	if err == nil && method.Kernels {
 		p.rules = 2 * particles.KernelMemory(s.Particles) // the trunks' and the heads' rules
 	}
-	if err == nil && method.Trunk != nil {
+	if err == nil && method.shared(s) {
 		if rule, err := method.Trunk(RuleParams{Settings: s, Tasks: len(cfg.Tasks)}); err == nil {
 			if _, ok := rule.(*particles.Aggregated); ok {
 				p.rules += 8 * (k + 1) * trunk // one particle's task gradients and direction at a time

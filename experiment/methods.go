@@ -27,6 +27,10 @@ type Method struct {
 	// without a shared trunk: each task then has a whole network of its
 	// own in every particle (models.Independent), moved by Heads.
 	Trunk func(RuleParams) (particles.Rule, error)
+	// Independent, if not nil, names the runs of a method with a Trunk
+	// rule that train no shared trunk all the same, as a method without
+	// one does: single's, unless its task parameter names one task.
+	Independent func(Settings) bool
 	// Heads returns the rule that moves one task's heads (every task
 	// gets its own).
 	Heads func(RuleParams) (particles.Rule, error)
@@ -50,11 +54,19 @@ type Method struct {
 	// Params are the method's own hyperparameters, with the defaults of
 	// its source.
 	Params []Param
-	// Fits, if not nil, refuses an ensemble the method cannot train:
-	// particles particles on tasks tasks, either 0 where it is not known
-	// (the tasks of a data set before its files are read). Settings
+	// Fits, if not nil, refuses an ensemble the method cannot train: the
+	// settings' particles (0 where not known: a protocol's plan) on tasks
+	// tasks (0 where not known: the tasks of a data set before its files
+	// are read), with the settings' parameters of the method. Settings
 	// checks it before the data load and again once they have.
-	Fits func(particles, tasks int) error
+	Fits func(s Settings, tasks int) error
+}
+
+// shared reports whether a run of the method with settings s trains a
+// shared trunk, moved by the Trunk rule; without one, each task has a
+// whole network of its own in every particle (models.Independent).
+func (m Method) shared(s Settings) bool {
+	return m.Trunk != nil && (m.Independent == nil || !m.Independent(s))
 }
 
 // A Param is a hyperparameter of a method's own: -METHOD-NAME in train,
@@ -105,9 +117,9 @@ func (m Method) paramNames() string {
 
 // TrunkRule returns the rule that moves the trunks: the method's Trunk,
 // repelled across the particles (particles.Repelled) when the settings
-// ask for it. Nil for a method without a shared trunk.
+// ask for it. Nil for a run without a shared trunk.
 func (m Method) TrunkRule(p RuleParams) (particles.Rule, error) {
-	if m.Trunk == nil {
+	if !m.shared(p.Settings) {
 		return nil, nil
 	}
 	r, err := m.Trunk(p)

@@ -43,9 +43,11 @@ func TestOneStepPerMethod(t *testing.T) {
 			if got := (declared{m.Kernels, m.Presets, m.Toy, m.Compared}); got != c.declares {
 				t.Errorf("declares %+v, want %+v", got, c.declares)
 			}
-			o := stepOnce(t, m.Name)
-			if (m.Trunk == nil) != (len(o.trunks[0]) == 0) {
-				t.Errorf("Trunk rule nil %v, shared trunk of %d parameters", m.Trunk == nil, len(o.trunks[0]))
+			o := stepOnce(t, m.Name, nil)
+			s := testSettings(1)
+			s.Method = m.Name
+			if m.shared(s) != (len(o.trunks[0]) > 0) {
+				t.Errorf("shared trunk %v, of %d parameters", m.shared(s), len(o.trunks[0]))
 			}
 			trunkDir, headDir := c.direction(t, o)
 			o.check(t, trunkDir, headDir)
@@ -72,11 +74,12 @@ type oneStep struct {
 	after         []*engine.Particle
 }
 
-// stepOnce takes one step of method on the test data set.
-func stepOnce(t *testing.T, method string) *oneStep {
+// stepOnce takes one step of method on the test data set, with the
+// method's parameters params (nil: the defaults).
+func stepOnce(t *testing.T, method string, params map[string]float64) *oneStep {
 	t.Helper()
 	s := testSettings(1)
-	s.Method, s.LR, s.Dtype = method, stepLR, DtypeFloat64
+	s.Method, s.LR, s.Dtype, s.MethodParams = method, stepLR, DtypeFloat64, params
 	r, err := New(s, Data{Train: train, Test: test}, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,8 @@ import (
 )
 
 // Each model refuses, naming itself, inputs and tasks it cannot take;
-// a method without a shared trunk refuses a model with batch statistics;
+// a method without a shared trunk refuses a model with batch statistics
+// unless it trains one task (one task's network, or -single-task J);
 // an unknown model is refused with the list of those there are.
 func TestModelsRefuse(t *testing.T) {
 	class := []data.Task{{Name: "a", Kind: data.Classification, Classes: 2}, {Name: "b", Kind: data.Classification, Classes: 3}}
@@ -24,28 +25,38 @@ func TestModelsRefuse(t *testing.T) {
 		d             shaped
 		want          string // "" for none
 		hidden        string
+		oneTask       float64 // -single-task
 	}{
-		{"lenet", "mtsgd", shaped{class, []int{1, 36, 36}}, "", ""},
-		{"lenet", "single", shaped{class, []int{1, 36, 36}}, "", ""},
-		{"lenet", "mtsgd", shaped{class, []int{21}}, "lenet: inputs of shape [21], want 1×36×36 images", ""},
-		{"lenet", "mtsgd", shaped{regr, []int{1, 36, 36}}, "lenet: task r is not a classification task", ""},
-		{"mlp", "mtsgd", shaped{regr, []int{21}}, "", ""},
-		{"mlp", "mtsgd", shaped{regr, []int{1, 36, 36}}, "", ""},
-		{"mlp", "mtsgd", shaped{regr, []int{21}}, "", "8,4"},
-		{"lenet", "mtsgd", shaped{class, []int{1, 36, 36}}, "-hidden sizes the mlp's layers; the model is lenet", "8"},
-		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, "-hidden sizes the mlp's layers; the model is resnet18", "8"},
-		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, "", ""},
-		{"resnet18", "linear", shaped{regr, []int{3, 64, 64}}, "resnet18: task r is not a classification task", ""},
-		{"resnet18", "single", shaped{class, []int{3, 64, 64}}, "-method single is not available with resnet18 (batch normalisation in independent networks)", ""},
-		{"vgg", "mtsgd", shaped{class, []int{3, 64, 64}}, `model "vgg" is not one of ` + strings.Join(ModelNames(), ", "), ""},
+		{"lenet", "mtsgd", shaped{class, []int{1, 36, 36}}, "", "", 0},
+		{"lenet", "single", shaped{class, []int{1, 36, 36}}, "", "", 0},
+		{"lenet", "mtsgd", shaped{class, []int{21}}, "lenet: inputs of shape [21], want 1×36×36 images", "", 0},
+		{"lenet", "mtsgd", shaped{regr, []int{1, 36, 36}}, "lenet: task r is not a classification task", "", 0},
+		{"mlp", "mtsgd", shaped{regr, []int{21}}, "", "", 0},
+		{"mlp", "mtsgd", shaped{regr, []int{1, 36, 36}}, "", "", 0},
+		{"mlp", "mtsgd", shaped{regr, []int{21}}, "", "8,4", 0},
+		{"lenet", "mtsgd", shaped{class, []int{1, 36, 36}}, "-hidden sizes the mlp's layers; the model is lenet", "8", 0},
+		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, "-hidden sizes the mlp's layers; the model is resnet18", "8", 0},
+		{"resnet18", "mtsgd", shaped{class, []int{3, 64, 64}}, "", "", 0},
+		{"resnet18", "linear", shaped{regr, []int{3, 64, 64}}, "resnet18: task r is not a classification task", "", 0},
+		{"resnet18", "single", shaped{class, []int{3, 64, 64}}, "-method single is not available with resnet18 (batch normalisation in independent networks); -single-task J trains the network on task J alone", "", 0},
+		{"resnet18", "single", shaped{class, []int{3, 64, 64}}, "", "", 2},
+		{"resnet18", "single", shaped{class[:1], []int{3, 64, 64}}, "", "", 0},
+		{"vgg", "mtsgd", shaped{class, []int{3, 64, 64}}, `model "vgg" is not one of ` + strings.Join(ModelNames(), ", "), "", 0},
 	} {
 		s := Settings{Model: tc.model, Method: tc.method, Hidden: tc.hidden}
+		if tc.oneTask != 0 {
+			s.MethodParams = map[string]float64{singleTaskParam: tc.oneTask}
+		}
 		m, err := s.model(tc.d)
 		switch {
 		case err != nil && tc.model != "vgg" && !errors.Is(err, ErrUnfit):
 			t.Errorf("%s on %v: error %v does not wrap ErrUnfit", tc.model, tc.d.shape, err)
 		case tc.hidden == "8,4" && (err != nil || len(m.TrunkParams()) != 4 || m.TrunkParams()[2].Shape[1] != 4):
 			t.Errorf("mlp with -hidden 8,4: %v", err)
+		case tc.model == "resnet18" && tc.method == "single" && tc.want == "" && (err != nil || len(m.TrunkStats()) == 0):
+			// -single-task J, or one task: the network itself, its batch
+			// norms' statistics its trunk's.
+			t.Errorf("%s with single on %d tasks, -single-task %v: %v, a shared trunk with batch statistics wanted", tc.model, len(tc.d.tasks), tc.oneTask, err)
 		case tc.want == "" && err != nil:
 			t.Errorf("%s with %s on %v: %v", tc.model, tc.method, tc.d.shape, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):

@@ -317,7 +317,7 @@ func (s Settings) checkMethodOptions(method Method) error {
 		switch {
 		case method.Kernels:
 			return fmt.Errorf("-repel: %s repels its particles already", method.Name)
-		case method.Trunk == nil:
+		case !method.shared(s):
 			return fmt.Errorf("-repel: %s has no shared trunk to repel", method.Name)
 		case s.KernelOn == KernelOnOutputs:
 			return errors.New("-repel places its kernel over the parameters; -kernel-on outputs is for the kernel methods")
@@ -474,10 +474,12 @@ func (s Settings) Rules(tasks, stepsPerEpoch int) (trunk, head particles.Rule, e
 		return nil, nil, err
 	}
 	p := RuleParams{Settings: s, Tasks: tasks, StepsPerEpoch: stepsPerEpoch}
-	// A method without a shared trunk trains models.Independent, whose
-	// trunk is empty: any rule will do, and it never moves anything.
+	// A run without a shared trunk trains models.Independent, whose
+	// trunk is empty: any rule will do, and it never moves anything;
+	// or, for one task, that task's network (Settings.model), whose
+	// trunk follows the one score as Linear moves it.
 	trunk = &particles.Linear{}
-	if m.Trunk != nil {
+	if m.shared(s) {
 		if trunk, err = m.TrunkRule(p); err != nil {
 			return nil, nil, err
 		}
@@ -534,7 +536,7 @@ func (s Settings) model(d data.Dataset) (models.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if method.Trunk != nil {
+	if method.shared(s) {
 		m, err := arch.New(d.InputShape(), d.Tasks(), s)
 		if err != nil {
 			return nil, unfit{err}
@@ -547,10 +549,15 @@ func (s Settings) model(d data.Dataset) (models.Model, error) {
 		if err != nil {
 			return nil, unfit{err}
 		}
+		if len(net.TrunkStats()) > 0 && len(d.Tasks()) == 1 {
+			// One task's network is the whole of models.Independent, and
+			// it keeps its batch norms' statistics as its own trunk.
+			return net, nil
+		}
 		if len(net.TrunkStats()) > 0 {
 			// The running statistics of batch norms belong to a trunk;
 			// models.Independent has none.
-			return nil, unfit{fmt.Errorf("-method %s is not available with %s (batch normalisation in independent networks)", s.Method, s.Model)}
+			return nil, unfit{fmt.Errorf("-method %s is not available with %s (batch normalisation in independent networks)%s", s.Method, s.Model, oneTaskHint(method))}
 		}
 		nets = append(nets, net)
 	}

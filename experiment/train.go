@@ -12,6 +12,7 @@ import (
 	"github.com/mtsgd/mtsgd/engine"
 	"github.com/mtsgd/mtsgd/optim"
 	"github.com/mtsgd/mtsgd/particles"
+	"github.com/mtsgd/mtsgd/particles/aggregate"
 )
 
 // Train runs the remaining epochs, evaluating on the test set after each,
@@ -33,14 +34,17 @@ func (r *Run) Train(ctx context.Context) error {
 	return r.syncMetrics()
 }
 
-// markDiverged marks err as a divergence if a NaN or Inf caused it and it
-// is not marked yet. On a device a step's directions are checked after
-// the optimisers moved along them (engine's Trainer.Sync), so the failure
+// markDiverged marks err as a divergence if a NaN or Inf caused it, or a
+// method whose direction the gradients left undefined
+// (aggregate.ErrUndefined), and it is not marked yet. On a device a
+// step's directions are checked after the optimisers moved along them
+// (engine's Trainer.Sync), so the failure
 // may come from what reads the parameters next (the evaluation, a
 // checkpoint's save) rather than from the step: none of those then
 // saves anything.
 func markDiverged(err error) error {
-	if nf := (*engine.NotFiniteError)(nil); errors.As(err, &nf) && !errors.Is(err, ErrDiverged) {
+	nf := (*engine.NotFiniteError)(nil)
+	if (errors.As(err, &nf) || errors.Is(err, aggregate.ErrUndefined)) && !errors.Is(err, ErrDiverged) {
 		return diverged{err}
 	}
 	return err

@@ -1,6 +1,6 @@
 """PyTorch peer of BenchmarkStep (engine/bench_test.go).
 
-One training step of M multi-task LeNets on CPU, as our MT-SGD step needs
+One training step of M multi-task LeNets, as our MT-SGD step needs
 it: the trunk's gradient is taken separately for each of the two tasks
 (two autograd passes over one forward), then every parameter takes a plain
 SGD step. Run with Debian's python3-torch:
@@ -9,7 +9,11 @@ SGD step. Run with Debian's python3-torch:
 
 It prints one line the benchmark parses:
     RESULT ... median X ms/step ... peak RSS Y MB
+
+PEER_DEVICE=cuda runs the step on the GPU (a CUDA build of PyTorch), the
+clock read after torch.cuda.synchronize().
 """
+import os
 import resource
 import statistics
 import sys
@@ -20,6 +24,7 @@ from torch import nn
 from torch.nn import functional as F
 
 BATCH, SIDE, CLASSES, WARMUP = 256, 36, 10, 3
+DEVICE = torch.device(os.environ.get("PEER_DEVICE", "cpu"))
 
 
 def arg(i, default):
@@ -61,26 +66,34 @@ def train_step(net, x, targets, lr=0.01):
                 p.add_(g, alpha=-lr)
 
 
+def sync():
+    """Waits for the GPU's queued work, so that the clock reads the step's time."""
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def main():
     particles, threads, steps = arg(1, 5), arg(2, 2), arg(3, 10)
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    nets = [LeNet() for _ in range(particles)]
+    nets = [LeNet().to(DEVICE) for _ in range(particles)]
     data = [
-        (torch.rand(BATCH, 1, SIDE, SIDE), [torch.randint(0, CLASSES, (BATCH,)) for _ in range(2)])
+        (torch.rand(BATCH, 1, SIDE, SIDE).to(DEVICE), [torch.randint(0, CLASSES, (BATCH,)).to(DEVICE) for _ in range(2)])
         for _ in range(4)
     ]
     times = []
     for s in range(WARMUP + steps):
         x, targets = data[s % len(data)]
+        sync()
         start = time.perf_counter()
         for net in nets:
             train_step(net, x, targets)
+        sync()
         if s >= WARMUP:
             times.append(1000 * (time.perf_counter() - start))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
-        f"RESULT torch {torch.__version__} particles={particles} threads={threads}: "
+        f"RESULT torch {torch.__version__} device={DEVICE} particles={particles} threads={threads}: "
         f"median {statistics.median(times):.1f} ms/step over {len(times)} steps "
         f"(min {min(times):.1f}, max {max(times):.1f}); peak RSS {peak:.0f} MB"
     )

@@ -21,8 +21,15 @@ Run with Debian's python3-torch:
 images, as models/resnet18.Small does, for a quick check). One warm-up
 step runs before the timed ones. It prints one line the benchmark parses:
     RESULT ... median X ms/step ... peak RSS Y MB
+
+PEER_TASKS sets the number of tasks (default 10; the paper's CelebA table
+has 40). PEER_DEVICE=cuda runs the step on the GPU (a CUDA build of
+PyTorch): everything but the K×K min-norm solve, which takes U to the
+host once a step as our step does, and the clock is read after
+torch.cuda.synchronize().
 """
 import math
+import os
 import resource
 import statistics
 import sys
@@ -32,7 +39,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-TASKS, CLASSES, WARMUP, LR, REPULSION, FW_ITERS = 10, 2, 1, 5e-4, 1.0, 50
+TASKS, CLASSES, WARMUP, LR, REPULSION, FW_ITERS = int(os.environ.get("PEER_TASKS", "10")), 2, 1, 5e-4, 1.0, 50
+DEVICE = torch.device(os.environ.get("PEER_DEVICE", "cpu"))
 
 
 def arg(i, default):
@@ -97,7 +105,7 @@ class RBF:
 
     def __init__(self, theta):
         m = theta.shape[0]
-        d2 = torch.zeros(m, m, dtype=torch.float64)
+        d2 = torch.zeros(m, m, dtype=torch.float64, device=theta.device)
         for a in range(m):
             for b in range(a + 1, m):
                 d2[a, b] = d2[b, a] = (theta[a] - theta[b]).pow_(2).sum(dtype=torch.float64)
@@ -166,14 +174,14 @@ def train_step(nets, opts, x, targets, bufs):
         flat = trunk_scores.reshape(k, m * d)
         r = (flat @ kern.rep.reshape(-1)).double()
         trace = (kern.k64 * (d / s2 - kern.d2 / (s2 * s2))).sum()
-        u = torch.zeros(k, k, dtype=torch.float64)
+        u = torch.zeros(k, k, dtype=torch.float64, device=flat.device)
         smoothed = direction  # a buffer of M×d, free until the direction is formed
         for i in range(k):
             torch.mm(kern.k.t(), trunk_scores[i], out=smoothed)
             a = (flat[i:] @ smoothed.reshape(-1)).double()
             for j in range(i, k):
                 u[i, j] = u[j, i] = (a[j - i] + rho / s2 * (r[i] + r[j]) + rho * rho * trace) / (m * m)
-        w = min_norm(u)
+        w = min_norm(u.cpu()).to(flat.device)  # one copy of U to the host, as our step
         comb = torch.einsum("k,kn->n", w.to(flat.dtype), flat).reshape(m, d)
         torch.mm(kern.k.t(), comb, out=direction)
         kern.stein(direction)
@@ -200,6 +208,12 @@ def train_step(nets, opts, x, targets, bufs):
     return w
 
 
+def sync():
+    """Waits for the GPU's queued work, so that the clock reads the step's time."""
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+
+
 def main(network=ResNet18):
     """Times the step on network(width, side) particles, a class with ResNet18's
     trunk_params, features and heads."""
@@ -207,30 +221,35 @@ def main(network=ResNet18):
     width, side, batch = arg(4, 64), arg(5, 64), arg(6, 64)
     torch.set_num_threads(threads)
     torch.manual_seed(1)
-    nets = [network(width, side).train() for _ in range(particles)]
+    nets = [network(width, side).train().to(DEVICE) for _ in range(particles)]
     opts = [torch.optim.Adam(net.parameters(), lr=LR) for net in nets]
     d = sum(p.numel() for p in nets[0].trunk_params())
     dh = sum(p.numel() for p in nets[0].heads[0].parameters())
-    bufs = (
-        torch.empty(TASKS, particles, d),  # trunk scores
-        torch.empty(TASKS, particles, dh),  # head scores
-        torch.empty(particles, d),  # trunks
-        torch.empty(TASKS, particles, dh),  # heads
-        torch.empty(particles, d),  # trunk directions
-        torch.empty(TASKS, particles, dh),  # head directions
+    bufs = tuple(
+        torch.empty(shape, device=DEVICE)
+        for shape in (
+            (TASKS, particles, d),  # trunk scores
+            (TASKS, particles, dh),  # head scores
+            (particles, d),  # trunks
+            (TASKS, particles, dh),  # heads
+            (particles, d),  # trunk directions
+            (TASKS, particles, dh),  # head directions
+        )
     )
-    x = torch.rand(batch, 3, side, side)
-    targets = [torch.randint(0, CLASSES, (batch,)) for _ in range(TASKS)]
+    x = torch.rand(batch, 3, side, side).to(DEVICE)
+    targets = [torch.randint(0, CLASSES, (batch,)).to(DEVICE) for _ in range(TASKS)]
     times = []
     for s in range(WARMUP + steps):
+        sync()
         start = time.perf_counter()
         w = train_step(nets, opts, x, targets, bufs)
+        sync()
         if s >= WARMUP:
             times.append(1000 * (time.perf_counter() - start))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"trunk parameters {d}, head parameters {dh}; last weights {[round(v, 3) for v in w.tolist()]}")
     print(
-        f"RESULT torch {torch.__version__} particles={particles} threads={threads} width={width} side={side} batch={batch}: "
+        f"RESULT torch {torch.__version__} device={DEVICE} tasks={TASKS} particles={particles} threads={threads} width={width} side={side} batch={batch}: "
         f"median {statistics.median(times):.1f} ms/step over {len(times)} steps "
         f"(min {min(times):.1f}, max {max(times):.1f}); peak RSS {peak:.0f} MB"
     )

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,10 +36,10 @@ func init() {
 }
 
 // -protocol paper-celeba plans the paper's CelebA runs (seed 1 of MT-SGD,
-// linear, uw, GradNorm and MGDA, then MGDA's seeds 2-5) on all 40
-// attributes of the whole training split with CelebA's defaults: the
-// paper's trunk, Adam at 5e-4, batch 64, 100 epochs, 5 particles. It
-// runs only on CelebA.
+// linear, uw, GradNorm and MGDA, then MGDA's seeds 2-5, on all 40
+// attributes; then one single-task run per attribute) on the whole
+// training split with CelebA's defaults: the paper's trunk, Adam at 5e-4,
+// batch 64, 100 epochs, 5 particles. It runs only on CelebA.
 func TestPaperCelebAPlan(t *testing.T) {
 	o, err := parseFlags([]string{"-dataset", "celeba", "-protocol", "paper-celeba", "-plan", "-out", t.TempDir()}, &bytes.Buffer{})
 	if err != nil {
@@ -46,12 +47,22 @@ func TestPaperCelebAPlan(t *testing.T) {
 	}
 	p := o.plan()
 	want := []string{"mtsgd-seed1", "linear-seed1", "uw-seed1", "gradnorm-seed1", "mgda-seed1", "mgda-seed2", "mgda-seed3", "mgda-seed4", "mgda-seed5"}
+	for _, a := range celeba.Attributes {
+		want = append(want, "single-"+a+"-seed1")
+	}
 	if len(p.Cells) != len(want) || !p.Attributes || p.Assess {
 		t.Fatalf("%d cells, attributes %v, assess %v", len(p.Cells), p.Attributes, p.Assess)
 	}
 	for i, c := range p.Cells {
 		s := c.Settings
-		if c.Dir != want[i] || s.Tasks != "40" || s.TrainLimit != 0 || s.Model != "resnet18-cifar" || s.Epochs != 100 ||
+		tasks := "40"
+		if j := i - 9; j >= 0 {
+			tasks = celeba.Attributes[j] // single-task training: one attribute a run
+			if s.Method != "single" {
+				t.Errorf("cell %d: method %s, want single", i, s.Method)
+			}
+		}
+		if c.Dir != want[i] || s.Tasks != tasks || s.TrainLimit != 0 || s.Model != "resnet18-cifar" || s.Epochs != 100 ||
 			s.Batch != 64 || s.LR != 5e-4 || s.Optimizer != experiment.OptimizerAdam || s.Particles != 5 {
 			t.Errorf("cell %d: %s %+v", i, c.Dir, s)
 		}
@@ -68,7 +79,7 @@ func TestPaperCelebAPlan(t *testing.T) {
 
 // The paper's CelebA protocol end to end on a fixture in CelebA's official
 // layout, on the CPU: every cell trains one epoch of two particles of the
-// paper's trunk at width 2 on 8 training images and 4 validation and
+// paper's trunk at width 2 on 4 training images and 2 validation and
 // test images, with all 40 attributes; -aggregate writes the comparison,
 // the per-attribute error and ECE tables and the radar charts; -slurm
 // writes a job array of one task per cell.
@@ -76,7 +87,7 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 	dir := testenv.CelebAFixture(t, 40, nil)
 	out := t.TempDir()
 	o, err := parseFlags([]string{"-dataset", "celeba", "-protocol", "paper-celeba", "-data-dir", dir, "-model", tinyPaperTrunk,
-		"-epochs", "1", "-particles", "2", "-train-limit", "8", "-test-limit", "4", "-out", out}, &bytes.Buffer{})
+		"-epochs", "1", "-particles", "2", "-train-limit", "4", "-test-limit", "2", "-out", out}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +107,7 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(tables)
-	for _, want := range []string{"| mtsgd (1) | paper | linear (1) | paper | uw (1) | paper | gradnorm (1) | paper | mgda (5) | paper |",
+	for _, want := range []string{"| mtsgd (1) | paper | linear (1) | paper | uw (1) | paper | gradnorm (1) | paper | mgda (5) | paper | single (1) | paper |",
 		"| Young | hard |", "| 5_o_Clock_Shadow | easy |", "## Test ECE (%) per attribute"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%s lacks %q:\n%s", study.AttributesFile, want, text)
@@ -105,6 +116,35 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 	for _, a := range celeba.Attributes {
 		if strings.Count(text, "| "+a+" |") != 2 {
 			t.Errorf("%s: attribute %s is not once in each table", study.AttributesFile, a)
+		}
+	}
+	// The single-task column is the forty one-attribute runs of single,
+	// a figure per attribute: no cell of it missing.
+	for _, line := range strings.Split(text, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) == 16 && slices.Contains(celeba.Attributes, strings.TrimSpace(cells[1])) {
+			if v := strings.TrimSpace(cells[12]); v == "" || v == "—" {
+				t.Errorf("%s: the single-task figure of %s is %q", study.AttributesFile, cells[1], v)
+			}
+		}
+	}
+	if strings.Count(text, "single (1)") != 2 {
+		t.Errorf("%s: the single-task runs are not one column in each table", study.AttributesFile)
+	}
+	// With single's rows, compare.md gives each method's Δm %.
+	if cmp, err := os.ReadFile(filepath.Join(out, "compare.md")); err != nil || !strings.Contains(string(cmp), "| method | Δm % against single-task |") ||
+		strings.Contains(string(cmp), "| mtsgd | — |") {
+		t.Errorf("compare.md has no Δm %% of mtsgd against single-task: %v", err)
+	}
+	for _, a := range celeba.Attributes {
+		res, ok, err := plan.ReadResult(filepath.Join(out, "single-"+a+"-seed1"))
+		if err != nil || !ok {
+			t.Fatalf("single-task run of %s: %v", a, err)
+		}
+		for _, l := range res.History {
+			if l.Task != a {
+				t.Fatalf("the single-task run of %s trained %s", a, l.Task)
+			}
 		}
 	}
 	for _, f := range []string{study.RadarFile, "compare.md", plan.CurvesFile} {
@@ -122,7 +162,7 @@ func TestPaperCelebAEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	script, err := os.ReadFile(filepath.Join(sweep, plan.SbatchFile))
-	if err != nil || !strings.Contains(string(script), "#SBATCH --array=0-8\n") || !strings.Contains(string(script), "-cell \"$SLURM_ARRAY_TASK_ID\"") {
+	if err != nil || !strings.Contains(string(script), "#SBATCH --array=0-48\n") || !strings.Contains(string(script), "-cell \"$SLURM_ARRAY_TASK_ID\"") {
 		t.Errorf("%s: %v\n%s", plan.SbatchFile, err, script)
 	}
 }

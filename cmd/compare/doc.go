@@ -11,7 +11,10 @@
 // is a train -method name, or mtsgd:PRESET for MT-SGD with one of train's
 // presets (paper, authors, authors-params), either followed by settings
 // of that method's own, @lr=RATE and @scale=mean|sum|normalized (its
-// score scale), as in moo-svgd@scale=normalized. Run METHOD-seedS goes to
+// score scale), as in moo-svgd@scale=normalized, or a parameter of the
+// method, @NAME=VALUE (train's -METHOD-NAME). The runs single@task=J, each
+// training task J alone, make one row, single, in the tables: task J's
+// figures from run J. Run METHOD-seedS goes to
 // OUT/METHOD-seedS (":" written as "-", "@lr=" as "-lr", "@scale=" as "-"), a train output directory with metrics.jsonl, its
 // chart curves.png and the checkpoints last/ and best/. A run already finished there is not
 // redone, and an interrupted one is resumed: rerun the same command after
@@ -57,8 +60,9 @@
 //	         table (its appendix) on the whole training split, 100
 //	         epochs of the paper's ResNet-18 at CelebA's defaults (Adam
 //	         5e-4, batch 64): MT-SGD, linear, uw, gradnorm and MGDA with
-//	         seed 1, then MGDA with seeds 2-5 (plan.PaperCelebA says why
-//	         single-task training is not among them); -aggregate also
+//	         seed 1, then MGDA with seeds 2-5, then single-task training
+//	         as one run of single per attribute, on that attribute
+//	         alone; -aggregate also
 //	         writes OUT/attributes.md (test error and ECE per attribute
 //	         and method, the paper's error beside ours) and
 //	         OUT/radar.png (the error per attribute, easy attributes

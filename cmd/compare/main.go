@@ -475,8 +475,8 @@ func run(ctx context.Context, o Options, stdout io.Writer) error {
 	results := map[string][][]experiment.MetricsLine{} // method → per seed, last epoch's test lines
 	var d *experiment.Data
 	for i, c := range p.Cells {
-		if i > 0 && c.Seed != p.Cells[i-1].Seed {
-			d = nil // each seed loads its own data (its validation split)
+		if prev := p.Cells[max(i-1, 0)]; c.Seed != prev.Seed || c.Settings.Tasks != prev.Settings.Tasks {
+			d = nil // each seed loads its own data (its validation split), as do other tasks
 		}
 		skipped, err := plan.SkipExtension(o.Out, p, c)
 		if skipped {

@@ -185,6 +185,14 @@ func listShort(names []string) string {
 	return b.String()
 }
 
+// listPlain is listShort for values that need no quotes (numbers).
+func listPlain(vals []string) string {
+	if len(vals) > 10 {
+		return strings.Join(vals[:10], ", ") + fmt.Sprintf(", … %d in all", len(vals))
+	}
+	return strings.Join(vals, ", ")
+}
+
 // checkMemory refuses a CSV file whose text, at 4 bytes of memory per 2
 // of text, would need more than half the machine's memory.
 func checkMemory(path string, size int64) error {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/mtsgd/mtsgd/data"
@@ -195,9 +196,40 @@ func (sc *schema) taskClasses(path string, lay *layout, cols []column, names []s
 			if t.Classes, err = inferClasses(path, names[c], *t, col.max, col.bools == col.numbers); err != nil {
 				return err
 			}
+			if u, ok := unseenOf(col.distinct, t.Classes); ok && col.bools != col.numbers {
+				if sc.unseen == nil {
+					sc.unseen = map[int]unseenClasses{}
+				}
+				sc.unseen[j] = u
+			}
 		}
 	}
 	return nil
+}
+
+// unseenOf is the classes 0..classes-1 that no label of distinct (a
+// task column's values) is, with the labels sorted as numbers; ok false
+// where every class has a label.
+func unseenOf(distinct map[string]bool, classes int) (unseenClasses, bool) {
+	seen := map[int]bool{}
+	var labels []float64
+	for cell := range distinct {
+		if v, ok := number(cell); ok {
+			seen[int(v)] = true
+			labels = append(labels, v)
+		}
+	}
+	var u unseenClasses
+	for c := range classes {
+		if !seen[c] {
+			u.classes = append(u.classes, strconv.Itoa(c))
+		}
+	}
+	slices.Sort(labels)
+	for _, v := range labels {
+		u.labels = append(u.labels, strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	return u, len(u.classes) > 0
 }
 
 // inferClasses is the classes of a classification task whose labels are

@@ -39,6 +39,17 @@ type schema struct {
 	// column's training median (nil until fitted), under MissingImpute.
 	indicators map[string]bool
 	medians    map[string]float64
+	// unseen are, per task whose classes the largest number label
+	// decided, the classes below it no training label is: labels 4, 6
+	// and 8 give 9 classes, 6 of them never seen (names, not numbers of
+	// classes, perhaps, which "class_names" makes them).
+	unseen map[int]unseenClasses
+}
+
+// unseenClasses are a task's classes without a training example, and the
+// labels it has.
+type unseenClasses struct {
+	classes, labels []string
 }
 
 // newSchema is the schema of a spec: that recorded by a run, or

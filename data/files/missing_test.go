@@ -270,3 +270,31 @@ func TestColumnNotes(t *testing.T) {
 		}
 	}
 }
+
+// Number labels that leave classes below the largest without a training
+// example (cylinders 4, 6 and 8: 9 classes, 0-3, 5 and 7 unseen) are
+// noted, with the class_names that would make them names; labels 0 to
+// the largest, or booleans, are not.
+func TestUnseenClassesNoted(t *testing.T) {
+	for _, tc := range []struct {
+		labels []string
+		want   string // "" for no note
+	}{
+		{[]string{"4", "6", "8", "6"}, `task cyl: its labels in train.csv are 4, 6, 8, so classes 0, 1, 2, 3, 5, 7 have no training example; if the labels name classes rather than number them from 0, give tasks.json's "class_names": ["4", "6", "8"]`},
+		{[]string{"0", "2", "1", "2"}, ""},
+		{[]string{"1", "0", "1", "1"}, ""},
+	} {
+		train := "a,cyl\n"
+		for i, l := range tc.labels {
+			train += fmt.Sprintf("%d,%s\n", i, l)
+		}
+		d, err := Load(writeDir(t, map[string]string{TasksFile: `{"tasks": [{"name": "cyl", "kind": "classification"}]}`, "train.csv": train, "test.csv": train}), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		notes := strings.Join(d.Notes, "\n")
+		if got := strings.Contains(notes, "have no training example"); got != (tc.want != "") || !strings.Contains(notes, tc.want) {
+			t.Errorf("labels %v: notes\n%s\nwant %q", tc.labels, notes, tc.want)
+		}
+	}
+}

@@ -184,6 +184,10 @@ func (rd *reading) csvNotes(path string, sc *schema, lay *layout, names []string
 		} else if t.Kind == data.Classification && rd.desc.Tasks[j].Classes == 0 && t.ClassNames == nil {
 			rd.note("task %s: %d classes, from the largest label of %s", t.Name, t.Classes, base)
 		}
+		if u, ok := sc.unseen[j]; ok {
+			rd.note("task %s: its labels in %s are %s, so classes %s have no training example; if the labels name classes rather than number them from 0, give %s's \"class_names\": [\"%s\"]",
+				t.Name, base, listPlain(u.labels), listPlain(u.classes), TasksFile, strings.Join(u.labels, `", "`))
+		}
 	}
 	if dropped > 0 {
 		rd.note("%s: dropped %d rows with a missing input (-missing drop)", base, dropped)

@@ -31,6 +31,16 @@
 // keeping a generator's state.
 package aggregate
 
+import "errors"
+
+// ErrUndefined is wrapped by an Aggregate error where the gradients leave
+// the method's direction undefined (IMTL-G's zero gradient or singular
+// DUᵀ): a state the network reached, not a fault of the call. Training
+// treats it as a divergence, as it treats a NaN: the run cannot go on at
+// that rate, and a learning-rate search never chooses it. Published
+// implementations run on there with infinite or NaN weights.
+var ErrUndefined = errors.New("the task gradients leave the direction undefined")
+
 // Step is what a method sees of the step besides the gradients.
 type Step struct {
 	// Losses[k] is task k's loss on the batch, the value whose gradient

@@ -30,8 +30,9 @@ import (
 // the pseudo-inverse picks one of many weight vectors or none satisfies
 // the equal projections.
 //
-// Aggregate returns an error when a gradient is zero (its unit vector is
-// undefined) and when DUᵀ is singular or too ill-conditioned to solve
+// Aggregate returns an error wrapping ErrUndefined when a gradient is
+// zero (its unit vector is undefined) and when DUᵀ is singular or too
+// ill-conditioned to solve
 // (condition number above 1e12), as for identical gradients (a zero
 // row) and for K − 1 > the rank of the gradients' differences. With
 // K = 1, d = g₁.
@@ -72,7 +73,7 @@ func (a *IMTLG) weights(alpha []float64, g [][]float64, k, d int) error {
 	for i := range k {
 		a.norm[i] = math.Sqrt(dotProduct(g[i], g[i]))
 		if a.norm[i] == 0 {
-			return fmt.Errorf("the gradient of task %d is zero: its unit vector is undefined", i)
+			return fmt.Errorf("the gradient of task %d is zero, without a unit vector: %w", i, ErrUndefined)
 		}
 	}
 	if k == 1 {
@@ -109,7 +110,7 @@ func (a *IMTLG) weights(alpha []float64, g [][]float64, k, d int) error {
 	var lu mat.LU
 	lu.Factorize(dut)
 	if c := lu.Cond(); !(c <= imtlgMaxCond) {
-		return fmt.Errorf("DUᵀ is singular or ill-conditioned (condition number %.3g above %.0e): the gradients' differences are linearly dependent", c, imtlgMaxCond)
+		return fmt.Errorf("DUᵀ is singular or ill-conditioned (condition number %.3g above %.0e), the gradients' differences linearly dependent: %w", c, imtlgMaxCond, ErrUndefined)
 	}
 	var beta mat.VecDense
 	if err := lu.SolveVecTo(&beta, true, rhs); err != nil && !isConditionError(err) {

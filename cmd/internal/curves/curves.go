@@ -78,15 +78,27 @@ func WriteRun(path string, history []experiment.MetricsLine) error {
 	return nil
 }
 
+// MaxRunRows is the most tasks a run's chart gives a row each; a run of
+// more classification tasks (CelebA's 40) gets one row of their mean,
+// since a row per task would make an image of some twenty million pixels
+// at every epoch. metrics.jsonl keeps every task's figures.
+const MaxRunRows = 8
+
 // Run draws a run's learning curves: a row of panels per task, the
 // training loss per epoch (one thin line per particle, where the history
 // has them, and a bold one for their mean), then each score per epoch on
 // the validation and test splits, one thin line per particle and a bold
-// one for the ensemble.
+// one for the ensemble. Beyond MaxRunRows classification tasks, one row
+// of the mean over the tasks.
 func Run(w io.Writer, history []experiment.MetricsLine) error {
 	ts := tasks(history)
 	if len(ts) == 0 {
 		return fmt.Errorf("curves: no epochs")
+	}
+	if len(ts) > MaxRunRows {
+		if mean, ok := meanOverTasks(history, len(ts)); ok {
+			history, ts = mean, tasks(mean)
+		}
 	}
 	var rows [][]*plot.Plot
 	for _, task := range ts {
@@ -111,6 +123,56 @@ func Run(w io.Writer, history []experiment.MetricsLine) error {
 		rows = append(rows, row)
 	}
 	return Grid(w, rows, 5*vg.Inch, 3.5*vg.Inch)
+}
+
+// meanOverTasks is the history of a run of n classification tasks as one
+// task: per epoch and split, the mean over the tasks of the training loss
+// and of the accuracy and ECE, the ensemble's and each particle's. Not ok
+// where a task is a regression, whose scores do not average with
+// classification's.
+func meanOverTasks(history []experiment.MetricsLine, n int) ([]experiment.MetricsLine, bool) {
+	type key struct {
+		epoch int
+		split string
+	}
+	var order []key
+	sums := map[key]*experiment.MetricsLine{}
+	add := func(dst *metrics.Classification, src metrics.Score) {
+		dst.Accuracy += src.Accuracy / float64(n)
+		dst.ECE += src.ECE / float64(n)
+	}
+	for _, l := range history {
+		if l.Classification == nil {
+			return nil, false
+		}
+		k := key{l.Epoch, l.Split}
+		sum, ok := sums[k]
+		if !ok {
+			sum = &experiment.MetricsLine{Epoch: l.Epoch, Split: l.Split, Task: fmt.Sprintf("mean of %d tasks", n),
+				Score: metrics.Score{Classification: &metrics.Classification{}}}
+			sums[k] = sum
+			order = append(order, k)
+		}
+		sum.Loss += l.Loss / float64(n)
+		add(sum.Classification, l.Score)
+		for i, p := range l.Particles {
+			for len(sum.Particles) <= i {
+				sum.Particles = append(sum.Particles, metrics.Score{Classification: &metrics.Classification{}})
+			}
+			add(sum.Particles[i].Classification, p)
+		}
+		for i, v := range l.ParticleLoss {
+			for len(sum.ParticleLoss) <= i {
+				sum.ParticleLoss = append(sum.ParticleLoss, 0)
+			}
+			sum.ParticleLoss[i] += v / float64(n)
+		}
+	}
+	mean := make([]experiment.MetricsLine, len(order))
+	for i, k := range order {
+		mean[i] = *sums[k]
+	}
+	return mean, true
 }
 
 // lossPlot is one task's training loss against epoch, from its test

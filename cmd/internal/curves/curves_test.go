@@ -189,3 +189,74 @@ func TestLogPanel(t *testing.T) {
 		t.Errorf("the legend's bottom %v is not above the curves' top %v", legend.Min.Y, y(100))
 	}
 }
+
+// manyTasks is one epoch on the test split of n classification tasks,
+// task i (from 0) at accuracy i/n, ECE 1 − i/n and loss i, its two
+// particles 0.1 below and above; with regression, the last task is a
+// regression instead.
+func manyTasks(n int, regression bool) []experiment.MetricsLine {
+	var h []experiment.MetricsLine
+	for i := range n {
+		a := float64(i) / float64(n)
+		score := func(a float64) metrics.Score {
+			return metrics.Score{Classification: &metrics.Classification{Accuracy: a, ECE: 1 - a}}
+		}
+		l := experiment.MetricsLine{Epoch: 1, Split: "test", Task: fmt.Sprintf("t%d", i), Loss: float64(i), Score: score(a),
+			Particles: []metrics.Score{score(a - 0.1), score(a + 0.1)}, ParticleLoss: []float64{float64(i), float64(2 * i)}}
+		if regression && i == n-1 {
+			l.Score = metrics.Score{Regression: &metrics.Regression{MSE: 1}}
+			l.Particles = nil
+		}
+		h = append(h, l)
+	}
+	return h
+}
+
+// Beyond MaxRunRows classification tasks a run's chart is one row, the
+// mean over the tasks: for 10 tasks at accuracies 0, 0.1, …, 0.9 the mean
+// is 0.45 (by hand: 4.5/10), the particles' 0.35 and 0.55, the loss 4.5
+// and the particles' losses 4.5 and 9, within 1e-12; with a regression
+// task among them, a row per task.
+func TestRunMeanOverManyTasks(t *testing.T) {
+	mean, ok := meanOverTasks(manyTasks(10, false), 10)
+	if !ok || len(mean) != 1 {
+		t.Fatalf("ok %v, %d lines, want one", ok, len(mean))
+	}
+	m := mean[0]
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"accuracy", m.Accuracy, 0.45}, {"ECE", m.ECE, 0.55}, {"loss", m.Loss, 4.5},
+		{"particle 0 accuracy", m.Particles[0].Accuracy, 0.35}, {"particle 1 accuracy", m.Particles[1].Accuracy, 0.55},
+		{"particle 0 loss", m.ParticleLoss[0], 4.5}, {"particle 1 loss", m.ParticleLoss[1], 9},
+	} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if _, ok := meanOverTasks(manyTasks(10, true), 10); ok {
+		t.Error("a regression task averaged with classification tasks")
+	}
+	height := func(h []experiment.MetricsLine) int {
+		var b bytes.Buffer
+		if err := Run(&b, h); err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img.Bounds().Dy()
+	}
+	one := height(manyTasks(1, false))
+	if got := height(manyTasks(MaxRunRows+1, false)); got != one {
+		t.Errorf("%d classification tasks: chart %d px tall, want one row's %d", MaxRunRows+1, got, one)
+	}
+	if got := height(manyTasks(MaxRunRows, false)); got < MaxRunRows*one*9/10 {
+		t.Errorf("%d tasks: chart %d px tall, want a row each (%d px a row)", MaxRunRows, got, one)
+	}
+	if got := height(manyTasks(MaxRunRows+1, true)); got < MaxRunRows*one {
+		t.Errorf("%d tasks, one a regression: chart %d px tall, want a row each", MaxRunRows+1, got)
+	}
+}

@@ -76,11 +76,13 @@ func Aggregate(out string, stdout io.Writer) error {
 		note += fmt.Sprintf("\nMissing cells, %d of %d (rerun them with compare -cell I, or sbatch --array=%s %s):\n\n- %s\n",
 			len(c.missing), len(p.Cells), strings.Join(c.indices, ","), filepath.Join(out, SbatchFile), strings.Join(c.missing, "\n- "))
 	}
-	if err := study.WriteComparison(out, study.Comparison{Dataset: p.Dataset, Methods: p.Methods, Chosen: chosenLabels(p, ss)}, c.results, note, stdout); err != nil {
+	shown := p // the tables' methods: single@task=J's runs folded into one
+	shown.Methods = foldSingleTask(p.Methods, c.results, c.histories)
+	if err := study.WriteComparison(out, study.Comparison{Dataset: p.Dataset, Methods: shown.Methods, Chosen: chosenLabels(p, ss)}, c.results, note, stdout); err != nil {
 		return err
 	}
 	if p.Attributes {
-		if err := study.WriteAttributes(out, p.Methods, c.results); err != nil {
+		if err := study.WriteAttributes(out, shown.Methods, c.results); err != nil {
 			return err
 		}
 	}
@@ -93,7 +95,7 @@ func Aggregate(out string, stdout io.Writer) error {
 			return err
 		}
 	}
-	if err := writeCurves(out, p, c.histories); err != nil {
+	if err := writeCurves(out, shown, c.histories); err != nil {
 		return err
 	}
 	if len(c.missing) > 0 {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/jsondiff"
 )
 
 // PlanFile is the name of a sweep's plan in OUT.
@@ -113,8 +114,11 @@ func New(o Comparison) Plan {
 	p.Search = nil // a study has none; a tuned plan gets a copy of o's below
 	if o.Runs != nil {
 		for _, r := range o.Runs {
-			p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: r.Method, Seed: r.Seed,
-				Dir: runDir(r.Method, r.Seed), Settings: o.Settings(r.Method, r.Seed)})
+			s, dir := o.Settings(r.Method, r.Seed), runDir(r.Method, r.Seed)
+			if r.Tasks != "" {
+				s.Tasks, dir = r.Tasks, runDir(r.Method+"-"+r.Tasks, r.Seed)
+			}
+			p.Cells = append(p.Cells, Cell{Index: len(p.Cells), Dataset: o.Dataset, Method: r.Method, Seed: r.Seed, Dir: dir, Settings: s})
 		}
 		return p
 	}
@@ -308,7 +312,7 @@ func Read(out string) (Plan, error) {
 	for i, c := range p.Cells {
 		if !c.Equal(want.Cells[i]) {
 			return Plan{}, fmt.Errorf("%s: cell %d differs from what this compare makes of the plan's flags (another version?) in %s here (run %s)",
-				path, i, firstDiffer(c, want.Cells[i]), c.Dir)
+				path, i, jsondiff.First(c, want.Cells[i]), c.Dir)
 		}
 	}
 	return p, nil

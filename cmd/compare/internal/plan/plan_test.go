@@ -54,31 +54,3 @@ func TestReadNamesDifferingField(t *testing.T) {
 		t.Errorf("error %v\nwant %q, one line under 300 bytes", err, want)
 	}
 }
-
-// firstDiffer names the first differing field by its JSON path, an
-// absent one as none, and "" for equal values.
-func TestFirstDiffer(t *testing.T) {
-	type inner struct {
-		Seeds []int          `json:"seeds"`
-		Opts  map[string]int `json:"opts,omitempty"`
-	}
-	type outer struct {
-		Name  string `json:"name"`
-		Inner inner  `json:"inner"`
-	}
-	a := outer{"x", inner{[]int{1, 2}, map[string]int{"k": 1}}}
-	for _, tc := range []struct {
-		b    outer
-		want string
-	}{
-		{a, ""},
-		{outer{"y", a.Inner}, `name: "x" against "y"`},
-		{outer{"x", inner{[]int{1, 3}, a.Inner.Opts}}, "inner.seeds[1]: 2 against 3"},
-		{outer{"x", inner{[]int{1}, a.Inner.Opts}}, "inner.seeds: [1,2] against [1]"},
-		{outer{"x", inner{a.Inner.Seeds, nil}}, `inner.opts: {"k":1} against none`},
-	} {
-		if got := firstDiffer(a, tc.b); got != tc.want {
-			t.Errorf("%+v: %q, want %q", tc.b, got, tc.want)
-		}
-	}
-}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/mtsgd/mtsgd/data/celeba"
 	"github.com/mtsgd/mtsgd/experiment"
@@ -39,24 +40,32 @@ var Protocols = map[string]Protocol{
 // split (compare's -train-limit 0), 64×64 images, the paper's ResNet-18
 // (CelebA's default model, resnet18-cifar), Adam at 5e-4, batch 64, 100
 // epochs (CelebA's defaults), 5 particles (compare's default -particles),
-// against uniform scaling (linear), uncertainty weighting (uw), GradNorm
-// (gradnorm) and MGDA (mgda). The paper ran MGDA's code with five seeds
-// and quotes the other baselines from Chen et al.'s GradNorm, one figure
-// each, and does not say how many MT-SGD runs its figures average: here
-// seed 1 of every method, then MGDA's seeds 2-5. Its single-task baseline
-// is not a run here: -method single trains the networks without batch
-// normalisation that models.Independent holds, and 40 separate networks
-// per particle would hold 40 times the trunk's 11.2 million parameters.
-// The tables quote the paper's single-task figures all the same.
+// against uniform scaling (linear), single-task training, uncertainty
+// weighting (uw), GradNorm (gradnorm) and MGDA (mgda). The paper ran
+// MGDA's code with five seeds and quotes the other baselines from Chen et
+// al.'s GradNorm, one figure each, and does not say how many MT-SGD runs
+// its figures average: here seed 1 of every method, then MGDA's seeds
+// 2-5. The single-task baseline is one run per attribute, method single
+// on that attribute alone (-tasks NAME): the network of one task, whose
+// step takes one backward pass of the trunk where a 40-task run takes
+// 40. The runs of every attribute together make single's rows.
 var PaperCelebA = Protocol{
-	Epochs:  100,
-	Dataset: celeba.Name,
-	Tasks:   "40",
-	Runs: []Run{
-		{"mtsgd", 1}, {"linear", 1}, {"uw", 1}, {"gradnorm", 1}, {"mgda", 1},
-		{"mgda", 2}, {"mgda", 3}, {"mgda", 4}, {"mgda", 5},
-	},
+	Epochs:     100,
+	Dataset:    celeba.Name,
+	Tasks:      strconv.Itoa(len(celeba.Attributes)),
+	Runs:       paperCelebARuns(),
 	Attributes: true,
+}
+
+// paperCelebARuns are PaperCelebA's runs: seed 1 of each method, MGDA's
+// seeds 2-5, then the single-task runs, one per attribute.
+func paperCelebARuns() []Run {
+	runs := []Run{{"mtsgd", 1, ""}, {"linear", 1, ""}, {"uw", 1, ""}, {"gradnorm", 1, ""}, {"mgda", 1, ""},
+		{"mgda", 2, ""}, {"mgda", 3, ""}, {"mgda", 4, ""}, {"mgda", 5, ""}}
+	for _, a := range celeba.Attributes {
+		runs = append(runs, Run{"single", 1, a})
+	}
+	return runs
 }
 
 // RunsFor are the protocol's runs that a run on dataset can train, and

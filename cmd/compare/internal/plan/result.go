@@ -11,6 +11,7 @@ import (
 	"github.com/mtsgd/mtsgd/cmd/compare/internal/study"
 	"github.com/mtsgd/mtsgd/experiment"
 	"github.com/mtsgd/mtsgd/internal/atomicfile"
+	"github.com/mtsgd/mtsgd/internal/jsondiff"
 )
 
 // ResultFile is a finished run's result in its run directory: its
@@ -91,7 +92,7 @@ func SameRun(saved, asked experiment.Settings) bool {
 // OtherRun is the error for a run directory dir that holds a run saved
 // with settings saved where settings asked were asked for.
 func OtherRun(dir string, saved, asked experiment.Settings) error {
-	return fmt.Errorf("%s holds a run with other settings, %s asked for; use another -out, or remove it", dir, firstDiffer(saved, asked))
+	return fmt.Errorf("%s holds a run with other settings, %s asked for; use another -out, or remove it", dir, jsondiff.First(saved, asked))
 }
 
 // LastTest returns the test lines of the last epoch in history.

@@ -16,6 +16,9 @@ import (
 type Run struct {
 	Method string `json:"method"`
 	Seed   uint64 `json:"seed"`
+	// Tasks, if set, replaces the protocol's tasks for this run (-tasks):
+	// one attribute for a single-task run.
+	Tasks string `json:"tasks,omitempty"`
 }
 
 // PaperStudy are -protocol paper-study's runs: the paper's protocol (100
@@ -42,14 +45,14 @@ type Run struct {
 //     training at tuned-multi-mnist's rate for it (0.1), Δm's baseline.
 //     The other methods follow as their searches finish.
 var PaperStudy = []Run{
-	{"mtsgd:authors-params", 1}, {"linear", 1}, {"linear-pref", 1}, {"mgda", 1}, {"pareto-mtl", 1},
-	{"moo-svgd@scale=normalized", 1},
-	{"mtsgd:authors-params@lr=0.01", 1}, {"linear@lr=0.1", 1}, {"moo-svgd@lr=0.01@scale=normalized", 1},
-	{"mtsgd:authors-params", 2}, {"linear", 2}, {"moo-svgd@scale=normalized", 2}, {"linear-pref", 2},
-	{"mtsgd:authors-params", 3}, {"linear", 3}, {"moo-svgd@scale=normalized", 3}, {"linear-pref", 3},
-	{"linear@lr=0.1", 2}, {"mtsgd:authors-params@lr=0.01", 2}, {"moo-svgd@lr=0.01@scale=normalized", 2},
-	{"linear@lr=0.1", 3}, {"mtsgd:authors-params@lr=0.01", 3}, {"moo-svgd@lr=0.01@scale=normalized", 3},
-	{"single@lr=0.1", 1}, {"pcgrad@lr=0.03", 1}, {"cagrad@lr=0.1", 1},
+	{"mtsgd:authors-params", 1, ""}, {"linear", 1, ""}, {"linear-pref", 1, ""}, {"mgda", 1, ""}, {"pareto-mtl", 1, ""},
+	{"moo-svgd@scale=normalized", 1, ""},
+	{"mtsgd:authors-params@lr=0.01", 1, ""}, {"linear@lr=0.1", 1, ""}, {"moo-svgd@lr=0.01@scale=normalized", 1, ""},
+	{"mtsgd:authors-params", 2, ""}, {"linear", 2, ""}, {"moo-svgd@scale=normalized", 2, ""}, {"linear-pref", 2, ""},
+	{"mtsgd:authors-params", 3, ""}, {"linear", 3, ""}, {"moo-svgd@scale=normalized", 3, ""}, {"linear-pref", 3, ""},
+	{"linear@lr=0.1", 2, ""}, {"mtsgd:authors-params@lr=0.01", 2, ""}, {"moo-svgd@lr=0.01@scale=normalized", 2, ""},
+	{"linear@lr=0.1", 3, ""}, {"mtsgd:authors-params@lr=0.01", 3, ""}, {"moo-svgd@lr=0.01@scale=normalized", 3, ""},
+	{"single@lr=0.1", 1, ""}, {"pcgrad@lr=0.03", 1, ""}, {"cagrad@lr=0.1", 1, ""},
 }
 
 // writeStudy writes the study of plan p: its tables, the READMEs' share

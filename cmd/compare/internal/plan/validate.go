@@ -183,12 +183,16 @@ func checkScore(s metrics.Score) error {
 // file of plan p in OUT: each as checkHistory and ReadResult check it,
 // a run skipped only where the search skips (a cell above the grid), a
 // run diverged only under the tuned protocol, and every run with the
-// tasks of the others, in the same order (the tables pair the seeds'
-// lines by place), and a study's assessments as checkAssessment checks
-// them. Cells without a result file are left to readCell.
+// tasks of the others that asked for the same ones (-tasks; a
+// single-task run asks for its one), in the same order, and a study's
+// assessments as checkAssessment checks them. Cells without a result
+// file are left to readCell.
 func checkResults(out string, p Plan) error {
-	var tasks []taskKind
-	first := -1
+	type group struct {
+		tasks []taskKind
+		first int // the index of the group's first cell
+	}
+	groups := map[string]*group{} // by the tasks the cells ask for
 	for _, c := range p.Cells {
 		dir := filepath.Join(out, c.Dir)
 		name := fmt.Sprintf("cell %d (%s)", c.Index, c.Dir)
@@ -215,12 +219,13 @@ func checkResults(out string, p Plan) error {
 				return fmt.Errorf("%s: %s: %w", name, filepath.Join(dir, ResultFile), err)
 			}
 		}
-		if first < 0 {
-			tasks, first = got, c.Index
+		g, ok := groups[c.Settings.Tasks]
+		if !ok {
+			groups[c.Settings.Tasks] = &group{got, c.Index}
 			continue
 		}
-		if !slices.Equal(got, tasks) {
-			return fmt.Errorf("%s: %s: tasks %s, cell %d's are %s", name, filepath.Join(dir, ResultFile), taskList(got), first, taskList(tasks))
+		if !slices.Equal(got, g.tasks) {
+			return fmt.Errorf("%s: %s: tasks %s, cell %d's are %s", name, filepath.Join(dir, ResultFile), taskList(got), g.first, taskList(g.tasks))
 		}
 	}
 	return nil

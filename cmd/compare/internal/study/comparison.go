@@ -87,34 +87,52 @@ type row struct {
 }
 
 // summarise turns each method's per-seed last-epoch test lines into rows,
-// in the order of methods and then tasks.
+// in the order of methods and then tasks, each task's row over the runs
+// that have that task.
 func summarise(methods []string, results map[string][][]experiment.MetricsLine) []row {
 	var rows []row
 	for _, m := range methods {
 		runs := results[m]
-		if len(runs) == 0 {
-			continue
-		}
-		for j, first := range runs[0] {
+		for _, task := range taskOrder(runs) {
 			var acc, brier, ece, nll, mse []float64
-			secs := 0.0
+			var seeds []experiment.MetricsLine // the task's line of each run that has it
 			for _, lines := range runs {
-				l := lines[j]
+				if i := slices.IndexFunc(lines, func(l experiment.MetricsLine) bool { return l.Task == task }); i >= 0 {
+					seeds = append(seeds, lines[i])
+				}
+			}
+			secs := 0.0
+			for _, l := range seeds {
 				if l.Regression != nil {
 					mse = append(mse, l.MSE)
 				} else {
 					acc, brier, ece, nll = append(acc, l.Accuracy), append(brier, l.Brier), append(ece, l.ECE), append(nll, l.NLL)
 				}
-				secs += l.Seconds / float64(l.Epoch) / float64(len(runs))
+				secs += l.Seconds / float64(l.Epoch) / float64(len(seeds))
 			}
 			rows = append(rows, row{
-				Method: m, Task: first.Task, Seeds: len(runs), Regression: first.Regression != nil,
+				Method: m, Task: task, Seeds: len(seeds), Regression: seeds[0].Regression != nil,
 				Accuracy: newStat(acc), Brier: newStat(brier), ECE: newStat(ece), NLL: newStat(nll), MSE: newStat(mse),
 				SecondsPerEpoch: secs,
 			})
 		}
 	}
 	return rows
+}
+
+// taskOrder is the tasks of runs in the order they first appear: a run
+// may lack some (the single-task runs folded into one method, some of
+// them not yet finished).
+func taskOrder(runs [][]experiment.MetricsLine) []string {
+	var tasks []string
+	for _, lines := range runs {
+		for _, l := range lines {
+			if !slices.Contains(tasks, l.Task) {
+				tasks = append(tasks, l.Task)
+			}
+		}
+	}
+	return tasks
 }
 
 // markdown is the rows as a Markdown table. For classification each of

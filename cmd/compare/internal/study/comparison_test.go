@@ -34,6 +34,16 @@ func TestSummarise(t *testing.T) {
 	if len(rows) != 2 || rows[0].Task != "a" || math.Abs(rows[0].Accuracy.Mean-0.85) > 1e-15 || rows[1].Accuracy.SD > 1e-15 || rows[0].SecondsPerEpoch != 55 {
 		t.Errorf("rows %+v", rows)
 	}
+	// Runs with other tasks, in other orders (single-task runs folded into
+	// one method, some unfinished): each task's row is over the runs that
+	// have it, matched by name.
+	rows = summarise([]string{"single"}, map[string][][]experiment.MetricsLine{
+		"single": {{line("a", 0.8, 100), line("b", 0.6, 100)}, {line("b", 0.7, 100)}, {line("c", 0.5, 100)}},
+	})
+	if len(rows) != 3 || rows[0].Task != "a" || rows[0].Seeds != 1 || rows[1].Task != "b" || rows[1].Seeds != 2 ||
+		math.Abs(rows[1].Accuracy.Mean-0.65) > 1e-15 || rows[2].Task != "c" || rows[2].Seeds != 1 || rows[2].Accuracy.Mean != 0.5 {
+		t.Errorf("runs of other tasks: rows %+v", rows)
+	}
 }
 
 // The table puts the paper's figures beside ours: its Table 2 ECE for

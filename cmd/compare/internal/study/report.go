@@ -119,7 +119,7 @@ func WriteStudy(dir string, s Study, runs map[string][]Run, histories map[string
 	text := fmt.Sprintf("# %s: the paper's protocol, %d epochs\n\nTest split; mean ± sample sd over the seeds a method has. "+
 		"ECE at T, NLL at T: after temperature scaling fitted on the validation split. "+
 		"AUROC: the %s test inputs told from this data set's by the ensemble's predictive entropy or mutual information.\n\n%s%s",
-		s.Dataset, s.Epochs, ood, r.markdown(), note)
+		s.Dataset, s.Epochs, ood, r.markdown()+validNLLTable(s.specs(), histories, s.Epochs), note)
 	if err := writeText(filepath.Join(dir, File), text); err != nil {
 		return err
 	}

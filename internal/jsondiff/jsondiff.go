@@ -1,4 +1,7 @@
-package plan
+// Package jsondiff names where two values differ as JSON, for messages
+// that say what to fix (a saved run's settings against those asked for)
+// rather than print both whole values.
+package jsondiff
 
 import (
 	"encoding/json"
@@ -9,11 +12,11 @@ import (
 	"strconv"
 )
 
-// firstDiffer names the first field, as a JSON path (settings.lr,
+// First names the first field, as a JSON path (settings.lr,
 // method_params.alpha, runs[2].seed), in which a and b differ as JSON,
 // with its two values: "" where they are the same. A message naming the
 // field tells what to fix; the two whole objects would not.
-func firstDiffer(a, b any) string {
+func First(a, b any) string {
 	ja, errA := json.Marshal(a)
 	jb, errB := json.Marshal(b)
 	if errA != nil || errB != nil {
@@ -30,10 +33,10 @@ func firstDiffer(a, b any) string {
 	if path == "" {
 		path = "the whole"
 	}
-	return fmt.Sprintf("%s: %s against %s", path, short(x), short(y))
+	return fmt.Sprintf("%s: %s against %s", path, Short(x, 60), Short(y, 60))
 }
 
-// differ is firstDiffer on decoded JSON values below path.
+// differ is First on decoded JSON values below path.
 func differ(path string, a, b any) (string, any, any, bool) {
 	if reflect.DeepEqual(a, b) {
 		return "", nil, nil, false
@@ -44,13 +47,7 @@ func differ(path string, a, b any) (string, any, any, bool) {
 		if !ok {
 			break
 		}
-		keys := slices.Sorted(maps.Keys(x))
-		for k := range y {
-			if _, ok := x[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		for _, k := range keys {
+		for _, k := range Keys(x, y) {
 			sub := k
 			if path != "" {
 				sub = path + "." + k
@@ -73,15 +70,27 @@ func differ(path string, a, b any) (string, any, any, bool) {
 	return path, a, b, true
 }
 
-// short is a JSON value for a message, cut to a readable length; an
-// absent one is "none".
-func short(v any) string {
+// Keys are the keys of a and b, sorted.
+func Keys(a, b map[string]any) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Short is a JSON value for a message, cut to n bytes at most (n ≥ 4);
+// an absent one is "none".
+func Short(v any, n int) string {
 	if v == nil {
 		return "none"
 	}
 	b, _ := json.Marshal(v)
-	if len(b) > 60 {
-		return string(b[:57]) + "..."
+	if len(b) > n {
+		return string(b[:n-3]) + "..."
 	}
 	return string(b)
 }
