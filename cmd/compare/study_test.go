@@ -45,6 +45,7 @@ func TestPaperStudyPlan(t *testing.T) {
 		{"single-lr0.1-seed1", 0.1, "mean"}, {"pcgrad-lr0.03-seed1", 0.03, "mean"}, {"cagrad-lr0.1-seed1", 0.1, "mean"},
 		{"nash-mtl-lr0.1-seed1", 0.1, "mean"}, {"imtl-g-lr0.1-seed1", 0.1, "mean"}, {"aligned-mtl-lr0.1-seed1", 0.1, "mean"},
 		{"upgrad-lr0.1-seed1", 0.1, "mean"}, {"uw-lr0.03-seed1", 0.03, "mean"},
+		{"gradnorm-lr0.03-seed1", 0.03, "mean"}, {"dwa-lr0.03-seed1", 0.03, "mean"},
 	}
 	if len(p.Cells) != len(want) || !p.Assess {
 		t.Fatalf("%d cells, assess %v", len(p.Cells), p.Assess)

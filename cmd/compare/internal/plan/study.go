@@ -41,7 +41,8 @@ type Run struct {
 //     each method's own rate has its spread as the paper's rate has;
 //   - seed 1 of the field's methods, each at the rate the tuned search of
 //     docs/results/tuned-field-multi-mnist chose for it (validation NLL
-//     after 2 epochs: PCGrad and uncertainty weighting 0.03; CAGrad,
+//     after 2 epochs: PCGrad, uncertainty weighting, GradNorm and DWA
+//     0.03; CAGrad,
 //     Nash-MTL, IMTL-G, Aligned-MTL and UPGrad 0.1), and of single-task
 //     training at tuned-multi-mnist's
 //     rate for it (0.1), Δm's baseline. The other methods follow as
@@ -56,7 +57,7 @@ var PaperStudy = []Run{
 	{"linear@lr=0.1", 3, ""}, {"mtsgd:authors-params@lr=0.01", 3, ""}, {"moo-svgd@lr=0.01@scale=normalized", 3, ""},
 	{"single@lr=0.1", 1, ""}, {"pcgrad@lr=0.03", 1, ""}, {"cagrad@lr=0.1", 1, ""},
 	{"nash-mtl@lr=0.1", 1, ""}, {"imtl-g@lr=0.1", 1, ""}, {"aligned-mtl@lr=0.1", 1, ""}, {"upgrad@lr=0.1", 1, ""},
-	{"uw@lr=0.03", 1, ""},
+	{"uw@lr=0.03", 1, ""}, {"gradnorm@lr=0.03", 1, ""}, {"dwa@lr=0.03", 1, ""},
 }
 
 // writeStudy writes the study of plan p: its tables, the READMEs' share
