@@ -46,6 +46,7 @@ func TestPaperStudyPlan(t *testing.T) {
 		{"nash-mtl-lr0.1-seed1", 0.1, "mean"}, {"imtl-g-lr0.1-seed1", 0.1, "mean"}, {"aligned-mtl-lr0.1-seed1", 0.1, "mean"},
 		{"upgrad-lr0.1-seed1", 0.1, "mean"}, {"uw-lr0.03-seed1", 0.03, "mean"},
 		{"gradnorm-lr0.03-seed1", 0.03, "mean"}, {"dwa-lr0.03-seed1", 0.03, "mean"},
+		{"rlw-lr0.1-seed1", 0.1, "mean"}, {"famo-lr0.1-seed1", 0.1, "mean"},
 	}
 	if len(p.Cells) != len(want) || !p.Assess {
 		t.Fatalf("%d cells, assess %v", len(p.Cells), p.Assess)

@@ -42,11 +42,9 @@ type Run struct {
 //   - seed 1 of the field's methods, each at the rate the tuned search of
 //     docs/results/tuned-field-multi-mnist chose for it (validation NLL
 //     after 2 epochs: PCGrad, uncertainty weighting, GradNorm and DWA
-//     0.03; CAGrad,
-//     Nash-MTL, IMTL-G, Aligned-MTL and UPGrad 0.1), and of single-task
-//     training at tuned-multi-mnist's
-//     rate for it (0.1), Δm's baseline. The other methods follow as
-//     their searches finish.
+//     0.03; CAGrad, Nash-MTL, IMTL-G, Aligned-MTL, UPGrad, RLW and FAMO
+//     0.1), and of single-task training at tuned-multi-mnist's rate for
+//     it (0.1), Δm's baseline.
 var PaperStudy = []Run{
 	{"mtsgd:authors-params", 1, ""}, {"linear", 1, ""}, {"linear-pref", 1, ""}, {"mgda", 1, ""}, {"pareto-mtl", 1, ""},
 	{"moo-svgd@scale=normalized", 1, ""},
@@ -58,6 +56,7 @@ var PaperStudy = []Run{
 	{"single@lr=0.1", 1, ""}, {"pcgrad@lr=0.03", 1, ""}, {"cagrad@lr=0.1", 1, ""},
 	{"nash-mtl@lr=0.1", 1, ""}, {"imtl-g@lr=0.1", 1, ""}, {"aligned-mtl@lr=0.1", 1, ""}, {"upgrad@lr=0.1", 1, ""},
 	{"uw@lr=0.03", 1, ""}, {"gradnorm@lr=0.03", 1, ""}, {"dwa@lr=0.03", 1, ""},
+	{"rlw@lr=0.1", 1, ""}, {"famo@lr=0.1", 1, ""},
 }
 
 // writeStudy writes the study of plan p: its tables, the READMEs' share
