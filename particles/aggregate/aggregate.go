@@ -1,8 +1,9 @@
 // Package aggregate holds the field's multi-task methods that turn one
 // network's task gradients into one update of its shared parameters:
 // the gradient aggregators (PCGrad, CAGrad, Nash-MTL, IMTL-G,
-// Aligned-MTL, UPGrad) and the loss weightings (uncertainty weighting,
-// GradNorm, DWA, RLW, FAMO), one file each.
+// Aligned-MTL, UPGrad, DualProj, ConFIG, GradVac) and the loss
+// weightings (uncertainty weighting, GradNorm, DWA, RLW, FAMO), one file
+// each.
 //
 // Every method works on a plain K×d matrix of task gradients, without a
 // network, so that it can be tested against closed forms and the
@@ -24,11 +25,11 @@
 // minus the direction.
 //
 // A method with state that carries from step to step (task weights,
-// loss histories, optimiser moments) implements Stateful, and a
-// checkpoint keeps its State. Random draws (PCGrad's order, RLW's
-// weights) are functions of (Step.Seed, Step.Particle, Step.Index)
-// alone, so a resumed run draws what the uninterrupted one drew without
-// keeping a generator's state.
+// loss histories, optimiser moments, moving targets) implements
+// Stateful, and a checkpoint keeps its State. Random draws (PCGrad's
+// and GradVac's order, RLW's weights) are functions of (Step.Seed,
+// Step.Particle, Step.Index) alone, so a resumed run draws what the
+// uninterrupted one drew without keeping a generator's state.
 package aggregate
 
 import "errors"

@@ -17,6 +17,8 @@ func aggregators() map[string]Aggregator {
 		"imtl-g":      &IMTLG{},
 		"aligned-mtl": &AlignedMTL{},
 		"upgrad":      &UPGrad{},
+		"dualproj":    &DualProj{},
+		"config":      &ConFIG{},
 	}
 }
 
@@ -181,6 +183,9 @@ func TestSingleTask(t *testing.T) {
 		// GGᵀ = (25): B = √25·25^(−1/2) = 1, d = g.
 		"aligned-mtl": {3, -4},
 		"upgrad":      {3, -4},
+		"dualproj":    {3, -4},
+		// û = g/‖g‖, projection ‖g‖: d = g.
+		"config": {3, -4},
 	}
 	for method, a := range aggregators() {
 		w, ok := want[method]

@@ -2,9 +2,9 @@ package aggregate
 
 import "math/bits"
 
-// The methods' random draws (PCGrad's order of the tasks) are pure
-// functions of the step's key (Step.Seed, Step.Particle, Step.Index) and
-// a stream number that tells apart the draws of one step, so a resumed
+// The methods' random draws (PCGrad's and GradVac's order of the tasks)
+// are pure functions of the step's key (Step.Seed, Step.Particle,
+// Step.Index) and a stream number that tells apart the draws of one step, so a resumed
 // run draws exactly what the uninterrupted one drew and no generator
 // state needs saving. The generator is SplitMix64 (Steele, Lea & Flood,
 // "Fast splittable pseudorandom number generators", OOPSLA 2014; the

@@ -48,7 +48,7 @@ func (p *PCGrad) Aggregate(dst []float64, g [][]float64, s Step) error {
 	clear(dst)
 	for i := range k {
 		copy(p.proj, g[i])
-		for _, j := range p.taskOrder(i, k, s) {
+		for _, j := range taskOrder(&p.order, i, k, s) {
 			if p.norm2[j] == 0 {
 				continue
 			}
@@ -66,14 +66,16 @@ func (p *PCGrad) Aggregate(dst []float64, g [][]float64, s Step) error {
 	return nil
 }
 
-// taskOrder returns the tasks j ≠ i in the order drawn for task i.
-func (p *PCGrad) taskOrder(i, k int, s Step) []int {
-	p.order = p.order[:0]
+// taskOrder returns the tasks j ≠ i in the order drawn for task i at
+// step s (PCGrad's, and GradVac's), in *order's memory.
+func taskOrder(order *[]int, i, k int, s Step) []int {
+	o := (*order)[:0]
 	for j := range k {
 		if j != i {
-			p.order = append(p.order, j)
+			o = append(o, j)
 		}
 	}
-	shuffle(p.order, drawUint64(s.Seed, s.Particle, s.Index, uint64(i)))
-	return p.order
+	shuffle(o, drawUint64(s.Seed, s.Particle, s.Index, uint64(i)))
+	*order = o
+	return o
 }

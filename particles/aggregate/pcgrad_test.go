@@ -118,10 +118,10 @@ func TestPCGradOrderIsDrawnPerStep(t *testing.T) {
 	// different gᵢ'.
 	g := [][]float64{{1, 0.2, 0}, {-0.7, 1, 0.1}, {-0.4, -0.9, 0.3}}
 	orderOf := func(s Step) [][]int {
-		var p PCGrad
+		var buf []int
 		o := make([][]int, 3)
 		for i := range 3 {
-			o[i] = append([]int(nil), p.taskOrder(i, 3, s)...)
+			o[i] = append([]int(nil), taskOrder(&buf, i, 3, s)...)
 		}
 		return o
 	}
