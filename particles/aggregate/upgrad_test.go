@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestUPGradTwoTasksClosedForm checks K = 2 in 2-D against projections
@@ -162,6 +163,93 @@ func TestUPGradDoesNotConflictInHigherDimension(t *testing.T) {
 					t.Errorf("K = %d, trial %d: d·g%d = %.3g < 0", k, trial, j, p)
 				}
 			}
+		}
+	}
+}
+
+// TestUPGradNearlyOppositePair checks a set from a toy run (mog3, 20
+// repelled particles, seed 2, step 146) whose projections' dual
+// solutions once failed their certificate: two nearly opposite
+// gradients and a third in their plane, which the passive pair
+// represents with coefficients near 10⁶. The dual cone is {0} (the
+// brute-force projections, coneProjection2D, are 0). UPGrad and DualProj
+// must certify it and come within 1e-6 of the largest gradient norm of
+// the brute-force directions, with d·gⱼ ≥ −1e-6‖gⱼ‖·max‖gᵢ‖: their
+// multipliers reach 2.5·10⁴ on a scaled Gram matrix whose passive block
+// has a condition number near 10¹², and the directions are 2·10⁻⁶ from 0
+// (measured 2026-12-07), gradients being of norm 5 to 6.
+func TestUPGradNearlyOppositePair(t *testing.T) {
+	g := [][]float64{
+		{-3.8853219817379334, 3.398702269521749},
+		{3.978538287720506, -3.48028463666353},
+		{-3.885321936034095, 4.398702315225588},
+	}
+	scale := 0.0
+	for _, r := range g {
+		scale = math.Max(scale, math.Sqrt(dotProduct(r, r)))
+	}
+	upgrad := make([]float64, 2)
+	for _, r := range g {
+		p := coneProjection2D(g, r)
+		upgrad[0] += p[0] / 3
+		upgrad[1] += p[1] / 3
+	}
+	mean := []float64{(g[0][0] + g[1][0] + g[2][0]) / 3, (g[0][1] + g[1][1] + g[2][1]) / 3}
+	for name, c := range map[string]struct {
+		a    Aggregator
+		want []float64
+	}{"upgrad": {&UPGrad{}, upgrad}, "dualproj": {&DualProj{}, coneProjection2D(g, mean)}} {
+		d := aggregateOrFail(t, c.a, g, Step{})
+		for j, r := range g {
+			if p := dotProduct(d, r); p < -1e-6*math.Sqrt(dotProduct(r, r))*scale {
+				t.Errorf("%s: d·g%d = %.3g < 0", name, j, p)
+			}
+		}
+		if !closeTo(d, c.want, 1e-6*scale) {
+			t.Errorf("%s: %v, brute force %v", name, d, c.want)
+		}
+	}
+}
+
+// TestUPGradBlockingIndexLeaves checks a set from a toy run (mog3, 20
+// plain particles, seed 3) on which the active-set loop once ran without
+// end: the step towards the passive solution stopped at an index whose
+// multiplier rounding left a hair above 0, so it stayed passive and the
+// same system was solved again. Both methods must return, certified,
+// with no conflict beyond 1e-12‖gⱼ‖·max‖gᵢ‖.
+func TestUPGradBlockingIndexLeaves(t *testing.T) {
+	g := [][]float64{
+		{-0.01978118926875737, 4.698588989156165},
+		{6.980217790082375, -3.301409862613859},
+		{7.980217790082547, -3.3014098626136885},
+	}
+	scale := 0.0
+	for _, r := range g {
+		scale = math.Max(scale, math.Sqrt(dotProduct(r, r)))
+	}
+	for name, a := range map[string]Aggregator{"upgrad": &UPGrad{}, "dualproj": &DualProj{}} {
+		type answer struct {
+			d   []float64
+			err error
+		}
+		done := make(chan answer, 1)
+		go func() {
+			d, err := aggregateOrErr(a, g)
+			done <- answer{d, err}
+		}()
+		select {
+		case got := <-done:
+			if got.err != nil {
+				t.Fatalf("%s: %v", name, got.err)
+			}
+			d := got.d
+			for j, r := range g {
+				if p := dotProduct(d, r); p < -1e-12*math.Sqrt(dotProduct(r, r))*scale {
+					t.Errorf("%s: d·g%d = %.3g < 0", name, j, p)
+				}
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no answer within 10 s", name)
 		}
 	}
 }
