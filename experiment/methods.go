@@ -178,6 +178,7 @@ var builtinMethods = []Method{
 	dualProjMethod,
 	configMethod,
 	gradVacMethod,
+	fairGradMethod,
 	uwMethod,
 	gradNormMethod,
 	dwaMethod,

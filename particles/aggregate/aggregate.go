@@ -1,7 +1,7 @@
 // Package aggregate holds the field's multi-task methods that turn one
 // network's task gradients into one update of its shared parameters:
 // the gradient aggregators (PCGrad, CAGrad, Nash-MTL, IMTL-G,
-// Aligned-MTL, UPGrad, DualProj, ConFIG, GradVac) and the loss
+// Aligned-MTL, UPGrad, DualProj, ConFIG, GradVac, FairGrad) and the loss
 // weightings (uncertainty weighting, GradNorm, DWA, RLW, FAMO), one file
 // each.
 //

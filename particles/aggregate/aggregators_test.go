@@ -10,15 +10,17 @@ import (
 // non-default parameters included, keyed by name.
 func aggregators() map[string]Aggregator {
 	return map[string]Aggregator{
-		"pcgrad":      &PCGrad{},
-		"cagrad":      &CAGrad{},
-		"cagrad c=2":  &CAGrad{C: 2},
-		"nash-mtl":    &NashMTL{},
-		"imtl-g":      &IMTLG{},
-		"aligned-mtl": &AlignedMTL{},
-		"upgrad":      &UPGrad{},
-		"dualproj":    &DualProj{},
-		"config":      &ConFIG{},
+		"pcgrad":       &PCGrad{},
+		"cagrad":       &CAGrad{},
+		"cagrad c=2":   &CAGrad{C: 2},
+		"nash-mtl":     &NashMTL{},
+		"imtl-g":       &IMTLG{},
+		"aligned-mtl":  &AlignedMTL{},
+		"upgrad":       &UPGrad{},
+		"dualproj":     &DualProj{},
+		"config":       &ConFIG{},
+		"fairgrad":     &FairGrad{},
+		"fairgrad α=2": &FairGrad{Alpha: 2},
 	}
 }
 
@@ -186,6 +188,9 @@ func TestSingleTask(t *testing.T) {
 		"dualproj":    {3, -4},
 		// û = g/‖g‖, projection ‖g‖: d = g.
 		"config": {3, -4},
+		// ‖g‖²w = w^(−1/α): w = ‖g‖^(−2α/(α+1)), d = g·5^(−2α/(α+1)).
+		"fairgrad":     {3.0 / 5, -4.0 / 5},
+		"fairgrad α=2": {3 * math.Pow(5, -4.0/3), -4 * math.Pow(5, -4.0/3)},
 	}
 	for method, a := range aggregators() {
 		w, ok := want[method]

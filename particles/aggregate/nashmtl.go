@@ -103,12 +103,31 @@ type nashNewton struct {
 // Gram matrix gram. hull and hullW serve the check that 0 is not in the
 // gradients' convex hull.
 //
-// Both the check and the solve work on the unit vectors uᵢ = gᵢ/‖gᵢ‖,
-// M̂ᵢⱼ = Mᵢⱼ/(‖gᵢ‖‖gⱼ‖): 0 is in the convex hull of the gᵢ exactly when
-// it is in that of the uᵢ (a positive rescaling of each vector keeps
-// its cone), and α̂ solving the equations for M̂ gives αᵢ = α̂ᵢ/‖gᵢ‖ for
-// M. So the answer does not depend on how the gradients' norms differ.
+// Both the check and the solve work on the unit vectors uᵢ = gᵢ/‖gᵢ‖
+// (unitGram): α̂ solving the equations for M̂ gives αᵢ = α̂ᵢ/‖gᵢ‖ for M.
+// So the answer does not depend on how the gradients' norms differ.
 func nashWeights(alpha, gram []float64, k int, p *nashNewton, hull *minnorm.Solver, hullW []float64) error {
+	if err := unitGram(gram, k, p, hull, hullW); err != nil {
+		return err
+	}
+	if err := p.solve(alpha, k); err != nil {
+		return err
+	}
+	for i := range alpha {
+		alpha[i] /= p.norm[i]
+	}
+	return nil
+}
+
+// unitGram writes into p.norm the gradients' norms and into p.m the Gram
+// matrix of the unit vectors uᵢ = gᵢ/‖gᵢ‖, M̂ᵢⱼ = Mᵢⱼ/(‖gᵢ‖‖gⱼ‖), and
+// returns an error wrapping errZeroInConvexHull where 0 is in the
+// gradients' convex hull: a zero gradient, or a shortest combination of
+// the unit vectors (package minnorm, with hull and hullW) of squared
+// norm at most nashHullTol. 0 is in the convex hull of the gᵢ exactly
+// when it is in that of the uᵢ: a positive rescaling of each vector keeps
+// its cone.
+func unitGram(gram []float64, k int, p *nashNewton, hull *minnorm.Solver, hullW []float64) error {
 	p.norm = growFloats(p.norm, k)
 	for i := range k {
 		p.norm[i] = math.Sqrt(gram[i*k+i])
@@ -129,12 +148,6 @@ func nashWeights(alpha, gram []float64, k int, p *nashNewton, hull *minnorm.Solv
 	}
 	if res.Value <= nashHullTol {
 		return fmt.Errorf("the shortest combination of the unit gradients has squared norm %.3g: %w", res.Value, errZeroInConvexHull)
-	}
-	if err := p.solve(alpha, k); err != nil {
-		return err
-	}
-	for i := range alpha {
-		alpha[i] /= p.norm[i]
 	}
 	return nil
 }
