@@ -184,6 +184,7 @@ var builtinMethods = []Method{
 	dwaMethod,
 	rlwMethod,
 	famoMethod,
+	glsMethod,
 }
 
 // methods is the registry of methods. The built-ins are registered while
