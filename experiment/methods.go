@@ -80,6 +80,8 @@ type Param struct {
 	Help string
 	// Min and Max bound the value (inclusive); both 0: any finite value.
 	Min, Max float64
+	// Whole says the value counts something (epochs, say): a whole number.
+	Whole bool
 }
 
 // check reports a value the parameter cannot take.
@@ -89,6 +91,9 @@ func (p Param) check(v float64) error {
 	}
 	if (p.Min != 0 || p.Max != 0) && (v < p.Min || v > p.Max) {
 		return fmt.Errorf("must be in [%v, %v], got %v", p.Min, p.Max, v)
+	}
+	if p.Whole && v != math.Trunc(v) {
+		return fmt.Errorf("must be a whole number, got %v", v)
 	}
 	return nil
 }
@@ -185,6 +190,7 @@ var builtinMethods = []Method{
 	rlwMethod,
 	famoMethod,
 	glsMethod,
+	stchMethod,
 }
 
 // methods is the registry of methods. The built-ins are registered while

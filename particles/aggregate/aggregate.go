@@ -2,8 +2,8 @@
 // network's task gradients into one update of its shared parameters:
 // the gradient aggregators (PCGrad, CAGrad, Nash-MTL, IMTL-G,
 // Aligned-MTL, UPGrad, DualProj, ConFIG, GradVac, FairGrad) and the loss
-// weightings (uncertainty weighting, GradNorm, DWA, RLW, FAMO, GLS), one
-// file each.
+// weightings (uncertainty weighting, GradNorm, DWA, RLW, FAMO, GLS,
+// STCH), one file each.
 //
 // Every method works on a plain K×d matrix of task gradients, without a
 // network, so that it can be tested against closed forms and the
