@@ -178,6 +178,7 @@ var builtinMethods = []Method{
 	cagradMethod,
 	nashMTLMethod,
 	imtlGMethod,
+	imtlMethod,
 	alignedMTLMethod,
 	upgradMethod,
 	dualProjMethod,

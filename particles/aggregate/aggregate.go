@@ -3,7 +3,8 @@
 // the gradient aggregators (PCGrad, CAGrad, Nash-MTL, IMTL-G,
 // Aligned-MTL, UPGrad, DualProj, ConFIG, GradVac, FairGrad) and the loss
 // weightings (uncertainty weighting, GradNorm, DWA, RLW, FAMO, GLS,
-// STCH), one file each.
+// STCH, and IMTL, which weighs the losses and then aggregates), one file
+// each.
 //
 // Every method works on a plain K×d matrix of task gradients, without a
 // network, so that it can be tested against closed forms and the

@@ -224,6 +224,7 @@ func TestFortyTasks(t *testing.T) {
 	for name, a := range map[string]Aggregator{
 		"uw": &UncertaintyWeighting{}, "gradnorm": &GradNorm{}, "dwa": &DWA{}, "rlw": RLW{},
 		"famo": &FAMO{}, "gls": &GLS{}, "stch": &STCH{Warmup: -1}, "gradvac": &GradVac{},
+		"imtl": &IMTL{},
 	} {
 		methods[name] = a
 	}
