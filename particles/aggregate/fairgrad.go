@@ -14,8 +14,8 @@ import (
 const DefaultFairGradAlpha = 1.0
 
 // FairGrad is fair resource allocation between the tasks (Ban & Ji,
-// "Fair Resource Allocation in Multi-Task Learning", ICML 2024, Section
-// 4; LibMTL's FairGrad): the direction d = Gᵀw maximises the α-fair
+// "Fair Resource Allocation in Multi-Task Learning", ICML 2024, as
+// LibMTL's FairGrad computes it): the direction d = Gᵀw maximises the α-fair
 // utility Σᵢ uᵢ^(1−α)/(1−α) (Σᵢ log uᵢ at α = 1) of the tasks' shares
 // uᵢ = gᵢ·d, and its weights w > 0 solve
 //

@@ -7,8 +7,8 @@ import (
 
 // GLS is the geometric loss strategy (Chennupati, Sistu, Yogamani &
 // Rawashdeh, "MultiNet++: Multi-Stream Feature Aggregation and Geometric
-// Loss Strategy for Multi-Task Learning", CVPR Workshops 2019, Eq. 3;
-// LibMTL's GLS): the tasks' losses are combined by their geometric mean,
+// Loss Strategy for Multi-Task Learning", CVPR Workshops 2019, as
+// LibMTL's GLS computes it): the tasks' losses are combined by their geometric mean,
 // L = (Πₖ Lₖ)^(1/K), whose gradient weighs each task's gradient by
 //
 //	wₖ = ∂L/∂Lₖ = L / (K·Lₖ),  d = Σₖ wₖ gₖ,

@@ -29,8 +29,8 @@ const DefaultGradVacBeta = 0.5
 // first step is PCGrad's (a conflict is projected away), and with β = 0
 // every step is; with β > 0 a pair whose gradients usually agree is held
 // to its usual agreement. Every visited pair updates its target, with
-// the cosine measured before its correction, as in the paper and
-// torchjd; LibMTL updates a target only when it corrects. A pair with a
+// the cosine measured before its correction, as torchjd reads the
+// paper's Algorithm 1; LibMTL updates a target only when it corrects. A pair with a
 // zero gradient (gᵢ' or gⱼ) has no cosine: it is skipped and keeps its
 // target. No ε is added to the denominators, and a cosine within 4·2⁻⁵²
 // of its target counts as reaching it (rounding). A target that has
@@ -50,7 +50,7 @@ const DefaultGradVacBeta = 0.5
 // Sign and scale: the gradients are loss gradients and d is a descent
 // direction for θ ← θ − lr·d; negating G leaves every cosine unchanged
 // and negates the corrections, so d is negated. d is on the scale of
-// the sum of the task gradients, as in the paper, LibMTL and torchjd.
+// the sum of the task gradients, as in LibMTL and torchjd.
 //
 // It computes on the host (on a GPU host, from the gradients copied
 // there), in O(K²d) operations.

@@ -9,8 +9,8 @@ import (
 const DefaultIMTLRate = 0.01
 
 // IMTL is impartial multi-task learning in its hybrid form (Liu et al.,
-// "Towards Impartial Multi-task Learning", ICLR 2021, Algorithm 1;
-// LibMTL's IMTL): IMTL-L scales task k's loss to e^(sₖ)Lₖ − sₖ, and
+// "Towards Impartial Multi-task Learning", ICLR 2021, as LibMTL's IMTL
+// combines them): IMTL-L scales task k's loss to e^(sₖ)Lₖ − sₖ, and
 // IMTL-G (IMTLG) combines the scaled losses' gradients hₖ = e^(sₖ)gₖ:
 //
 //	d = IMTL-G(h₁, …, h_K),
@@ -18,7 +18,7 @@ const DefaultIMTLRate = 0.01
 //
 // the second line a step of SGD on the scaled losses in s, taken after
 // the direction. Its fixed point sₖ = −log Lₖ makes every scaled loss 1,
-// the loss balance of the paper's Eq. 2. s starts at 0, so the first step
+// the paper's loss balance. s starts at 0, so the first step
 // is IMTL-G's on the raw gradients. LibMTL learns s with the network's
 // own optimiser; here s has an SGD step of its own, LearningRate (0:
 // DefaultIMTLRate), as uncertainty weighting's s has. A step where

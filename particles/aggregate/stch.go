@@ -14,7 +14,7 @@ const (
 
 // STCH is smooth Tchebycheff scalarisation (Lin, Zhang, Zhou & Zhang,
 // "Smooth Tchebycheff Scalarization for Multi-Objective Optimization",
-// ICML 2024, Eq. 9) as LibMTL applies it to multi-task learning, after
+// ICML 2024) as LibMTL applies it to multi-task learning, after
 // the authors' STCH_MTL code: the worst task's normalised log loss,
 // smoothed by a log-sum-exp of temperature μ,
 //
