@@ -10,7 +10,7 @@ import "fmt"
 //
 // The projection onto the gradients' cone is the one of gradient
 // episodic memory (Lopez-Paz & Ranzato, "Gradient Episodic Memory for
-// Continual Learning", NeurIPS 2017, Section 3), applied to the mean as
+// Continual Learning", NeurIPS 2017), applied to the mean as
 // the torchjd library's DualProj does (Quinton & Rey, "Jacobian Descent
 // for Multi-Objective Optimization", arXiv:2406.16232). UPGrad projects
 // each gradient and averages the projections; DualProj projects their
