@@ -13,5 +13,5 @@ var fairGradMethod = Method{
 	}),
 	Heads:  ownScore,
 	Toy:    true,
-	Params: []Param{{Name: "alpha", Default: aggregate.DefaultFairGradAlpha, Min: 0.1, Max: 100, Help: "the fairness α of the tasks' utility (1: proportional fairness, Nash-MTL; larger: closer to max-min)"}},
+	Params: []Param{{Name: "alpha", Default: aggregate.DefaultFairGradAlpha, Min: 0.1, Max: 30, Help: "the fairness α of the tasks' utility (1: proportional fairness, Nash-MTL; larger: closer to max-min)"}},
 }

@@ -103,3 +103,43 @@ func TestFairGradStationary(t *testing.T) {
 		}
 	}
 }
+
+// TestFairGradAcrossAlpha checks the solve over the range of α the
+// method takes, 0.1 to 30, on 20 random sets for each K = 2..10 in 12-D
+// with norms spread over 10⁴: each converges, and each task's share
+// gᵢ·d matches wᵢ^(−1/α) within 1e-10 of ‖gᵢ‖‖d‖ (the share's rounding
+// scale; at small α some shares are 10⁻¹³ of their terms, at large α some
+// weights are tiny).
+func TestFairGradAcrossAlpha(t *testing.T) {
+	for _, alpha := range []float64{0.1, 0.3, 3, 10, 30} {
+		rng := rand.New(rand.NewPCG(5, 6))
+		for k := 2; k <= 10; k++ {
+			for trial := range 20 {
+				g := randomGradients(rng, k, 12)
+				for i := range g {
+					f := math.Pow(10, 4*rng.Float64()-2)
+					for x := range g[i] {
+						g[i][x] *= f
+					}
+				}
+				a := &FairGrad{Alpha: alpha}
+				d, err := aggregateOrErr(a, g)
+				if err != nil {
+					t.Fatalf("α = %v, K = %d, trial %d: %v", alpha, k, trial, err)
+				}
+				nd := math.Sqrt(dotProduct(d, d))
+				for i := range k {
+					share, want := dotProduct(g[i], d), math.Pow(a.w[i], -1/alpha)
+					if math.Abs(share-want) > 1e-10*math.Sqrt(dotProduct(g[i], g[i]))*nd {
+						t.Errorf("α = %v, K = %d, trial %d, task %d: share %v, w^(−1/α) %v", alpha, k, trial, i, share, want)
+					}
+				}
+			}
+		}
+		for name, g := range hardGradientSets() {
+			if _, err := aggregateOrErr(&FairGrad{Alpha: alpha}, g); err != nil {
+				t.Errorf("α = %v, %s: %v", alpha, name, err)
+			}
+		}
+	}
+}
