@@ -112,6 +112,10 @@ func TestCAGradWeightsAgainstGrid(t *testing.T) {
 		"1e4 larger K=2":   {{1, 0}, {-1e4, 1e4}},
 		"1e4 larger K=3":   {{1, 0.5, 0}, {-1e4, 1e4, 0}, {0, -0.3, 1}},
 		"nearly collinear": {{1, 0, 0}, {1, 1e-3, 0}, {-1, 1e-3, 1e-3}},
+		// A nearly opposite pair and a third in their plane, on which the
+		// barrier stalls at c = 2 and the edge of its two largest weights
+		// certifies (polishPair); a set of TestDegenerateSetsEnd's family.
+		"stalled K=3": {{1.120613573129423, -0.8607807916377965}, {-1.2072652322111022, 0.9278708263888766}, {1.9495949773324737, -0.8039630317767422}},
 	}
 	for name, g := range sets {
 		for _, c := range []float64{0.4, 0.8, 2} {
