@@ -11,8 +11,8 @@ import (
 // TestDegenerateSetsEnd runs every aggregator on 600 random sets of
 // K = 3..5 gradients in the plane (so always dependent), in half of them
 // one pair made nearly opposite (gⱼ = −c·gᵢ plus a perturbation of 10⁻⁶
-// to 10⁻², the sets on which the cone projections once failed and once
-// looped), norms spread over 10², and on as many sets of two gradients
+// to 10⁻², sets on which a cone projection's certificate is hard to meet
+// and an active-set loop can cycle), norms spread over 10², and on as many sets of two gradients
 // in 10-D, nearly parallel or nearly opposite (perturbations of 10⁻⁸ to
 // 10⁻¹). Each call must end (all of them within 60 s), and must either
 // give a finite direction or an error wrapping ErrUndefined (IMTL-G's

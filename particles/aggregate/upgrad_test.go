@@ -169,7 +169,7 @@ func TestUPGradDoesNotConflictInHigherDimension(t *testing.T) {
 
 // TestUPGradNearlyOppositePair checks a set from a toy run (mog3, 20
 // repelled particles, seed 2, step 146) whose projections' dual
-// solutions once failed their certificate: two nearly opposite
+// solutions are hard to certify: two nearly opposite
 // gradients and a third in their plane, which the passive pair
 // represents with coefficients near 10⁶. The dual cone is {0} (the
 // brute-force projections, coneProjection2D, are 0). UPGrad and DualProj
@@ -212,10 +212,10 @@ func TestUPGradNearlyOppositePair(t *testing.T) {
 }
 
 // TestUPGradBlockingIndexLeaves checks a set from a toy run (mog3, 20
-// plain particles, seed 3) on which the active-set loop once ran without
-// end: the step towards the passive solution stopped at an index whose
-// multiplier rounding left a hair above 0, so it stayed passive and the
-// same system was solved again. Both methods must return, certified,
+// plain particles, seed 3) on which the active-set loop can run without
+// end: the step towards the passive solution stops at an index whose
+// multiplier rounding leaves a hair above 0, and unless that index
+// leaves the passive set the same system is solved again. Both methods must return, certified,
 // with no conflict beyond 1e-12‖gⱼ‖·max‖gᵢ‖.
 func TestUPGradBlockingIndexLeaves(t *testing.T) {
 	g := [][]float64{
