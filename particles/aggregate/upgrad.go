@@ -32,7 +32,9 @@ import (
 // of the passive residuals it inherits: see certify, which lets nearly
 // opposite gradients through with directions accurate to about 1e-6 of
 // the gradients' norm); Aggregate returns an error if the certificate
-// fails. Then d = Gᵀw with w = (1/K) Σᵢ (eᵢ + λ⁽ⁱ⁾).
+// fails, which happens on some nearly dependent sets (a gradient within
+// 10⁻¹⁰ to 10⁻² of a combination of the others), where an index that
+// should enter makes the passive system numerically singular. Then d = Gᵀw with w = (1/K) Σᵢ (eᵢ + λ⁽ⁱ⁾).
 //
 // torchjd and LibMTL add 1e-4·I to the (normalised) Gram matrix before
 // solving, and fall back to the mean gradient when the gradients are
