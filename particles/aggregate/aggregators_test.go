@@ -84,6 +84,21 @@ func negated(g [][]float64) [][]float64 {
 	return n
 }
 
+// spreadNorms multiplies each row of g by 10^u, u uniform on [lo, hi),
+// so that the gradients' norms differ by up to 10^(hi−lo), and returns
+// the largest norm after.
+func spreadNorms(rng *rand.Rand, g [][]float64, lo, hi float64) float64 {
+	largest := 0.0
+	for i := range g {
+		f := math.Pow(10, lo+(hi-lo)*rng.Float64())
+		for x := range g[i] {
+			g[i][x] *= f
+		}
+		largest = math.Max(largest, math.Sqrt(dotProduct(g[i], g[i])))
+	}
+	return largest
+}
+
 // randomGradients returns K rows of length d with standard normal entries.
 func randomGradients(rng *rand.Rand, k, d int) [][]float64 {
 	g := make([][]float64, k)
@@ -212,12 +227,9 @@ func TestFortyTasks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(131, 132))
 	const k, d = 40, 2000
 	g := randomGradients(rng, k, d)
+	spreadNorms(rng, g, -1, 1)
 	losses := make([]float64, k)
-	for i := range g {
-		f := math.Pow(10, 2*rng.Float64()-1)
-		for x := range g[i] {
-			g[i][x] *= f
-		}
+	for i := range losses {
 		losses[i] = 0.1 + rng.Float64()
 	}
 	methods := aggregators()

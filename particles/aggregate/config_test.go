@@ -110,12 +110,7 @@ func TestConFIGAgainstSVD(t *testing.T) {
 	for k := 2; k <= 6; k++ {
 		for dim := 3; dim <= 8; dim++ {
 			g := randomGradients(rng, k, dim)
-			for i := range g {
-				f := math.Pow(10, 4*rng.Float64())
-				for x := range g[i] {
-					g[i][x] *= f
-				}
-			}
+			spreadNorms(rng, g, 0, 4)
 			sets = append(sets, g)
 		}
 	}

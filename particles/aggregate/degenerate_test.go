@@ -26,11 +26,7 @@ func TestDegenerateSetsEnd(t *testing.T) {
 	for n := range 600 {
 		k := 3 + n%3
 		g := randomGradients(rng, k, 2)
-		for i := range g {
-			f := math.Pow(10, 2*rng.Float64()-1)
-			g[i][0] *= f
-			g[i][1] *= f
-		}
+		spreadNorms(rng, g, -1, 1)
 		if n%2 == 0 {
 			c, eps := 0.5+rng.Float64(), math.Pow(10, -6+4*rng.Float64())
 			g[1][0] = -c*g[0][0] + eps*rng.NormFloat64()

@@ -51,21 +51,10 @@ func TestDualProjTwoTasksClosedForm(t *testing.T) {
 // 10⁻⁸ (a set of this test); d·gⱼ ≥ −1e-12‖gⱼ‖·max‖gᵢ‖ as UPGrad's.
 func TestDualProjAgainstBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
-	spread := func(g [][]float64) float64 {
-		scale := 0.0
-		for i := range g {
-			f := math.Pow(10, 4*rng.Float64())
-			for x := range g[i] {
-				g[i][x] *= f
-			}
-			scale = math.Max(scale, math.Sqrt(dotProduct(g[i], g[i])))
-		}
-		return scale
-	}
 	for k := 2; k <= 5; k++ {
 		for range 40 {
 			g := randomGradients(rng, k, 2)
-			scale := spread(g)
+			scale := spreadNorms(rng, g, 0, 4)
 			mean := make([]float64, 2)
 			for _, r := range g {
 				mean[0] += r[0] / float64(k)
@@ -86,7 +75,7 @@ func TestDualProjAgainstBruteForce(t *testing.T) {
 	for k := 2; k <= 10; k++ {
 		for trial := range 10 {
 			g := randomGradients(rng, k, 6)
-			scale := spread(g)
+			scale := spreadNorms(rng, g, 0, 4)
 			d := aggregateOrFail(t, &DualProj{}, g, Step{})
 			for j, r := range g {
 				if p := dotProduct(d, r); p < -1e-12*math.Sqrt(dotProduct(r, r))*scale {

@@ -33,12 +33,7 @@ func TestFairGradSolvesItsEquations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(121, 122))
 	for k := 2; k <= 6; k++ {
 		g := randomGradients(rng, k, 8)
-		for i := range g {
-			f := math.Pow(10, 4*rng.Float64()-2)
-			for x := range g[i] {
-				g[i][x] *= f
-			}
-		}
+		spreadNorms(rng, g, -2, 2)
 		gram := gramInto(nil, g)
 		for _, alpha := range []float64{0.5, 1, 2, 5} {
 			a := &FairGrad{Alpha: alpha}
@@ -116,12 +111,7 @@ func TestFairGradAcrossAlpha(t *testing.T) {
 		for k := 2; k <= 10; k++ {
 			for trial := range 20 {
 				g := randomGradients(rng, k, 12)
-				for i := range g {
-					f := math.Pow(10, 4*rng.Float64()-2)
-					for x := range g[i] {
-						g[i][x] *= f
-					}
-				}
+				spreadNorms(rng, g, -2, 2)
 				a := &FairGrad{Alpha: alpha}
 				d, err := aggregateOrErr(a, g)
 				if err != nil {
