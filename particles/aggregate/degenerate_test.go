@@ -96,3 +96,57 @@ func formatSet(g [][]float64) string {
 	}
 	return s + "]"
 }
+
+// TestNearlyDependentSets runs the cone projections (UPGrad, DualProj) on
+// 1,500 random sets of K = 3..8 gradients in 5 to 50 dimensions whose
+// last gradient is a combination of the others plus noise of 10⁻¹⁰ to
+// 10⁻², a third of them with a nearly opposite pair as well: a thin
+// cone, whose exact projection needs multipliers the active set cannot
+// resolve. Every direction returned must conflict with no task beyond
+// d·gⱼ ≥ −1e-8‖gⱼ‖·max‖gᵢ‖ (the certificate's cosine bound), and at most
+// 2 sets of each method may fail their certificate: measured 2026-12-07,
+// 1 for UPGrad and none for DualProj.
+func TestNearlyDependentSets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(161, 162))
+	failed := map[string]int{}
+	for n := range 1500 {
+		k := 3 + n%6
+		g := randomGradients(rng, k, 5+rng.IntN(46))
+		eps := math.Pow(10, -10+8*rng.Float64())
+		for x := range g[k-1] {
+			v := 0.0
+			for i := range k - 1 {
+				v += (rng.Float64()*2 - 1) * g[i][x]
+			}
+			g[k-1][x] = v + eps*rng.NormFloat64()
+		}
+		if n%3 == 0 {
+			c := 0.5 + rng.Float64()
+			for x := range g[1] {
+				g[1][x] = -c*g[0][x] + eps*rng.NormFloat64()
+			}
+		}
+		scale := 0.0
+		for _, r := range g {
+			scale = math.Max(scale, math.Sqrt(dotProduct(r, r)))
+		}
+		for name, a := range map[string]Aggregator{"upgrad": &UPGrad{}, "dualproj": &DualProj{}} {
+			d, err := aggregateOrErr(a, g)
+			if err != nil {
+				failed[name]++
+				continue
+			}
+			for j, r := range g {
+				if p := dotProduct(d, r); p < -1e-8*math.Sqrt(dotProduct(r, r))*scale {
+					t.Errorf("%s, set %d: d·g%d = %.3g", name, n, j, p)
+				}
+			}
+		}
+	}
+	for name, n := range failed {
+		if n > 2 {
+			t.Errorf("%s: %d of 1500 sets not certified", name, n)
+		}
+		t.Logf("%s: %d of 1500 sets not certified", name, n)
+	}
+}

@@ -62,7 +62,11 @@ func (a *DualProj) Aggregate(dst []float64, g [][]float64, s Step) error {
 				a.q[i] += a.m[i*k+j] / float64(k)
 			}
 		}
-		lambda, err := a.qp.solve(a.m, a.q, k)
+		xx := 0.0 // ‖ḡ‖² on the scaled problem
+		for i := range k {
+			xx += a.q[i] / float64(k)
+		}
+		lambda, err := a.qp.solve(a.m, a.q, xx, k)
 		if err != nil {
 			return fmt.Errorf("dualproj: projecting the mean gradient: %w", err)
 		}

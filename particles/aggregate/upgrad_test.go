@@ -117,7 +117,7 @@ func TestUPGradProjectionsAgainstBruteForce(t *testing.T) {
 				for j, v := range a.gram {
 					m[j] = v / largest
 				}
-				lambda, err := a.qp.solve(m, m[i*k:(i+1)*k], k)
+				lambda, err := a.qp.solve(m, m[i*k:(i+1)*k], m[i*k+i], k)
 				if err != nil {
 					t.Errorf("set %d, task %d: %v", n, i, err)
 					continue
