@@ -11,15 +11,15 @@ import (
 // TestDegenerateSetsEnd runs every aggregator on 600 random sets of
 // K = 3..5 gradients in the plane (so always dependent), in half of them
 // one pair made nearly opposite (gⱼ = −c·gᵢ plus a perturbation of 10⁻⁶
-// to 10⁻², sets on which a cone projection's certificate is hard to meet
-// and an active-set loop can cycle), norms spread over 10², and on as many sets of two gradients
-// in 10-D, nearly parallel or nearly opposite (perturbations of 10⁻⁸ to
-// 10⁻¹). Each call must end (all of them within 60 s), and must either
-// give a finite direction or an error wrapping ErrUndefined (IMTL-G's
-// undefined directions): no method may fail its own certificate or
-// solver on these. CAGrad is held to the two-task sets alone: with three
-// or more its barrier can stall on the planar ones (its doc says how
-// often).
+// to 10⁻², sets on which a cone projection's certificate is hard to
+// meet and an active-set loop can cycle), norms spread over 10², and on
+// as many sets of two gradients in 10-D, nearly parallel or nearly
+// opposite (perturbations of 10⁻⁸ to 10⁻¹). Each call must end (all of
+// them within 60 s) with a finite direction or an error wrapping
+// ErrUndefined (IMTL-G's undefined directions); other errors, a method's
+// solver failing its certificate, are allowed only to CAGrad's barrier
+// on the planar sets with three or more tasks (caGradStalls; measured
+// 2026-12-07, -v: 1 of the 600 planar sets at c = 0.4, 20 at c = 2).
 func TestDegenerateSetsEnd(t *testing.T) {
 	rng := rand.New(rand.NewPCG(151, 152))
 	var sets [][][]float64
@@ -52,9 +52,6 @@ func TestDegenerateSetsEnd(t *testing.T) {
 		for method, a := range aggregators() {
 			bad, first := 0, ""
 			all := append(append([][][]float64(nil), pairs...), sets...)
-			if method == "cagrad" || method == "cagrad c=2" {
-				all = pairs
-			}
 			for n, g := range all {
 				d, err := aggregateOrErr(a, g)
 				switch {
@@ -71,6 +68,9 @@ func TestDegenerateSetsEnd(t *testing.T) {
 				}
 			}
 			if bad > 0 {
+				t.Logf("%s: %d of %d sets not certified", method, bad, len(all))
+			}
+			if bad > caGradStalls[method] {
 				failed = append(failed, method+": "+formatFloat(float64(bad))+" of "+formatFloat(float64(len(all)))+" sets, first "+first)
 			}
 		}
@@ -86,6 +86,11 @@ func TestDegenerateSetsEnd(t *testing.T) {
 	}
 }
 
+// caGradStalls are the sets of TestDegenerateSetsEnd (planar, three or
+// more tasks) on which CAGrad's barrier may stall short of its
+// certificate, its doc's figures with a margin.
+var caGradStalls = map[string]int{"cagrad": 2, "cagrad c=2": 25}
+
 func formatSet(g [][]float64) string {
 	s := "["
 	for i, r := range g {
@@ -97,15 +102,17 @@ func formatSet(g [][]float64) string {
 	return s + "]"
 }
 
-// TestNearlyDependentSets runs the cone projections (UPGrad, DualProj) on
-// 1,500 random sets of K = 3..8 gradients in 5 to 50 dimensions whose
-// last gradient is a combination of the others plus noise of 10⁻¹⁰ to
-// 10⁻², a third of them with a nearly opposite pair as well: a thin
-// cone, whose exact projection needs multipliers the active set cannot
-// resolve. Every direction returned must conflict with no task beyond
-// d·gⱼ ≥ −1e-8‖gⱼ‖·max‖gᵢ‖ (the certificate's cosine bound), and at most
-// 2 sets of each method may fail their certificate: measured 2026-12-07,
-// 1 for UPGrad and none for DualProj.
+// TestNearlyDependentSets runs every aggregator on 1,500 random sets of
+// K = 3..8 gradients in 5 to 50 dimensions whose last gradient is a
+// combination of the others plus noise of 10⁻¹⁰ to 10⁻², a third of
+// them with a nearly opposite pair as well: for the cone projections
+// (UPGrad, DualProj) a thin cone, whose exact projection needs
+// multipliers the active set cannot resolve. Their directions must
+// conflict with no task beyond d·gⱼ ≥ −1e-8‖gⱼ‖·max‖gᵢ‖ (the
+// certificate's cosine bound). Each method may fail its certificate on
+// at most nearlyDependentFailures of the sets (measured 2026-12-07, -v:
+// UPGrad 1, CAGrad 4 at c = 0.4 and 63 at c = 2, the others none);
+// IMTL-G's undefined directions (ErrUndefined) are not failures.
 func TestNearlyDependentSets(t *testing.T) {
 	rng := rand.New(rand.NewPCG(161, 162))
 	failed := map[string]int{}
@@ -130,10 +137,16 @@ func TestNearlyDependentSets(t *testing.T) {
 		for _, r := range g {
 			scale = math.Max(scale, math.Sqrt(dotProduct(r, r)))
 		}
-		for name, a := range map[string]Aggregator{"upgrad": &UPGrad{}, "dualproj": &DualProj{}} {
+		for name, a := range aggregators() {
 			d, err := aggregateOrErr(a, g)
+			if errors.Is(err, ErrUndefined) {
+				continue
+			}
 			if err != nil {
 				failed[name]++
+				continue
+			}
+			if name != "upgrad" && name != "dualproj" {
 				continue
 			}
 			for j, r := range g {
@@ -144,9 +157,13 @@ func TestNearlyDependentSets(t *testing.T) {
 		}
 	}
 	for name, n := range failed {
-		if n > 2 {
+		if n > nearlyDependentFailures[name] {
 			t.Errorf("%s: %d of 1500 sets not certified", name, n)
 		}
 		t.Logf("%s: %d of 1500 sets not certified", name, n)
 	}
 }
+
+// nearlyDependentFailures are the sets of TestNearlyDependentSets a
+// method may fail to certify, its measured count with a margin.
+var nearlyDependentFailures = map[string]int{"upgrad": 2, "cagrad": 6, "cagrad c=2": 70}
