@@ -41,8 +41,8 @@ const DefaultCAGradC = 0.4
 // edge of its two largest weights is then solved so and certified there
 // where it holds the minimiser (polishPair). What remains fails, and
 // Aggregate returns the error: 1 of TestDegenerateSetsEnd's 600 planar
-// sets at c = 0.4 and 20 at c = 2 (the barrier alone fails 20 and 72),
-// and 4 and 63 of TestNearlyDependentSets' 1,500. Where the minimiser has g_w* = 0 (0 in
+// sets at c = 0.4 and 20 at c = 2, and 4 and 63 of
+// TestNearlyDependentSets' 1,500. Where the minimiser has g_w* = 0 (0 in
 // the convex hull of the gradients and c large enough that no
 // combination beats it, possible for any c > 0 with K ≥ 3: a
 // Pareto-stationary point, which training reaches) the direction
