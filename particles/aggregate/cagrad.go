@@ -35,7 +35,7 @@ const DefaultCAGradC = 0.4
 // by the Frank-Wolfe duality gap ∇F(w)ᵀw − minᵢ ∇F(w)ᵢ ≥ F(w) − F(w*):
 // Aggregate returns an error if the gap is above 1e-11 (relative to the
 // largest squared gradient norm). Two tasks are solved exactly instead,
-// by bisection on the sign of the one-dimensional slope (solvePair). With
+// by bisection on the sign of the one-dimensional slope (pairWeight). With
 // three or more, where two gradients are nearly opposite and another lies
 // in their plane, the barrier can stall short of the certificate; the
 // edge of its two largest weights is then solved so and certified there
@@ -174,7 +174,9 @@ func (p *caGradBarrier) solve(w, gram []float64, k int, c float64) error {
 		p.hess = mat.NewSymDense(k, nil)
 	}
 	if k == 2 {
-		return p.solvePair(w, r)
+		t := p.pairWeight(0, 1, 2, r)
+		w[0], w[1] = t, 1-t
+		return nil
 	}
 	mu := 1.0
 	for range caGradMaxIter {
@@ -346,14 +348,6 @@ func (p *caGradBarrier) lineSearch(w []float64, r, mu float64, k int) bool {
 	return false
 }
 
-// solvePair solves the weight problem of two tasks exactly (see
-// pairWeight).
-func (p *caGradBarrier) solvePair(w []float64, r float64) error {
-	t := p.pairWeight(0, 1, 2, r)
-	w[0], w[1] = t, 1-t
-	return nil
-}
-
 // pairWeight returns the minimiser t* of F on the edge of the simplex
 // between tasks i and j, w = t·eᵢ + (1 − t)·eⱼ (k tasks in all): there
 // F is the one-dimensional convex
@@ -410,28 +404,27 @@ func (p *caGradBarrier) pairWeight(i, j, k int, r float64) float64 {
 // reports whether w (then set to it) is so certified; the guess of the
 // edge costs nothing where it is wrong, the certificate failing.
 func (p *caGradBarrier) polishPair(w []float64, r float64, k int) bool {
-	pair := []int{0, 1}
-	if w[1] > w[0] {
-		pair = []int{1, 0}
+	i, j := 0, 1 // the largest weight, the second
+	if w[j] > w[i] {
+		i, j = j, i
 	}
-	for i := 2; i < k; i++ {
+	for l := 2; l < k; l++ {
 		switch {
-		case w[i] > w[pair[0]]:
-			pair = []int{i, pair[0]}
-		case w[i] > w[pair[1]]:
-			pair[1] = i
+		case w[l] > w[i]:
+			i, j = l, i
+		case w[l] > w[j]:
+			j = l
 		}
 	}
-	trial := append([]float64(nil), w...)
-	clear(trial)
-	t := p.pairWeight(pair[0], pair[1], k, r)
-	trial[pair[0]], trial[pair[1]] = t, 1-t
+	trial := make([]float64, k)
+	t := p.pairWeight(i, j, k, r)
+	trial[i], trial[j] = t, 1-t
 	if _, ok := p.gradient(trial, r, k); !ok {
 		return false
 	}
 	along := dotProduct(p.grad, trial)
 	for l := range k {
-		if l != pair[0] && l != pair[1] && p.grad[l] < along-caGradGapTol {
+		if l != i && l != j && p.grad[l] < along-caGradGapTol {
 			return false
 		}
 	}

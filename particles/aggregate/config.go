@@ -114,7 +114,7 @@ func (a *ConFIG) Aggregate(dst []float64, g [][]float64, s Step) error {
 func (a *ConFIG) pseudoInverseOnes(k int) error {
 	a.y = growFloats(a.y, k)
 	clear(a.y)
-	if !a.eigen.Factorize(mat.NewSymDense(k, append([]float64(nil), a.units...)), true) {
+	if !a.eigen.Factorize(mat.NewSymDense(k, a.units), true) {
 		return fmt.Errorf("the eigendecomposition of the %d×%d unit Gram matrix failed", k, k)
 	}
 	values := a.eigen.Values(nil)

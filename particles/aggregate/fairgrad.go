@@ -53,7 +53,7 @@ type FairGrad struct {
 	Alpha float64
 
 	gram, w, hullWeights []float64
-	nash                 nashNewton // the unit Gram matrix and norms
+	unit                 unitGramian
 	hull                 minnorm.Solver
 	solver               fairNewton
 }
@@ -74,7 +74,7 @@ func (a *FairGrad) Aggregate(dst []float64, g [][]float64, s Step) error {
 	a.gram = gramInto(a.gram, g)
 	a.w = growFloats(a.w, k)
 	a.hullWeights = growFloats(a.hullWeights, k)
-	err = unitGram(a.gram, k, &a.nash, &a.hull, a.hullWeights)
+	err = a.unit.set(a.gram, k, &a.hull, a.hullWeights)
 	if errors.Is(err, errZeroInConvexHull) {
 		clear(dst)
 		return nil
@@ -82,11 +82,11 @@ func (a *FairGrad) Aggregate(dst []float64, g [][]float64, s Step) error {
 	if err != nil {
 		return fmt.Errorf("fairgrad: %w", err)
 	}
-	if err := a.solver.solve(a.w, a.nash.m, a.nash.norm, alpha, k); err != nil {
+	if err := a.solver.solve(a.w, a.unit.m, a.unit.norm, alpha, k); err != nil {
 		return fmt.Errorf("fairgrad: %w", err)
 	}
 	for i := range a.w {
-		a.w[i] /= a.nash.norm[i]
+		a.w[i] /= a.unit.norm[i]
 	}
 	combineRows(dst, a.w, g)
 	return nil

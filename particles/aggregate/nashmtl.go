@@ -94,9 +94,10 @@ const (
 
 // nashNewton holds the buffers of the Newton solve.
 type nashNewton struct {
-	m, mAlpha, norm []float64
-	hess            *mat.SymDense
-	chol            mat.Cholesky
+	unitGramian // the matrix M̂ solved on, and the norms
+	mAlpha      []float64
+	hess        *mat.SymDense
+	chol        mat.Cholesky
 }
 
 // nashWeights writes into alpha the solution of αᵢ(Mα)ᵢ = 1 for the K×K
@@ -104,10 +105,10 @@ type nashNewton struct {
 // gradients' convex hull.
 //
 // Both the check and the solve work on the unit vectors uᵢ = gᵢ/‖gᵢ‖
-// (unitGram): α̂ solving the equations for M̂ gives αᵢ = α̂ᵢ/‖gᵢ‖ for M.
+// (unitGramian): α̂ solving the equations for M̂ gives αᵢ = α̂ᵢ/‖gᵢ‖ for M.
 // So the answer does not depend on how the gradients' norms differ.
 func nashWeights(alpha, gram []float64, k int, p *nashNewton, hull *minnorm.Solver, hullW []float64) error {
-	if err := unitGram(gram, k, p, hull, hullW); err != nil {
+	if err := p.set(gram, k, hull, hullW); err != nil {
 		return err
 	}
 	if err := p.solve(alpha, k); err != nil {
@@ -119,15 +120,20 @@ func nashWeights(alpha, gram []float64, k int, p *nashNewton, hull *minnorm.Solv
 	return nil
 }
 
-// unitGram writes into p.norm the gradients' norms and into p.m the Gram
-// matrix of the unit vectors uᵢ = gᵢ/‖gᵢ‖, M̂ᵢⱼ = Mᵢⱼ/(‖gᵢ‖‖gⱼ‖), and
-// returns an error wrapping errZeroInConvexHull where 0 is in the
-// gradients' convex hull: a zero gradient, or a shortest combination of
-// the unit vectors (package minnorm, with hull and hullW) of squared
-// norm at most nashHullTol. 0 is in the convex hull of the gᵢ exactly
-// when it is in that of the uᵢ: a positive rescaling of each vector keeps
-// its cone.
-func unitGram(gram []float64, k int, p *nashNewton, hull *minnorm.Solver, hullW []float64) error {
+// unitGramian holds the gradients' norms and the Gram matrix of the unit
+// vectors uᵢ = gᵢ/‖gᵢ‖, M̂ᵢⱼ = Mᵢⱼ/(‖gᵢ‖‖gⱼ‖), on which Nash-MTL's and
+// FairGrad's weights are solved.
+type unitGramian struct {
+	norm, m []float64
+}
+
+// set computes them from the K×K Gram matrix gram and returns an error
+// wrapping errZeroInConvexHull where 0 is in the gradients' convex hull:
+// a zero gradient, or a shortest combination of the unit vectors
+// (package minnorm, with hull and hullW) of squared norm at most
+// nashHullTol. 0 is in the convex hull of the gᵢ exactly when it is in
+// that of the uᵢ: a positive rescaling of each vector keeps its cone.
+func (p *unitGramian) set(gram []float64, k int, hull *minnorm.Solver, hullW []float64) error {
 	p.norm = growFloats(p.norm, k)
 	for i := range k {
 		p.norm[i] = math.Sqrt(gram[i*k+i])

@@ -49,9 +49,8 @@ type STCH struct {
 	// nadir epoch; a negative value means 0, and 0 DefaultSTCHWarmup.
 	Warmup int
 
-	k     int       // 0 before the first step
 	count float64   // losses averaged into the nadir so far
-	sums  []float64 // each task's sum of them
+	sums  []float64 // each task's sum of them; nil before the first step
 	w     []float64
 }
 
@@ -87,15 +86,15 @@ func (a *STCH) Aggregate(dst []float64, g [][]float64, s Step) error {
 	if s.StepsPerEpoch <= 0 {
 		return errors.New("stch: the nadir vector is an epoch's mean loss, and the steps have no epochs (StepsPerEpoch 0)")
 	}
-	if err := checkTaskCount(a.k, k); err != nil {
+	if err := checkTaskCount(len(a.sums), k); err != nil {
 		return fmt.Errorf("stch: %w", err)
 	}
 	epoch := s.Index / s.StepsPerEpoch
 	if epoch > a.warmup() && a.count == 0 {
 		return fmt.Errorf("stch: epoch %d is past the nadir epoch %d, but no loss was averaged into the nadir vector", epoch, a.warmup())
 	}
-	if a.k == 0 {
-		a.k, a.sums = k, make([]float64, k)
+	if a.sums == nil {
+		a.sums = make([]float64, k)
 	}
 	a.w = growFloats(a.w, k)
 	if epoch <= a.warmup() {
@@ -125,10 +124,10 @@ func (a *STCH) Aggregate(dst []float64, g [][]float64, s Step) error {
 // State implements Stateful: K, the count, then each task's sum of
 // losses; nothing before the first step.
 func (a *STCH) State() []float64 {
-	if a.k == 0 {
+	if a.sums == nil {
 		return nil
 	}
-	return append([]float64{float64(a.k), a.count}, a.sums...)
+	return append([]float64{float64(len(a.sums)), a.count}, a.sums...)
 }
 
 // SetState implements Stateful. It rejects a count that is not a whole
@@ -139,7 +138,7 @@ func (a *STCH) SetState(state []float64) error {
 		return fmt.Errorf("stch: %w", err)
 	}
 	if k == 0 {
-		a.k, a.count, a.sums = 0, 0, nil
+		a.count, a.sums = 0, nil
 		return nil
 	}
 	count, sums := state[1], state[2:]
@@ -151,6 +150,6 @@ func (a *STCH) SetState(state []float64) error {
 			return fmt.Errorf("stch: state's loss sum of task %d is %v with a count of %v", i, v, count)
 		}
 	}
-	a.k, a.count, a.sums = k, count, append([]float64(nil), sums...)
+	a.count, a.sums = count, append([]float64(nil), sums...)
 	return nil
 }

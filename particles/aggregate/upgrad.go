@@ -218,21 +218,8 @@ func (p *nonNegativeQP) solvePassive(a, q []float64, k int) bool {
 			p.idx = append(p.idx, j)
 		}
 	}
-	n := len(p.idx)
-	sub := mat.NewSymDense(n, nil)
-	rhs := mat.NewVecDense(n, nil)
-	for r, i := range p.idx {
-		rhs.SetVec(r, -q[i])
-		for c := r; c < n; c++ {
-			sub.SetSym(r, c, a[i*k+p.idx[c]])
-		}
-	}
-	var chol mat.Cholesky
-	if !chol.Factorize(sub) {
-		return false
-	}
-	var z mat.VecDense
-	if err := chol.SolveVecTo(&z, rhs); err != nil && !isConditionError(err) {
+	z, ok := solveOn(a, k, p.idx, func(i int) float64 { return -q[i] })
+	if !ok {
 		return false
 	}
 	clear(p.z)
@@ -240,6 +227,30 @@ func (p *nonNegativeQP) solvePassive(a, q []float64, k int) bool {
 		p.z[i] = z.AtVec(r)
 	}
 	return true
+}
+
+// solveOn solves A_SS x = b_S for the K×K matrix a restricted to the
+// indices S, b's entries given by rhs, by Cholesky, and reports whether
+// A_SS was numerically positive definite.
+func solveOn(a []float64, k int, s []int, rhs func(i int) float64) (*mat.VecDense, bool) {
+	n := len(s)
+	sub := mat.NewSymDense(n, nil)
+	b := mat.NewVecDense(n, nil)
+	for r, i := range s {
+		b.SetVec(r, rhs(i))
+		for c := r; c < n; c++ {
+			sub.SetSym(r, c, a[i*k+s[c]])
+		}
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(sub) {
+		return nil, false
+	}
+	var x mat.VecDense
+	if err := chol.SolveVecTo(&x, b); err != nil && !isConditionError(err) {
+		return nil, false
+	}
+	return &x, true
 }
 
 // certify checks the optimality conditions at p.lambda. A μⱼ of an
@@ -291,24 +302,11 @@ func (p *nonNegativeQP) inherited(a, q []float64, k, j int) float64 {
 			p.idx = append(p.idx, l)
 		}
 	}
-	n := len(p.idx)
-	if n == 0 {
+	if len(p.idx) == 0 {
 		return 0
 	}
-	sub := mat.NewSymDense(n, nil)
-	rhs := mat.NewVecDense(n, nil)
-	for r, i := range p.idx {
-		rhs.SetVec(r, a[i*k+j])
-		for c := r; c < n; c++ {
-			sub.SetSym(r, c, a[i*k+p.idx[c]])
-		}
-	}
-	var chol mat.Cholesky
-	if !chol.Factorize(sub) {
-		return 0
-	}
-	var c mat.VecDense
-	if err := chol.SolveVecTo(&c, rhs); err != nil && !isConditionError(err) {
+	c, ok := solveOn(a, k, p.idx, func(i int) float64 { return a[i*k+j] })
+	if !ok {
 		return 0
 	}
 	s := 0.0
